@@ -1,0 +1,672 @@
+"""Typed configuration for the daemons, read from slurm.conf and gres.conf.
+
+``load_slurm_conf`` builds one frozen ``SlurmConfig`` (with a ``NodeConfig`` per
+node and a ``PartitionConfig`` per partition) from the records of
+``minislurm.conffile``, validating every value; ``load_gres_conf`` reads one
+node's lines of gres.conf. Slurm's meaning of each key is kept
+(``src/common/read_config.c``, ``gres.c``): a malformed value is a
+``ConfigError`` naming file, line, key and value; a key Slurm does not
+document is a warning; a documented key we do not implement is accepted
+silently (``IGNORED_KEYS``).
+
+Only the daemons import this module, so it may import what it needs from the
+standard library; of our packages it imports only ``minislurm.conffile``,
+``minislurm.errors``, ``minislurm.hostlist`` and ``minislurm.units``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from minislurm import hostlist
+from minislurm.conffile import ConfRecord, parse_file, parse_port, parse_slurmctld_host
+from minislurm.units import INFINITE, parse_gres, parse_time_limit
+
+logger = logging.getLogger(__name__)
+
+Gres = tuple[str, str, int]
+"""One generic resource: ``(name, type_or_empty, count)``, as ``units.parse_gres`` gives."""
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """One node as slurm.conf describes it (one per name of a ``NodeName=`` line)."""
+
+    name: str
+    addr: str
+    hostname: str
+    port: int | None = None  # None: the cluster's SlurmdPort
+    cpus: int = 1
+    boards: int = 1
+    sockets: int = 1
+    cores_per_socket: int = 1
+    threads_per_core: int = 1
+    real_memory_mb: int = 1
+    tmp_disk_mb: int = 0
+    gres: tuple[Gres, ...] = ()
+    state: str = "UNKNOWN"
+    weight: int = 1
+    features: tuple[str, ...] = ()
+
+    def gres_count(self, name: str) -> int:
+        """Return how many of a gres (``gpu``) the node has, all types together."""
+        return sum(count for gres_name, _, count in self.gres if gres_name == name)
+
+
+@dataclass(frozen=True)
+class PartitionConfig:
+    """One partition as a ``PartitionName=`` line describes it; times are in minutes."""
+
+    name: str
+    nodes: tuple[str, ...] = ()
+    default: bool = False
+    max_time: int = INFINITE
+    default_time: int | None = None  # None: unset (scontrol prints NONE)
+    max_nodes: int = INFINITE
+    min_nodes: int = 0
+    priority_tier: int = 1
+    priority_job_factor: int = 1
+    allow_accounts: tuple[str, ...] | None = None  # None: ALL
+    allow_groups: tuple[str, ...] | None = None  # None: ALL
+    state: str = "UP"
+    over_subscribe: str = "NO"
+
+
+@dataclass(frozen=True)
+class GresConfig:
+    """One gres.conf entry for a node. ``count`` 0 with ``autodetect`` means "discover"."""
+
+    name: str
+    type: str = ""
+    count: int = 1
+    files: tuple[str, ...] = ()
+    autodetect: str = "off"
+
+
+@dataclass(frozen=True)
+class SlurmConfig:
+    """The whole of slurm.conf; times are minutes except where a name says seconds."""
+
+    path: str = ""
+    cluster_name: str = "cluster"
+    controller_host: str = "localhost"
+    controller_addr: str = "localhost"
+    controller_port: int = 6817
+    slurmd_port: int = 6818
+    state_save_location: str = "/var/spool/slurmctld"
+    slurmd_spool_dir: str = "/var/spool/slurmd"  # may hold %n (node name) and %h
+    auth_type: str = "auth/hmac"
+    scheduler_type: str = "sched/backfill"
+    scheduler_parameters: dict[str, str] = field(default_factory=dict)  # flag -> ""
+    priority_type: str = "priority/basic"
+    priority_weight_age: int = 0
+    priority_weight_job_size: int = 0
+    priority_weight_partition: int = 0
+    priority_weight_fairshare: int = 0
+    priority_weight_qos: int = 0
+    priority_max_age: int = 7 * 24 * 60
+    priority_decay_half_life: int = 7 * 24 * 60
+    priority_favor_small: bool = False
+    slurmd_timeout: int = 300  # seconds
+    kill_wait: int = 30  # seconds
+    job_requeue: bool = True
+    min_job_age: int = 300  # seconds
+    max_array_size: int = 1001
+    max_job_count: int = 10000
+    gres_types: tuple[str, ...] = ()
+    slurmd_parameters: tuple[str, ...] = ()
+    select_type_parameters: tuple[str, ...] = ()
+    nodes: tuple[NodeConfig, ...] = ()
+    partitions: tuple[PartitionConfig, ...] = ()
+    warnings: tuple[str, ...] = ()
+    _nodes_by_name: dict[str, NodeConfig] = field(
+        init=False, repr=False, compare=False, default_factory=dict
+    )
+
+    def __post_init__(self) -> None:
+        self._nodes_by_name.update((node.name, node) for node in self.nodes)
+
+    def node(self, name: str) -> NodeConfig | None:
+        """Return the node of this name, or None."""
+        return self._nodes_by_name.get(name)
+
+    def partition(self, name: str) -> PartitionConfig | None:
+        """Return the partition of this name, or None."""
+        return next((part for part in self.partitions if part.name == name), None)
+
+    def default_partition(self) -> PartitionConfig | None:
+        """Return the ``Default=YES`` partition, or None when there is none."""
+        return next((part for part in self.partitions if part.default), None)
+
+    def node_partitions(self, name: str) -> tuple[str, ...]:
+        """Return the names of the partitions a node is in, in config order."""
+        return tuple(part.name for part in self.partitions if name in part.nodes)
+
+    def slurmd_address(self, name: str) -> tuple[str, int]:
+        """Return ``(addr, port)`` of a node's slurmd. Raises KeyError for an unknown node."""
+        node = self._nodes_by_name[name]
+        return node.addr, self.slurmd_port if node.port is None else node.port
+
+    def slurmd_spool_dir_for(self, node_name: str) -> str:
+        """Return SlurmdSpoolDir with ``%n`` (node name) and ``%h`` (its hostname) expanded."""
+        node = self._nodes_by_name.get(node_name)
+        hostname = node.hostname if node else node_name
+        return self.slurmd_spool_dir.replace("%n", node_name).replace("%h", hostname)
+
+    @property
+    def gres_conf_path(self) -> str:
+        """Where gres.conf is: beside slurm.conf, as Slurm looks for it."""
+        return os.path.join(os.path.dirname(self.path), "gres.conf")
+
+
+# --------------------------------------------------------------------------- keys
+
+# Global keys we implement: key -> (SlurmConfig field, kind of value).
+_GLOBAL_KEYS: dict[str, tuple[str, str]] = {
+    "ClusterName": ("cluster_name", "lower"),
+    "SlurmctldPort": ("controller_port", "port"),
+    "SlurmdPort": ("slurmd_port", "port"),
+    "StateSaveLocation": ("state_save_location", "str"),
+    "SlurmdSpoolDir": ("slurmd_spool_dir", "str"),
+    "AuthType": ("auth_type", "auth"),
+    "SchedulerType": ("scheduler_type", "sched"),
+    "SchedulerParameters": ("scheduler_parameters", "params"),
+    "PriorityType": ("priority_type", "priority"),
+    "PriorityWeightAge": ("priority_weight_age", "int"),
+    "PriorityWeightJobSize": ("priority_weight_job_size", "int"),
+    "PriorityWeightPartition": ("priority_weight_partition", "int"),
+    "PriorityWeightFairshare": ("priority_weight_fairshare", "int"),
+    "PriorityWeightQOS": ("priority_weight_qos", "int"),
+    "PriorityMaxAge": ("priority_max_age", "duration"),
+    "PriorityDecayHalfLife": ("priority_decay_half_life", "duration"),
+    "PriorityFavorSmall": ("priority_favor_small", "bool"),
+    "SlurmdTimeout": ("slurmd_timeout", "int"),
+    "KillWait": ("kill_wait", "int"),
+    "JobRequeue": ("job_requeue", "bool"),
+    "MinJobAge": ("min_job_age", "int"),
+    "MaxArraySize": ("max_array_size", "int"),
+    "MaxJobCount": ("max_job_count", "int"),
+    "GresTypes": ("gres_types", "list"),
+    "SlurmdParameters": ("slurmd_parameters", "list"),
+    "SelectTypeParameters": ("select_type_parameters", "list"),
+}
+_CONTROLLER_KEYS = ("SlurmctldHost", "ControlMachine", "ControlAddr")
+_CHOICES = {
+    "auth": ("auth/hmac", "auth/munge"),
+    "sched": ("sched/backfill", "sched/builtin"),
+    "priority": ("priority/basic", "priority/multifactor"),
+}
+
+_NODE_KEYS = (
+    "NodeName NodeAddr NodeHostname Port CPUs Procs Boards Sockets SocketsPerBoard "
+    "CoresPerSocket ThreadsPerCore RealMemory TmpDisk Gres State Weight Feature Features"
+).split()
+_PARTITION_KEYS = (
+    "PartitionName Nodes Default MaxTime DefaultTime MaxNodes MinNodes PriorityTier "
+    "PriorityJobFactor AllowAccounts AllowGroups State OverSubscribe Shared"
+).split()
+
+IGNORED_KEYS = frozenset(
+    """
+    AccountingStorageBackupHost AccountingStorageEnforce AccountingStorageExternalHost
+    AccountingStorageHost AccountingStorageParameters AccountingStoragePass
+    AccountingStoragePort AccountingStorageTRES AccountingStorageType AccountingStorageUser
+    AccountingStoreFlags AcctGatherEnergyType AcctGatherFilesystemType
+    AcctGatherInterconnectType AcctGatherNodeFreq AcctGatherProfileType
+    AllowSpecResourcesUsage AuthAltParameters AuthAltTypes AuthInfo BackupAddr
+    BackupController BatchStartTimeout BcastExclude BcastParameters BurstBufferType
+    CliFilterPlugins CommunicationParameters CompleteWait CoreSpecPlugin CpuFreqDef
+    CpuFreqGovernors CredType DebugFlags DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode
+    DependencyParameters DisableRootJobs EioTimeout EnforcePartLimits Epilog EpilogMsgTime
+    EpilogSlurmctld ExtSensorsFreq ExtSensorsType FairShareDampeningFactor FastSchedule
+    FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GroupUpdateForce GroupUpdateTime
+    HashPlugin HealthCheckInterval HealthCheckNodeState HealthCheckProgram InactiveLimit
+    InteractiveStepOptions JobAcctGatherFrequency JobAcctGatherParams JobAcctGatherType
+    JobCompHost JobCompLoc JobCompParams JobCompPass JobCompPort JobCompType JobCompUser
+    JobContainerType JobFileAppend JobSubmitPlugins KeepAliveTime KillOnBadExit
+    LaunchParameters Licenses LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU
+    MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode MCSParameters MCSPlugin
+    MessageTimeout MpiDefault MpiParams OverTimeLimit PluginDir PlugStackConfig
+    PowerParameters PowerPlugin PreemptExemptTime PreemptMode PreemptParameters PreemptType
+    PrEpParameters PrEpPlugins PriorityCalcPeriod PriorityFlags PriorityParameters
+    PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityUsageResetPeriod
+    PriorityWeightAssoc PriorityWeightTRES PrivateData ProctrackType Prolog
+    PrologEpilogTimeout PrologFlags PrologSlurmctld PropagatePrioProcess
+    PropagateResourceLimits PropagateResourceLimitsExcept RebootProgram ReconfigFlags
+    RequeueExit RequeueExitHold ResumeFailProgram ResumeProgram ResumeRate ResumeTimeout
+    ResvEpilog ResvOverRun ResvProlog ReturnToService RoutePlugin SchedulerTimeSlice
+    ScronParameters SelectType SlurmctldAddr SlurmctldDebug SlurmctldLogFile
+    SlurmctldParameters SlurmctldPidFile SlurmctldPrimaryOffProg SlurmctldPrimaryOnProg
+    SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile SlurmdPidFile
+    SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SlurmUser SrunEpilog
+    SrunPortRange SrunProlog SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate
+    SuspendTime SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin
+    TaskPluginParam TaskProlog TCPTimeout TmpFS TopologyParam TopologyPlugin TrackWCKey
+    TreeWidth UnkillableStepProgram UnkillableStepTimeout UsePAM VSizeFactor Waittime
+    X11Parameters
+    CoreSpecCount CpuBind CpuSpecList MemSpecLimit Reason TRESWeights
+    AllocNodes AllowQos Alternate DenyAccounts DenyQos ExclusiveUser GraceTime Hidden LLN
+    MaxCPUsPerNode QOS ReqResv RootOnly TRESBillingWeights PowerDownOnIdle
+    """.split()
+)
+"""Keys Slurm documents that we accept and ignore: no warning for these."""
+
+_UNSUPPORTED_LINES = ("NodeSet", "DownNodes", "FrontendName")
+_ALL_KEYS = (
+    *_GLOBAL_KEYS, *_CONTROLLER_KEYS, *_NODE_KEYS, *_PARTITION_KEYS, *IGNORED_KEYS,
+    *_UNSUPPORTED_LINES,
+)  # fmt: skip
+
+_TRUE = frozenset(("YES", "Y", "TRUE", "T", "1", "ON"))
+_FALSE = frozenset(("NO", "N", "FALSE", "F", "0", "OFF"))
+_NODE_STATES = ("UNKNOWN", "IDLE", "DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE", "CLOUD")
+_PARTITION_STATES = ("UP", "DOWN", "DRAIN", "INACTIVE")
+_OVERSUBSCRIBE = ("NO", "YES", "EXCLUSIVE", "FORCE")
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _to_int(text: str) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise ValueError("expected a non-negative integer")
+    return int(text)
+
+
+def _to_bool(text: str) -> bool:
+    word = text.upper()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise ValueError("expected YES or NO")
+
+
+def _to_list(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+def _to_choice(text: str, choices: tuple[str, ...]) -> str:
+    word = text.upper() if choices[0].isupper() else text.lower()
+    if word not in choices:
+        raise ValueError(f"expected one of {', '.join(choices)}")
+    return word
+
+
+def _to_oversubscribe(text: str) -> str:
+    """``NO``, ``EXCLUSIVE``, or ``YES``/``FORCE`` with an optional ``:<jobs per resource>``."""
+    word, colon, jobs = text.upper().partition(":")
+    _to_choice(word, _OVERSUBSCRIBE)
+    if colon and (word not in ("YES", "FORCE") or not _to_int(jobs)):
+        raise ValueError("expected YES:<count> or FORCE:<count> with a positive count")
+    return word + colon + jobs
+
+
+def _to_params(text: str) -> dict[str, str]:
+    params: dict[str, str] = {}
+    for item in _to_list(text):
+        name, _, value = item.partition("=")
+        params[name] = value
+    return params
+
+
+def _convert(text: str, kind: str) -> Any:
+    """Convert a global key's value by its kind; raises ValueError when malformed."""
+    if kind == "str":
+        return text
+    if kind == "lower":
+        return text.lower()
+    if kind == "int":
+        return _to_int(text)
+    if kind == "bool":
+        return _to_bool(text)
+    if kind == "port":
+        return parse_port(text)
+    if kind == "duration":
+        return parse_time_limit(text, zero_is_infinite=False)
+    if kind == "list":
+        return _to_list(text)
+    if kind == "params":
+        return _to_params(text)
+    return _to_choice(text, _CHOICES[kind])
+
+
+def _value(record: ConfRecord, key: str, text: str, convert: Any, *args: Any) -> Any:
+    """Run ``convert(text, *args)``, turning its ValueError into a ConfigError at ``record``."""
+    try:
+        return convert(text, *args)
+    except ValueError as exc:
+        raise record.error(f"invalid value for {key}: {text!r} ({exc})") from None
+
+
+# --------------------------------------------------------------------------- slurm.conf
+
+
+def load_slurm_conf(path: str) -> SlurmConfig:
+    """Read slurm.conf (with its includes) into a validated SlurmConfig.
+
+    Args:
+        path: the slurm.conf.
+
+    Returns:
+        The configuration; ``warnings`` lists ``file:line: unknown key Foo``.
+
+    Raises:
+        ConfigError: the file is unreadable, a line is malformed, a value is
+            invalid, a node is defined twice, or a partition names an unknown node.
+    """
+    builder = _Builder(path)
+    for record in parse_file(path, _ALL_KEYS):
+        builder.add(record)
+    return builder.build()
+
+
+class _Builder:
+    """Collects records in file order (``DEFAULT`` lines apply to later lines)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.values: dict[str, Any] = {}
+        self.controller: dict[str, tuple[ConfRecord, str]] = {}
+        self.nodes: dict[str, NodeConfig] = {}
+        self.partitions: list[tuple[ConfRecord, dict[str, tuple[ConfRecord, str]]]] = []
+        self.node_defaults: dict[str, tuple[ConfRecord, str]] = {}
+        self.partition_defaults: dict[str, tuple[ConfRecord, str]] = {}
+        self.warnings: list[str] = []
+
+    def warn(self, record: ConfRecord, message: str) -> None:
+        self.warnings.append(f"{record.path}:{record.line}: {message}")
+
+    def add(self, record: ConfRecord) -> None:
+        if record.key == "NodeName":
+            self.add_node_line(record)
+        elif record.key == "PartitionName":
+            self.add_partition_line(record)
+        elif record.key in _UNSUPPORTED_LINES:
+            self.warn(record, f"{record.key} lines are not supported; line ignored")
+        else:
+            for key, text in record.pairs:
+                self.add_global(record, key, text)
+
+    def add_global(self, record: ConfRecord, key: str, text: str) -> None:
+        if key in _GLOBAL_KEYS:
+            name, kind = _GLOBAL_KEYS[key]
+            self.values[name] = _value(record, key, text, _convert, kind)
+        elif key in _CONTROLLER_KEYS:
+            if key == "SlurmctldHost":
+                _value(record, key, text, parse_slurmctld_host)
+            self.controller.setdefault(key, (record, text))  # the first is the primary
+        elif key not in IGNORED_KEYS:
+            self.warn(record, f"unknown key {key}")
+
+    def _attributes(
+        self, record: ConfRecord, known: list[str], defaults: dict[str, tuple[ConfRecord, str]]
+    ) -> dict[str, tuple[ConfRecord, str]]:
+        """Merge a line's pairs over the defaults, warning about unknown keys."""
+        merged = dict(defaults)
+        for key, text in record.pairs[1:]:
+            if key in known:
+                merged[key] = (record, text)
+            elif key not in IGNORED_KEYS:
+                self.warn(record, f"unknown key {key}")
+        return merged
+
+    def add_node_line(self, record: ConfRecord) -> None:
+        attributes = self._attributes(record, _NODE_KEYS, self.node_defaults)
+        if record.value.upper() == "DEFAULT":
+            self.node_defaults = attributes
+            return
+        for node in _build_nodes(record, attributes):
+            if node.name in self.nodes:
+                raise record.error(f"duplicate node {node.name}")
+            self.nodes[node.name] = node
+
+    def add_partition_line(self, record: ConfRecord) -> None:
+        attributes = self._attributes(record, _PARTITION_KEYS, self.partition_defaults)
+        if record.value.upper() == "DEFAULT":
+            self.partition_defaults = attributes
+            return
+        if any(seen.value == record.value for seen, _ in self.partitions):
+            raise record.error(f"duplicate partition {record.value}")
+        self.partitions.append((record, attributes))
+
+    def build(self) -> SlurmConfig:
+        host, addr = self._controller_address()
+        partitions = [_build_partition(rec, attrs, self.nodes) for rec, attrs in self.partitions]
+        defaults = [i for i, part in enumerate(partitions) if part.default]
+        for i in defaults[:-1]:  # as in Slurm, the last Default=YES wins
+            self.warn(self.partitions[i][0], "more than one default partition; the last wins")
+            partitions[i] = replace(partitions[i], default=False)
+        return SlurmConfig(
+            path=self.path,
+            controller_host=host,
+            controller_addr=addr,
+            nodes=tuple(self.nodes.values()),
+            partitions=tuple(partitions),
+            warnings=tuple(self.warnings),
+            **self.values,
+        )
+
+    def _controller_address(self) -> tuple[str, str]:
+        """The primary controller's name and address (Slurm requires one; we default)."""
+        texts = {key: text for key, (_, text) in self.controller.items()}
+        if "SlurmctldHost" in texts:
+            return parse_slurmctld_host(texts["SlurmctldHost"])
+        name = texts.get("ControlMachine") or texts.get("ControlAddr")
+        if name:  # the names before SlurmctldHost, still accepted by Slurm 22.05
+            return name, texts.get("ControlAddr") or name
+        return "localhost", "localhost"
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+def _build_nodes(
+    record: ConfRecord, attributes: dict[str, tuple[ConfRecord, str]]
+) -> list[NodeConfig]:
+    """Make one NodeConfig per name of a ``NodeName=`` line."""
+    names = _value(record, "NodeName", record.value, hostlist.expand)
+    addrs = _per_node(record, attributes, "NodeAddr", names)
+    hostnames = _per_node(record, attributes, "NodeHostname", names)
+    ports = _per_node(record, attributes, "Port", names)
+    common = _node_common(attributes)
+    nodes = []
+    for name, addr, node_host, port_text in zip(names, addrs, hostnames, ports, strict=True):
+        port = None if port_text is None else _value(record, "Port", port_text, parse_port)
+        nodes.append(
+            NodeConfig(
+                name=name, addr=addr or name, hostname=node_host or name, port=port, **common
+            )
+        )
+    return nodes
+
+
+def _per_node(
+    record: ConfRecord, attributes: dict[str, tuple[ConfRecord, str]], key: str, names: list[str]
+) -> list[str | None]:
+    """Spread a hostlist-valued key (``NodeAddr=10.0.0.[1-4]``) over the line's nodes."""
+    if key not in attributes:
+        return [None] * len(names)
+    where, text = attributes[key]
+    values: list[str | None] = _value(where, key, text, hostlist.expand)
+    if len(values) == 1:
+        return values * len(names)
+    if len(values) != len(names):
+        raise where.error(f"{key} names {len(values)} values for {len(names)} nodes")
+    return values
+
+
+def _node_common(attributes: dict[str, tuple[ConfRecord, str]]) -> dict[str, Any]:
+    """The attributes every node of a line shares, with Slurm's derived CPU topology."""
+    ints = {}
+    for key in ("CPUs", "Procs", "Boards", "Sockets", "SocketsPerBoard", "CoresPerSocket",
+                "ThreadsPerCore", "RealMemory", "TmpDisk", "Weight"):  # fmt: skip
+        if key in attributes:
+            where, text = attributes[key]
+            ints[key] = _value(where, key, text, _to_int)
+    boards = ints.get("Boards", 1)
+    sockets = ints.get("Sockets", boards * ints.get("SocketsPerBoard", 1))
+    cores, threads = ints.get("CoresPerSocket", 1), ints.get("ThreadsPerCore", 1)
+    cpus = ints.get("CPUs", ints.get("Procs", sockets * cores * threads))
+    topology = ("Sockets", "SocketsPerBoard", "CoresPerSocket", "ThreadsPerCore")
+    if ("CPUs" in ints or "Procs" in ints) and not any(key in ints for key in topology):
+        sockets = cpus  # Slurm: CPUs alone means that many single-core sockets
+    common: dict[str, Any] = {
+        "cpus": cpus, "boards": boards, "sockets": sockets, "cores_per_socket": cores,
+        "threads_per_core": threads, "real_memory_mb": ints.get("RealMemory", 1),
+        "tmp_disk_mb": ints.get("TmpDisk", 0), "weight": ints.get("Weight", 1),
+    }  # fmt: skip
+    if "Gres" in attributes:
+        where, text = attributes["Gres"]
+        common["gres"] = tuple(_value(where, "Gres", text, parse_gres))
+    if "State" in attributes:
+        where, text = attributes["State"]
+        common["state"] = _value(where, "State", text, _to_choice, _NODE_STATES)
+    for key in ("Feature", "Features"):
+        if key in attributes:
+            common["features"] = _to_list(attributes[key][1])
+    return common
+
+
+# --------------------------------------------------------------------------- partitions
+
+
+def _build_partition(
+    record: ConfRecord,
+    attributes: dict[str, tuple[ConfRecord, str]],
+    nodes: dict[str, NodeConfig],
+) -> PartitionConfig:
+    """Make the PartitionConfig of one ``PartitionName=`` line."""
+    values: dict[str, Any] = {"name": record.value}
+    for key, (where, text) in attributes.items():
+        values.update(_partition_value(where, key, text, nodes))
+    return PartitionConfig(**values)
+
+
+def _partition_value(
+    record: ConfRecord, key: str, text: str, nodes: dict[str, NodeConfig]
+) -> dict[str, Any]:
+    """Convert one partition attribute into its PartitionConfig field(s)."""
+    if key == "Nodes":
+        return {"nodes": _partition_nodes(record, text, nodes)}
+    if key == "Default":
+        return {"default": _value(record, key, text, _to_bool)}
+    if key in ("MaxTime", "DefaultTime"):
+        field_name = "max_time" if key == "MaxTime" else "default_time"
+        return {field_name: _value(record, key, text, parse_time_limit)}
+    if key == "MaxNodes":
+        unlimited = text.upper() in ("UNLIMITED", "INFINITE")
+        return {"max_nodes": INFINITE if unlimited else _value(record, key, text, _to_int)}
+    simple_ints = {
+        "MinNodes": "min_nodes", "PriorityTier": "priority_tier",
+        "PriorityJobFactor": "priority_job_factor",
+    }  # fmt: skip
+    if key in simple_ints:
+        return {simple_ints[key]: _value(record, key, text, _to_int)}
+    if key in ("AllowAccounts", "AllowGroups"):
+        names = None if text.upper() == "ALL" else _to_list(text)
+        return {"allow_accounts" if key == "AllowAccounts" else "allow_groups": names}
+    if key == "State":
+        return {"state": _value(record, key, text, _to_choice, _PARTITION_STATES)}
+    if key in ("OverSubscribe", "Shared"):  # Shared is OverSubscribe's old name
+        return {"over_subscribe": _value(record, key, text, _to_oversubscribe)}
+    return {}
+
+
+def _partition_nodes(
+    record: ConfRecord, text: str, nodes: dict[str, NodeConfig]
+) -> tuple[str, ...]:
+    if text.upper() == "ALL":
+        return tuple(nodes)
+    names = _value(record, "Nodes", text, hostlist.expand)
+    for name in names:
+        if name not in nodes:
+            raise record.error(f"partition {record.value}: unknown node {name} in Nodes")
+    return tuple(dict.fromkeys(names))
+
+
+# --------------------------------------------------------------------------- gres.conf
+
+_GRES_KEYS = ("NodeName", "Name", "Type", "File", "Count", "AutoDetect")
+_GRES_IGNORED = ("Cores", "CoreSpec", "Links", "Flags", "MultipleFiles")
+_AUTODETECT = ("nvml", "nvidia", "rsmi", "oneapi", "off")
+
+
+def load_gres_conf(path: str, node_name: str) -> list[GresConfig]:
+    """Read the gres.conf entries that apply to one node.
+
+    Lines with ``NodeName=`` (a hostlist) apply to those nodes only; others
+    to every node. ``AutoDetect=`` on a line without ``Name=`` sets the mode
+    for all (or the named) nodes. ``File=/dev/nvidia[0-7]`` is expanded like a
+    hostlist and the count is the number of files.
+
+    Args:
+        path: the gres.conf; a missing file means no entries.
+        node_name: the node whose entries are wanted.
+
+    Returns:
+        The node's entries in file order. When it has none but an AutoDetect
+        mode other than ``off`` applies, one ``GresConfig("gpu", count=0,
+        autodetect=mode)`` asking the agent to discover its GPUs.
+
+    Raises:
+        ConfigError: a malformed line, or an invalid value.
+    """
+    if not os.path.exists(path):
+        return []
+    autodetect = "off"
+    lines: list[tuple[ConfRecord, dict[str, str]]] = []
+    for record in parse_file(path, _GRES_KEYS + _GRES_IGNORED):
+        attrs = _gres_attributes(record)
+        if "NodeName" in attrs:
+            selected = _value(record, "NodeName", attrs["NodeName"], hostlist.expand)
+            if node_name not in selected:
+                continue
+        if "Name" in attrs:
+            lines.append((record, attrs))
+        elif "AutoDetect" in attrs:
+            autodetect = attrs["AutoDetect"]
+    entries = [_gres_entry(record, attrs, autodetect) for record, attrs in lines]
+    if not entries and autodetect != "off":
+        return [GresConfig("gpu", count=0, autodetect=autodetect)]
+    return entries
+
+
+def _gres_attributes(record: ConfRecord) -> dict[str, str]:
+    attrs: dict[str, str] = {}
+    for key, text in record.pairs:
+        if key == "AutoDetect":
+            text = _value(record, key, text, _to_choice, _AUTODETECT)
+        if key in _GRES_KEYS:
+            attrs[key] = text
+        elif key not in _GRES_IGNORED:
+            logger.warning("%s:%d: unknown key %s", record.path, record.line, key)
+    return attrs
+
+
+def _gres_entry(record: ConfRecord, attrs: dict[str, str], autodetect: str) -> GresConfig:
+    files: tuple[str, ...] = ()
+    if "File" in attrs:
+        files = tuple(_value(record, "File", attrs["File"], hostlist.expand))
+    count = len(files) or 1
+    if "Count" in attrs:
+        count = _value(record, "Count", attrs["Count"], _gres_count)
+        if files and count != len(files):
+            raise record.error(f"Count={count} does not match the {len(files)} files of File")
+    return GresConfig(
+        name=attrs["Name"],
+        type=attrs.get("Type", ""),
+        count=count,
+        files=files,
+        autodetect=attrs.get("AutoDetect", autodetect),
+    )
+
+
+def _gres_count(text: str) -> int:
+    """A gres Count: an integer with an optional K, M, G or T (powers of 1024)."""
+    factors = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+    suffix = text[-1:].upper()
+    if suffix in factors:
+        return _to_int(text[:-1]) * factors[suffix]
+    return _to_int(text)
