@@ -1,0 +1,687 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class JobSpec(_message.Message):
+    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir")
+    class EnvironmentEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SCRIPT_FIELD_NUMBER: _ClassVar[int]
+    ARGV_FIELD_NUMBER: _ClassVar[int]
+    WORK_DIR_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    STDIN_FIELD_NUMBER: _ClassVar[int]
+    ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    QOS_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    MIN_NODES_FIELD_NUMBER: _ClassVar[int]
+    MAX_NODES_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    CPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    MEM_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    MEM_PER_CPU_FIELD_NUMBER: _ClassVar[int]
+    GRES_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    HOLD_FIELD_NUMBER: _ClassVar[int]
+    NICE_FIELD_NUMBER: _ClassVar[int]
+    NODELIST_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_FIELD_NUMBER: _ClassVar[int]
+    REQUEUE_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_HOST_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    PRIO_PROCESS_FIELD_NUMBER: _ClassVar[int]
+    UMASK_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_DIR_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    script: bytes
+    argv: _containers.RepeatedScalarFieldContainer[str]
+    work_dir: str
+    stdout: str
+    stderr: str
+    stdin: str
+    environment: _containers.ScalarMap[str, str]
+    partition: str
+    account: str
+    qos: str
+    time_limit: int
+    min_nodes: int
+    max_nodes: int
+    ntasks: int
+    ntasks_per_node: int
+    cpus_per_task: int
+    mem_per_node: int
+    mem_per_cpu: int
+    gres: str
+    gpus: int
+    gpus_per_node: int
+    gpus_per_task: int
+    hold: bool
+    nice: int
+    nodelist: str
+    exclude: str
+    requeue: bool
+    submit_host: str
+    uid: int
+    gid: int
+    user: str
+    group: str
+    batch: bool
+    command: str
+    prio_process: int
+    umask: int
+    submit_dir: str
+    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ...) -> None: ...
+
+class NodeAllocation(_message.Message):
+    __slots__ = ("node", "cpus", "mem", "gpus", "ntasks")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    MEM_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    cpus: int
+    mem: int
+    gpus: _containers.RepeatedScalarFieldContainer[int]
+    ntasks: int
+    def __init__(self, node: _Optional[str] = ..., cpus: _Optional[int] = ..., mem: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., ntasks: _Optional[int] = ...) -> None: ...
+
+class JobInfo(_message.Message):
+    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    QOS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    NICE_FIELD_NUMBER: _ClassVar[int]
+    REQUEUE_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    EXIT_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_TIME_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_TIME_FIELD_NUMBER: _ClassVar[int]
+    ACCRUE_TIME_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_SCHED_EVAL_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    RUN_TIME_FIELD_NUMBER: _ClassVar[int]
+    MIN_NODES_FIELD_NUMBER: _ClassVar[int]
+    MAX_NODES_FIELD_NUMBER: _ClassVar[int]
+    NUM_CPUS_FIELD_NUMBER: _ClassVar[int]
+    NUM_TASKS_FIELD_NUMBER: _ClassVar[int]
+    CPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    REQ_NODES_FIELD_NUMBER: _ClassVar[int]
+    EXC_NODES_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    BATCH_HOST_FIELD_NUMBER: _ClassVar[int]
+    ALLOCATION_FIELD_NUMBER: _ClassVar[int]
+    WORK_DIR_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    STDIN_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    TRES_FIELD_NUMBER: _ClassVar[int]
+    TRES_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_HOST_FIELD_NUMBER: _ClassVar[int]
+    MEM_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    MEM_PER_CPU_FIELD_NUMBER: _ClassVar[int]
+    OVER_SUBSCRIBE_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    GRES_FIELD_NUMBER: _ClassVar[int]
+    STATE_COMPACT_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_DIR_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    name: str
+    uid: int
+    gid: int
+    user: str
+    group: str
+    account: str
+    qos: str
+    partition: str
+    state: str
+    reason: str
+    priority: int
+    nice: int
+    requeue: bool
+    restarts: int
+    batch: bool
+    exit_code: int
+    exit_signal: int
+    submit_time: int
+    eligible_time: int
+    accrue_time: int
+    start_time: int
+    end_time: int
+    last_sched_eval: int
+    time_limit: int
+    run_time: int
+    min_nodes: int
+    max_nodes: int
+    num_cpus: int
+    num_tasks: int
+    cpus_per_task: int
+    ntasks_per_node: int
+    req_nodes: str
+    exc_nodes: str
+    nodes: str
+    batch_host: str
+    allocation: _containers.RepeatedCompositeFieldContainer[NodeAllocation]
+    work_dir: str
+    stdout: str
+    stderr: str
+    stdin: str
+    command: str
+    tres: str
+    tres_per_node: str
+    submit_host: str
+    mem_per_node: int
+    mem_per_cpu: int
+    over_subscribe: bool
+    gpus: int
+    gpus_per_node: int
+    gpus_per_task: int
+    gres: str
+    state_compact: str
+    submit_dir: str
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ...) -> None: ...
+
+class SubmitJobRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: JobSpec
+    def __init__(self, spec: _Optional[_Union[JobSpec, _Mapping]] = ...) -> None: ...
+
+class SubmitJobReply(_message.Message):
+    __slots__ = ("job_id", "cluster")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    cluster: str
+    def __init__(self, job_id: _Optional[int] = ..., cluster: _Optional[str] = ...) -> None: ...
+
+class GetJobsRequest(_message.Message):
+    __slots__ = ("job_ids", "users", "partitions", "states", "names", "all_states")
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    USERS_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    ALL_STATES_FIELD_NUMBER: _ClassVar[int]
+    job_ids: _containers.RepeatedScalarFieldContainer[int]
+    users: _containers.RepeatedScalarFieldContainer[str]
+    partitions: _containers.RepeatedScalarFieldContainer[str]
+    states: _containers.RepeatedScalarFieldContainer[str]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    all_states: bool
+    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., users: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[str]] = ..., names: _Optional[_Iterable[str]] = ..., all_states: _Optional[bool] = ...) -> None: ...
+
+class GetJobsReply(_message.Message):
+    __slots__ = ("jobs", "now")
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[JobInfo]
+    now: int
+    def __init__(self, jobs: _Optional[_Iterable[_Union[JobInfo, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
+
+class CancelJobsRequest(_message.Message):
+    __slots__ = ("job_ids", "signal", "batch_only", "full", "user", "partition", "states", "name", "requester_uid")
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    BATCH_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FULL_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    job_ids: _containers.RepeatedScalarFieldContainer[int]
+    signal: int
+    batch_only: bool
+    full: bool
+    user: str
+    partition: str
+    states: _containers.RepeatedScalarFieldContainer[str]
+    name: str
+    requester_uid: int
+    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ..., user: _Optional[str] = ..., partition: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class JobResult(_message.Message):
+    __slots__ = ("job_id", "error")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    error: str
+    def __init__(self, job_id: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+
+class CancelJobsReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[JobResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[JobResult, _Mapping]]] = ...) -> None: ...
+
+class HoldJobsRequest(_message.Message):
+    __slots__ = ("job_ids", "action", "requester_uid")
+    class Action(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        HOLD: _ClassVar[HoldJobsRequest.Action]
+        USER_HOLD: _ClassVar[HoldJobsRequest.Action]
+        RELEASE: _ClassVar[HoldJobsRequest.Action]
+    HOLD: HoldJobsRequest.Action
+    USER_HOLD: HoldJobsRequest.Action
+    RELEASE: HoldJobsRequest.Action
+    JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    ACTION_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    job_ids: _containers.RepeatedScalarFieldContainer[int]
+    action: HoldJobsRequest.Action
+    requester_uid: int
+    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., action: _Optional[_Union[HoldJobsRequest.Action, str]] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class HoldJobsReply(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[JobResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[JobResult, _Mapping]]] = ...) -> None: ...
+
+class UpdateJobRequest(_message.Message):
+    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    NICE_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    time_limit: int
+    name: str
+    partition: str
+    nice: int
+    requester_uid: int
+    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class UpdateJobReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class NodeInfo(_message.Message):
+    __slots__ = ("name", "addr", "hostname", "state", "flags", "reason", "reason_time", "reason_user", "cpus", "alloc_cpus", "real_memory", "alloc_memory", "free_memory", "gpus", "alloc_gpus", "gres", "cpu_load", "arch", "os", "boot_time", "slurmd_start_time", "last_busy_time", "partitions", "version", "sockets", "cores_per_socket", "threads_per_core", "weight", "features", "port", "state_compact", "state_long")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ADDR_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    FLAGS_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REASON_TIME_FIELD_NUMBER: _ClassVar[int]
+    REASON_USER_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    ALLOC_CPUS_FIELD_NUMBER: _ClassVar[int]
+    REAL_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    ALLOC_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    FREE_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    ALLOC_GPUS_FIELD_NUMBER: _ClassVar[int]
+    GRES_FIELD_NUMBER: _ClassVar[int]
+    CPU_LOAD_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    OS_FIELD_NUMBER: _ClassVar[int]
+    BOOT_TIME_FIELD_NUMBER: _ClassVar[int]
+    SLURMD_START_TIME_FIELD_NUMBER: _ClassVar[int]
+    LAST_BUSY_TIME_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    SOCKETS_FIELD_NUMBER: _ClassVar[int]
+    CORES_PER_SOCKET_FIELD_NUMBER: _ClassVar[int]
+    THREADS_PER_CORE_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    STATE_COMPACT_FIELD_NUMBER: _ClassVar[int]
+    STATE_LONG_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    addr: str
+    hostname: str
+    state: str
+    flags: _containers.RepeatedScalarFieldContainer[str]
+    reason: str
+    reason_time: int
+    reason_user: str
+    cpus: int
+    alloc_cpus: int
+    real_memory: int
+    alloc_memory: int
+    free_memory: int
+    gpus: int
+    alloc_gpus: int
+    gres: str
+    cpu_load: float
+    arch: str
+    os: str
+    boot_time: int
+    slurmd_start_time: int
+    last_busy_time: int
+    partitions: _containers.RepeatedScalarFieldContainer[str]
+    version: str
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    weight: int
+    features: str
+    port: int
+    state_compact: str
+    state_long: str
+    def __init__(self, name: _Optional[str] = ..., addr: _Optional[str] = ..., hostname: _Optional[str] = ..., state: _Optional[str] = ..., flags: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., reason_time: _Optional[int] = ..., reason_user: _Optional[str] = ..., cpus: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., real_memory: _Optional[int] = ..., alloc_memory: _Optional[int] = ..., free_memory: _Optional[int] = ..., gpus: _Optional[int] = ..., alloc_gpus: _Optional[int] = ..., gres: _Optional[str] = ..., cpu_load: _Optional[float] = ..., arch: _Optional[str] = ..., os: _Optional[str] = ..., boot_time: _Optional[int] = ..., slurmd_start_time: _Optional[int] = ..., last_busy_time: _Optional[int] = ..., partitions: _Optional[_Iterable[str]] = ..., version: _Optional[str] = ..., sockets: _Optional[int] = ..., cores_per_socket: _Optional[int] = ..., threads_per_core: _Optional[int] = ..., weight: _Optional[int] = ..., features: _Optional[str] = ..., port: _Optional[int] = ..., state_compact: _Optional[str] = ..., state_long: _Optional[str] = ...) -> None: ...
+
+class GetNodesRequest(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetNodesReply(_message.Message):
+    __slots__ = ("nodes", "now")
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[NodeInfo]
+    now: int
+    def __init__(self, nodes: _Optional[_Iterable[_Union[NodeInfo, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
+
+class UpdateNodeRequest(_message.Message):
+    __slots__ = ("names", "state", "reason", "requester_uid")
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    names: str
+    state: str
+    reason: str
+    requester_uid: int
+    def __init__(self, names: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class UpdateNodeReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PartitionInfo(_message.Message):
+    __slots__ = ("name", "nodes", "default", "max_time", "default_time", "max_nodes", "min_nodes", "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups", "state", "over_subscribe", "total_cpus", "total_nodes", "tres")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_FIELD_NUMBER: _ClassVar[int]
+    MAX_TIME_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_TIME_FIELD_NUMBER: _ClassVar[int]
+    MAX_NODES_FIELD_NUMBER: _ClassVar[int]
+    MIN_NODES_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_TIER_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_JOB_FACTOR_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_ACCOUNTS_FIELD_NUMBER: _ClassVar[int]
+    ALLOW_GROUPS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    OVER_SUBSCRIBE_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CPUS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_NODES_FIELD_NUMBER: _ClassVar[int]
+    TRES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    nodes: str
+    default: bool
+    max_time: int
+    default_time: int
+    max_nodes: int
+    min_nodes: int
+    priority_tier: int
+    priority_job_factor: int
+    allow_accounts: str
+    allow_groups: str
+    state: str
+    over_subscribe: str
+    total_cpus: int
+    total_nodes: int
+    tres: str
+    def __init__(self, name: _Optional[str] = ..., nodes: _Optional[str] = ..., default: _Optional[bool] = ..., max_time: _Optional[int] = ..., default_time: _Optional[int] = ..., max_nodes: _Optional[int] = ..., min_nodes: _Optional[int] = ..., priority_tier: _Optional[int] = ..., priority_job_factor: _Optional[int] = ..., allow_accounts: _Optional[str] = ..., allow_groups: _Optional[str] = ..., state: _Optional[str] = ..., over_subscribe: _Optional[str] = ..., total_cpus: _Optional[int] = ..., total_nodes: _Optional[int] = ..., tres: _Optional[str] = ...) -> None: ...
+
+class GetPartitionsRequest(_message.Message):
+    __slots__ = ("names",)
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetPartitionsReply(_message.Message):
+    __slots__ = ("partitions",)
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionInfo]
+    def __init__(self, partitions: _Optional[_Iterable[_Union[PartitionInfo, _Mapping]]] = ...) -> None: ...
+
+class ConfigEntry(_message.Message):
+    __slots__ = ("key", "value")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class GetConfigRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetConfigReply(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[ConfigEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[ConfigEntry, _Mapping]]] = ...) -> None: ...
+
+class PingRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class PingReply(_message.Message):
+    __slots__ = ("cluster", "version", "now")
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    cluster: str
+    version: str
+    now: int
+    def __init__(self, cluster: _Optional[str] = ..., version: _Optional[str] = ..., now: _Optional[int] = ...) -> None: ...
+
+class AgentJob(_message.Message):
+    __slots__ = ("job_id", "running", "status")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    running: bool
+    status: JobStatus
+    def __init__(self, job_id: _Optional[int] = ..., running: _Optional[bool] = ..., status: _Optional[_Union[JobStatus, _Mapping]] = ...) -> None: ...
+
+class JobStatus(_message.Message):
+    __slots__ = ("job_id", "exit_code", "signal", "start_time", "end_time", "outcome", "message", "max_rss", "total_cpu")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    MAX_RSS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    exit_code: int
+    signal: int
+    start_time: int
+    end_time: int
+    outcome: str
+    message: str
+    max_rss: int
+    total_cpu: float
+    def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., outcome: _Optional[str] = ..., message: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ...) -> None: ...
+
+class RegisterNodeRequest(_message.Message):
+    __slots__ = ("name", "addr", "port", "hostname", "cpus", "real_memory", "gpus", "arch", "os", "boot_time", "slurmd_start_time", "version", "jobs", "sockets", "cores_per_socket", "threads_per_core")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ADDR_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    HOSTNAME_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    REAL_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    ARCH_FIELD_NUMBER: _ClassVar[int]
+    OS_FIELD_NUMBER: _ClassVar[int]
+    BOOT_TIME_FIELD_NUMBER: _ClassVar[int]
+    SLURMD_START_TIME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    SOCKETS_FIELD_NUMBER: _ClassVar[int]
+    CORES_PER_SOCKET_FIELD_NUMBER: _ClassVar[int]
+    THREADS_PER_CORE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    addr: str
+    port: int
+    hostname: str
+    cpus: int
+    real_memory: int
+    gpus: _containers.RepeatedScalarFieldContainer[int]
+    arch: str
+    os: str
+    boot_time: int
+    slurmd_start_time: int
+    version: str
+    jobs: _containers.RepeatedCompositeFieldContainer[AgentJob]
+    sockets: int
+    cores_per_socket: int
+    threads_per_core: int
+    def __init__(self, name: _Optional[str] = ..., addr: _Optional[str] = ..., port: _Optional[int] = ..., hostname: _Optional[str] = ..., cpus: _Optional[int] = ..., real_memory: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., arch: _Optional[str] = ..., os: _Optional[str] = ..., boot_time: _Optional[int] = ..., slurmd_start_time: _Optional[int] = ..., version: _Optional[str] = ..., jobs: _Optional[_Iterable[_Union[AgentJob, _Mapping]]] = ..., sockets: _Optional[int] = ..., cores_per_socket: _Optional[int] = ..., threads_per_core: _Optional[int] = ...) -> None: ...
+
+class RegisterNodeReply(_message.Message):
+    __slots__ = ("kill_job_ids", "heartbeat_interval")
+    KILL_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    HEARTBEAT_INTERVAL_FIELD_NUMBER: _ClassVar[int]
+    kill_job_ids: _containers.RepeatedScalarFieldContainer[int]
+    heartbeat_interval: int
+    def __init__(self, kill_job_ids: _Optional[_Iterable[int]] = ..., heartbeat_interval: _Optional[int] = ...) -> None: ...
+
+class HeartbeatRequest(_message.Message):
+    __slots__ = ("name", "cpu_load", "free_memory", "running_job_ids")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    CPU_LOAD_FIELD_NUMBER: _ClassVar[int]
+    FREE_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    cpu_load: float
+    free_memory: int
+    running_job_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, name: _Optional[str] = ..., cpu_load: _Optional[float] = ..., free_memory: _Optional[int] = ..., running_job_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class HeartbeatReply(_message.Message):
+    __slots__ = ("reregister", "kill_job_ids")
+    REREGISTER_FIELD_NUMBER: _ClassVar[int]
+    KILL_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    reregister: bool
+    kill_job_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, reregister: _Optional[bool] = ..., kill_job_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class JobCompleteRequest(_message.Message):
+    __slots__ = ("node", "status")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    status: JobStatus
+    def __init__(self, node: _Optional[str] = ..., status: _Optional[_Union[JobStatus, _Mapping]] = ...) -> None: ...
+
+class JobCompleteReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class BatchLaunchRequest(_message.Message):
+    __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait")
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    CONTROLLER_FIELD_NUMBER: _ClassVar[int]
+    CONF_PATH_FIELD_NUMBER: _ClassVar[int]
+    KILL_WAIT_FIELD_NUMBER: _ClassVar[int]
+    job: JobInfo
+    spec: JobSpec
+    cluster: str
+    controller: str
+    conf_path: str
+    kill_wait: int
+    def __init__(self, job: _Optional[_Union[JobInfo, _Mapping]] = ..., spec: _Optional[_Union[JobSpec, _Mapping]] = ..., cluster: _Optional[str] = ..., controller: _Optional[str] = ..., conf_path: _Optional[str] = ..., kill_wait: _Optional[int] = ...) -> None: ...
+
+class BatchLaunchReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SignalJobRequest(_message.Message):
+    __slots__ = ("job_id", "signal", "batch_only", "full")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    BATCH_ONLY_FIELD_NUMBER: _ClassVar[int]
+    FULL_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    signal: int
+    batch_only: bool
+    full: bool
+    def __init__(self, job_id: _Optional[int] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ...) -> None: ...
+
+class SignalJobReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TerminateJobRequest(_message.Message):
+    __slots__ = ("job_id", "outcome", "kill_wait", "time")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    KILL_WAIT_FIELD_NUMBER: _ClassVar[int]
+    TIME_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    outcome: str
+    kill_wait: int
+    time: int
+    def __init__(self, job_id: _Optional[int] = ..., outcome: _Optional[str] = ..., kill_wait: _Optional[int] = ..., time: _Optional[int] = ...) -> None: ...
+
+class TerminateJobReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AgentPingRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class AgentPingReply(_message.Message):
+    __slots__ = ("name",)
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
