@@ -1,0 +1,103 @@
+"""The commands' client for the controller's SlurmController service.
+
+Method names, request and reply types come from the schema generated from the
+.proto (minislurm.rpc.minislurm_schema); requests are encoded and replies
+decoded by minislurm.protowire and carried by minislurm.h2grpc, so a command
+pays neither grpcio's nor protobuf's import time. Errors surface as
+:class:`minislurm.h2grpc.RpcError`.
+
+Example::
+
+    with ControllerClient("127.0.0.1", 6817, timeout=10) as ctl:
+        job_id = ctl.call("SubmitJob", spec={"name": "x", "script": b"#!/bin/sh\\n"}).job_id
+
+Imports only minislurm.h2grpc, minislurm.protowire and the generated schema;
+none of ctld, nodeagent or cli.
+"""
+
+from __future__ import annotations
+
+from minislurm import h2grpc, protowire
+from minislurm.rpc import minislurm_schema
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+SERVICE = "minislurm.v1.SlurmController"
+DEFAULT_TIMEOUT = 30.0
+
+
+class ControllerClient:
+    """Calls SlurmController methods on one reused connection.
+
+    Args:
+        host: the controller's host name or address.
+        port: its port (SlurmctldPort, 6817 by default).
+        timeout: the deadline of each call in seconds (None: wait forever).
+        metadata: ``(key, value)`` pairs sent with every call (e.g. auth).
+    """
+
+    def __init__(self, host: str, port: int, timeout: float | None = DEFAULT_TIMEOUT,
+                 metadata: Iterable[tuple[str, str | bytes]] = ()) -> None:
+        self.channel = h2grpc.Channel(host, port, timeout)
+        self.metadata = list(metadata)
+        self.schema = protowire.default_schema()
+        self._methods = minislurm_schema.SERVICES[SERVICE]
+
+    @property
+    def timeout(self) -> float | None:
+        """The deadline of each call in seconds (settable)."""
+        return self.channel.timeout
+
+    @timeout.setter
+    def timeout(self, value: float | None) -> None:
+        self.channel.timeout = value
+
+    def call(self, method: str, request: Mapping[str, Any] | protowire.Message | None = None,
+             /, **fields: Any) -> protowire.Message:
+        """Call ``method`` and return its decoded reply.
+
+        Args:
+            method: the RPC name, e.g. ``"SubmitJob"`` or ``"GetJobs"``.
+            request: the request as a dict or a Message of the method's input type.
+            **fields: request fields (added to, and overriding, ``request``).
+
+        Returns:
+            The reply, a :class:`minislurm.protowire.Message`.
+
+        Raises:
+            minislurm.h2grpc.RpcError: the call failed (status name in ``code``).
+            ValueError: unknown method, unknown field or bad value.
+            TypeError: a field value of the wrong type.
+        """
+        signature = self._methods.get(method)
+        if signature is None:
+            raise ValueError(f"{SERVICE} has no method {method!r}; "
+                             f"known: {', '.join(sorted(self._methods))}")
+        input_type, output_type, client_streaming, server_streaming = signature
+        if client_streaming or server_streaming:
+            raise ValueError(f"{SERVICE}.{method} is a streaming method")
+        body: Mapping[str, Any] | protowire.Message
+        if fields:
+            base = request.to_dict() if isinstance(request, protowire.Message) else request
+            body = {**(base or {}), **fields}
+        else:
+            body = {} if request is None else request
+        payload = self.schema.encode(input_type, body)
+        reply = self.channel.unary(f"/{SERVICE}/{method}", payload, self.metadata)
+        try:
+            return self.schema.decode(output_type, reply)
+        except ValueError as e:
+            raise h2grpc.RpcError("INTERNAL", f"malformed {method} reply: {e}") from None
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.channel.close()
+
+    def __enter__(self) -> ControllerClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
