@@ -1,0 +1,279 @@
+"""The one mapping between protobuf messages and minislurm's dataclasses.
+
+Imports minislurm's core modules and the generated stubs.
+"""
+
+from __future__ import annotations
+
+from minislurm import hostlist, units
+from minislurm.iopattern import DEFAULT_OUTPUT, output_path
+from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import (
+    ACTIVE_JOB_STATES,
+    JobState,
+    node_state_compact,
+    node_state_long,
+    node_state_scontrol,
+)
+from minislurm.units import INFINITE
+
+NO_VAL = "4294967294"  # what Slurm prints for %a of a job that is not an array task
+
+
+def pattern_values(job: Job, node: str = "") -> dict[str, str]:
+    """The ``%`` codes of output patterns for a job (see minislurm.iopattern).
+
+    Args:
+        job: the job.
+        node: the node the file is opened on ("" when not known).
+
+    Returns:
+        Code letter -> value.
+    """
+    values = {
+        "j": str(job.job_id),
+        "x": job.name,
+        "u": job.user,
+        "A": str(job.job_id),
+        "a": NO_VAL,
+        "J": str(job.job_id),
+    }
+    if node:
+        values["N"] = node
+    return values
+
+
+def std_paths(job: Job, node: str = "") -> tuple[str, str, str]:
+    """Absolute stdout, stderr and stdin paths of a job's batch script.
+
+    Args:
+        job: the job.
+        node: the batch host, to expand ``%N``; "" leaves ``%N`` as it is
+            (what ``scontrol show job`` prints).
+
+    Returns:
+        ``(stdout, stderr, stdin)``; stderr defaults to the stdout file.
+    """
+    values = pattern_values(job, node)
+    keep = "" if node else "N"
+    out = output_path(job.stdout or DEFAULT_OUTPUT, job.work_dir, values, keep)
+    err = output_path(job.stderr, job.work_dir, values, keep) if job.stderr else out
+    stdin = output_path(job.stdin, job.work_dir, values, keep) if job.stdin else "/dev/null"
+    return out, err, stdin
+
+
+def tres_text(job: Job) -> str:
+    """The job's TRES as Slurm prints them (``cpu=2,mem=16000M,node=2,billing=2,gres/gpu=16``).
+
+    Args:
+        job: the job; its allocation when it has one, else its request.
+
+    Returns:
+        The comma-separated list.
+    """
+    alloc = job.allocation
+    req = job.request
+    if alloc is not None:
+        cpus, mem, nodes, gpus = alloc.cpus, alloc.mem, len(alloc.nodes), alloc.gpus
+    else:
+        cpus, nodes, gpus = req.min_cpus, req.min_nodes, req.min_gpus
+        mem = req.mem_per_node * nodes if req.mem_per_node else req.mem_per_cpu * cpus
+    parts = [f"cpu={cpus}"]
+    if mem:
+        parts.append(f"mem={units.format_memory_mb(mem)}")
+    parts += [f"node={nodes}", f"billing={cpus}"]
+    if gpus:
+        parts.append(f"gres/gpu={gpus}")
+    return ",".join(parts)
+
+
+def _run_time(job: Job, now: float) -> int:
+    if not job.start_time or job.state is JobState.PENDING:
+        return 0
+    end = now if job.state in ACTIVE_JOB_STATES else job.end_time
+    return max(int(end - job.start_time), 0)
+
+
+def _end_time(job: Job) -> float:
+    if job.state is JobState.RUNNING and job.time_limit != INFINITE:
+        return job.start_time + job.time_limit * 60
+    return job.end_time
+
+
+def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
+    """A job as the commands see it.
+
+    Args:
+        job: the record.
+        priority: its current priority (0 when held).
+        now: the controller's clock, for the run time.
+
+    Returns:
+        The message.
+    """
+    req = job.request
+    alloc = job.allocation
+    stdout, stderr, stdin = std_paths(job)
+    return pb.JobInfo(
+        job_id=job.job_id,
+        name=job.name,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        group=job.group,
+        account=job.account,
+        qos=job.qos,
+        partition=job.partition,
+        state=job.state.value,
+        state_compact=job.state.short,
+        reason=job.reason,
+        priority=priority,
+        nice=job.nice,
+        requeue=job.requeue,
+        restarts=job.restarts,
+        batch=job.batch,
+        exit_code=job.exit_code,
+        exit_signal=job.exit_signal,
+        submit_time=int(job.submit_time),
+        eligible_time=int(job.eligible_time),
+        accrue_time=int(job.eligible_time),
+        start_time=int(job.start_time),
+        end_time=int(_end_time(job)),
+        last_sched_eval=int(job.last_sched_eval),
+        time_limit=job.time_limit,
+        run_time=_run_time(job, now),
+        min_nodes=req.min_nodes,
+        max_nodes=req.max_nodes if req.nodes_set else 0,
+        num_cpus=alloc.cpus if alloc else req.min_cpus,
+        num_tasks=req.ntasks,
+        cpus_per_task=req.cpus_per_task,
+        ntasks_per_node=req.ntasks_per_node,
+        req_nodes=hostlist.compress(req.req_nodes),
+        exc_nodes=hostlist.compress(req.exc_nodes),
+        nodes=hostlist.compress(alloc.node_names) if alloc else "",
+        batch_host=alloc.node_names[0] if alloc and job.batch else "",
+        allocation=[
+            pb.NodeAllocation(node=n.node, cpus=n.cpus, mem=n.mem, gpus=n.gpus, ntasks=n.ntasks)
+            for n in (alloc.nodes if alloc else ())
+        ],
+        work_dir=job.work_dir,
+        submit_dir=job.submit_dir,
+        stdout=stdout,
+        stderr=stderr,
+        stdin=stdin,
+        command=job.command,
+        tres=tres_text(job),
+        tres_per_node=f"gres:gpu:{req.gpus_per_node}" if req.gpus_per_node else "",
+        submit_host=job.submit_host,
+        mem_per_node=req.mem_per_node,
+        mem_per_cpu=req.mem_per_cpu,
+        gpus=req.gpus,
+        gpus_per_node=req.gpus_per_node,
+        gpus_per_task=req.gpus_per_task,
+        gres=job.gres,
+    )
+
+
+def job_from_launch(launch: pb.BatchLaunchRequest) -> Job:
+    """The job record an agent rebuilds from a launch request (for the environment).
+
+    Args:
+        launch: what the controller sent.
+
+    Returns:
+        The job with its allocation.
+    """
+    info, spec = launch.job, launch.spec
+    request = ResourceRequest(
+        min_nodes=info.min_nodes,
+        max_nodes=info.max_nodes,
+        ntasks=info.num_tasks,
+        ntasks_per_node=info.ntasks_per_node,
+        cpus_per_task=info.cpus_per_task,
+        mem_per_node=info.mem_per_node,
+        mem_per_cpu=info.mem_per_cpu,
+        gpus_per_node=info.gpus_per_node,
+        gpus_per_task=info.gpus_per_task,
+        gpus=info.gpus,
+        ntasks_set=bool(spec.ntasks or spec.ntasks_per_node),
+        cpus_per_task_set=bool(spec.cpus_per_task),
+    )
+    allocation = Allocation(
+        tuple(NodeAlloc(a.node, a.cpus, a.mem, tuple(a.gpus), a.ntasks) for a in info.allocation)
+    )
+    return Job(
+        job_id=info.job_id,
+        name=info.name,
+        uid=info.uid,
+        gid=info.gid,
+        user=info.user,
+        group=info.group,
+        partition=info.partition,
+        state=JobState(info.state),
+        request=request,
+        submit_time=float(info.submit_time),
+        account=info.account,
+        qos=info.qos,
+        time_limit=info.time_limit,
+        start_time=float(info.start_time),
+        allocation=allocation,
+        work_dir=info.work_dir,
+        submit_dir=info.submit_dir,
+        stdout=spec.stdout,
+        stderr=spec.stderr,
+        stdin=spec.stdin,
+        submit_host=info.submit_host,
+        gres=info.gres,
+        restarts=info.restarts,
+        prio_process=spec.prio_process,
+    )
+
+
+def node_info(node: Node, alloc_cpus: int, alloc_mem: int, alloc_gpus: int) -> pb.NodeInfo:
+    """A node as the commands see it.
+
+    Args:
+        node: the record.
+        alloc_cpus: CPUs allocated to jobs on it.
+        alloc_mem: memory allocated (MiB).
+        alloc_gpus: GPUs allocated.
+
+    Returns:
+        The message.
+    """
+    args = (node.state, node.flags, alloc_cpus, node.cpus)
+    return pb.NodeInfo(
+        name=node.name,
+        addr=node.addr or node.name,
+        hostname=node.hostname or node.name,
+        port=node.port,
+        state=node_state_scontrol(*args),
+        state_compact=node_state_compact(*args),
+        state_long=node_state_long(*args),
+        flags=sorted(f.value for f in node.flags),
+        reason=node.reason,
+        reason_time=int(node.reason_time),
+        reason_user=str(node.reason_uid),
+        cpus=node.cpus,
+        alloc_cpus=alloc_cpus,
+        real_memory=node.real_memory,
+        alloc_memory=alloc_mem,
+        free_memory=node.free_memory,
+        gpus=len(node.gpus),
+        alloc_gpus=alloc_gpus,
+        gres=f"gpu:{len(node.gpus)}" if node.gpus else "",
+        cpu_load=node.cpu_load,
+        arch=node.arch,
+        os=node.os,
+        boot_time=int(node.boot_time),
+        slurmd_start_time=int(node.slurmd_start_time),
+        last_busy_time=int(node.last_busy),
+        partitions=list(node.partitions),
+        version=node.version,
+        sockets=node.sockets,
+        cores_per_socket=node.cores_per_socket,
+        threads_per_core=node.threads_per_core,
+        weight=node.weight,
+        features=node.features,
+    )

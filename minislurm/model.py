@@ -1,0 +1,267 @@
+"""The plain values the controller and scheduler pass around.
+
+Frozen dataclasses: a job's resource request, its allocation, the job record
+itself, and the scheduler's views of nodes and partitions. No I/O here.
+
+Imports only minislurm.states, minislurm.units and the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minislurm.states import JobState, NodeFlag, NodeState
+from minislurm.units import INFINITE
+
+
+@dataclass(frozen=True)
+class ResourceRequest:
+    """What a job asks for, with every default already resolved.
+
+    ``ntasks`` tasks of ``cpus_per_task`` CPUs each, spread over between
+    ``min_nodes`` and ``max_nodes`` nodes; memory per node (or per CPU);
+    GPUs per node, per task, or in total.
+    """
+
+    min_nodes: int = 1
+    max_nodes: int = 1
+    ntasks: int = 1
+    ntasks_per_node: int = 0  # 0: not fixed
+    cpus_per_task: int = 1
+    mem_per_node: int = 0  # MiB; 0: none requested
+    mem_per_cpu: int = 0  # MiB; 0: none requested
+    gpus_per_node: int = 0
+    gpus_per_task: int = 0
+    gpus: int = 0  # total for the job (--gpus)
+    req_nodes: tuple[str, ...] = ()
+    exc_nodes: tuple[str, ...] = ()
+    nodes_set: bool = False  # -N was given (scontrol shows NumNodes=min-max)
+    ntasks_set: bool = False  # -n or --ntasks-per-node was given (SLURM_NTASKS is set)
+    cpus_per_task_set: bool = False  # -c was given (SLURM_CPUS_PER_TASK is set)
+
+    @property
+    def min_cpus(self) -> int:
+        """CPUs the job needs at least (all its tasks)."""
+        return self.ntasks * self.cpus_per_task
+
+    @property
+    def min_gpus(self) -> int:
+        """GPUs the job needs at least, whichever way they were asked for."""
+        return max(self.gpus, self.gpus_per_task * self.ntasks, self.gpus_per_node * self.min_nodes)
+
+
+@dataclass(frozen=True)
+class NodeAlloc:
+    """The part of an allocation on one node."""
+
+    node: str
+    cpus: int
+    mem: int  # MiB
+    gpus: tuple[int, ...] = ()
+    ntasks: int = 1
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """The nodes, CPUs, memory and GPU indices a job holds, in node order."""
+
+    nodes: tuple[NodeAlloc, ...]
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        """The allocated nodes' names, first node first."""
+        return tuple(n.node for n in self.nodes)
+
+    @property
+    def cpus(self) -> int:
+        """Total CPUs allocated."""
+        return sum(n.cpus for n in self.nodes)
+
+    @property
+    def gpus(self) -> int:
+        """Total GPUs allocated."""
+        return sum(len(n.gpus) for n in self.nodes)
+
+    @property
+    def mem(self) -> int:
+        """Total memory allocated, MiB."""
+        return sum(n.mem for n in self.nodes)
+
+    def on(self, node: str) -> NodeAlloc | None:
+        """The part of the allocation on ``node``, if any."""
+        for part in self.nodes:
+            if part.node == node:
+                return part
+        return None
+
+
+HOLD_NONE = ""
+HOLD_USER = "user"
+HOLD_ADMIN = "admin"
+
+
+@dataclass(frozen=True)
+class Job:
+    """The controller's record of one job (what is persisted, minus the script)."""
+
+    job_id: int
+    name: str
+    uid: int
+    gid: int
+    user: str
+    group: str
+    partition: str
+    state: JobState
+    request: ResourceRequest
+    submit_time: float
+    account: str = ""
+    qos: str = "normal"
+    reason: str = "None"
+    nice: int = 0
+    hold: str = HOLD_NONE
+    time_limit: int = INFINITE  # minutes
+    eligible_time: float = 0.0
+    start_time: float = 0.0
+    end_time: float = 0.0
+    allocation: Allocation | None = None
+    exit_code: int = 0
+    exit_signal: int = 0
+    kill_outcome: str = ""  # why a COMPLETING job is being killed: CANCELLED, TIMEOUT
+    work_dir: str = ""
+    submit_dir: str = ""
+    stdout: str = ""  # pattern as submitted
+    stderr: str = ""
+    stdin: str = ""
+    submit_host: str = ""
+    command: str = ""
+    gres: str = ""  # as submitted, for TresPerNode
+    batch: bool = True
+    requeue: bool = True
+    restarts: int = 0
+    prio_process: int = 0
+    last_sched_eval: float = 0.0
+    launched: bool = False  # a node agent acknowledged the batch launch
+
+    @property
+    def held(self) -> bool:
+        """Whether the job is held (user or admin)."""
+        return self.hold != HOLD_NONE
+
+
+@dataclass(frozen=True)
+class JobScript:
+    """What a batch job runs, kept apart from the job record."""
+
+    script: bytes
+    argv: list[str]
+    environment: dict[str, str]
+    umask: int
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """What the scheduler knows of one node: capacity and what is free."""
+
+    name: str
+    cpus: int
+    mem: int  # MiB
+    gpus: tuple[int, ...]  # all device indices
+    free_cpus: int
+    free_mem: int
+    free_gpus: tuple[int, ...]  # free device indices, ascending
+    usable: bool  # up, responding and not drained
+    weight: int = 1
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    """What the scheduler knows of one partition."""
+
+    name: str
+    nodes: tuple[str, ...]
+    priority_tier: int = 1
+    max_time: int = INFINITE
+    max_nodes: int = INFINITE
+    min_nodes: int = 0
+    state: str = "UP"  # UP, DOWN, DRAIN, INACTIVE
+
+
+@dataclass(frozen=True)
+class PendingJob:
+    """A job waiting to start, as the scheduler sees it."""
+
+    job_id: int
+    partition: str
+    priority: int
+    submit_time: float
+    request: ResourceRequest
+    time_limit: int = INFINITE
+    held: bool = False
+
+
+@dataclass(frozen=True)
+class RunningJob:
+    """A job holding resources, as the scheduler sees it."""
+
+    job_id: int
+    allocation: Allocation
+    end_time: float  # start + time limit; inf when unlimited
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything one scheduling pass reads, taken at one instant."""
+
+    nodes: tuple[NodeView, ...]
+    partitions: tuple[PartitionView, ...]
+    pending: tuple[PendingJob, ...]
+    running: tuple[RunningJob, ...] = ()
+
+
+@dataclass(frozen=True)
+class StartJob:
+    """A decision: start ``job_id`` now on ``allocation``."""
+
+    job_id: int
+    allocation: Allocation
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a scheduling pass decided: jobs to start and why the rest wait."""
+
+    starts: tuple[StartJob, ...]
+    reasons: dict[int, str]
+
+
+@dataclass(frozen=True)
+class Node:
+    """The controller's record of one node: configuration, state and last report."""
+
+    name: str
+    cpus: int
+    real_memory: int  # MiB
+    gpus: tuple[int, ...]  # configured GPU device indices
+    partitions: tuple[str, ...]
+    state: NodeState = NodeState.UNKNOWN
+    flags: frozenset[NodeFlag] = frozenset()
+    reason: str = ""
+    reason_time: float = 0.0
+    reason_uid: int = 0
+    addr: str = ""
+    hostname: str = ""
+    port: int = 0
+    sockets: int = 1
+    cores_per_socket: int = 1
+    threads_per_core: int = 1
+    weight: int = 1
+    features: str = ""
+    arch: str = ""
+    os: str = ""
+    version: str = ""
+    boot_time: float = 0.0
+    slurmd_start_time: float = 0.0
+    last_seen: float = 0.0
+    last_busy: float = 0.0
+    cpu_load: float = 0.0
+    free_memory: int = 0

@@ -1,0 +1,306 @@
+"""Job and node states, their legal transitions, and how Slurm prints them.
+
+Only :func:`next_job_state` and :func:`next_node_state` decide a new state;
+an event that is not legal in the current state raises
+:class:`~minislurm.errors.InvalidTransition` (a bug, never a silent overwrite).
+The printed forms are computed here and sent in replies, so the commands
+never import this module (``enum`` and ``logging`` cost them start-up time).
+
+Imports nothing from ctld, nodeagent or cli.
+"""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+
+from minislurm.errors import InvalidTransition
+
+log = logging.getLogger(__name__)
+
+
+class JobState(StrEnum):
+    """Slurm's job states (base states; COMPLETING is a state of ours)."""
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    SUSPENDED = "SUSPENDED"
+    COMPLETING = "COMPLETING"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+    FAILED = "FAILED"
+    TIMEOUT = "TIMEOUT"
+    NODE_FAIL = "NODE_FAIL"
+    PREEMPTED = "PREEMPTED"
+    BOOT_FAIL = "BOOT_FAIL"
+    DEADLINE = "DEADLINE"
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"
+
+    @property
+    def short(self) -> str:
+        """The compact code squeue prints in its ST column (``PD``, ``R``...)."""
+        return _JOB_SHORT[self]
+
+
+_JOB_SHORT = {
+    JobState.PENDING: "PD",
+    JobState.RUNNING: "R",
+    JobState.SUSPENDED: "S",
+    JobState.COMPLETING: "CG",
+    JobState.COMPLETED: "CD",
+    JobState.CANCELLED: "CA",
+    JobState.FAILED: "F",
+    JobState.TIMEOUT: "TO",
+    JobState.NODE_FAIL: "NF",
+    JobState.PREEMPTED: "PR",
+    JobState.BOOT_FAIL: "BF",
+    JobState.DEADLINE: "DL",
+    JobState.OUT_OF_MEMORY: "OOM",
+}
+
+TERMINAL_JOB_STATES = frozenset(
+    {
+        JobState.COMPLETED,
+        JobState.CANCELLED,
+        JobState.FAILED,
+        JobState.TIMEOUT,
+        JobState.NODE_FAIL,
+        JobState.PREEMPTED,
+        JobState.BOOT_FAIL,
+        JobState.DEADLINE,
+        JobState.OUT_OF_MEMORY,
+    }
+)
+# States in which a job holds resources on its nodes.
+ACTIVE_JOB_STATES = frozenset({JobState.RUNNING, JobState.SUSPENDED, JobState.COMPLETING})
+
+
+def parse_job_state(text: str) -> JobState:
+    """Map a user's state name or squeue code (``PD``, ``running``) to a state.
+
+    Args:
+        text: a full state name or its compact code, any case.
+
+    Returns:
+        The state.
+
+    Raises:
+        ValueError: not a job state.
+    """
+    upper = text.strip().upper()
+    for state, short in _JOB_SHORT.items():
+        if upper in (state.value, short):
+            return state
+    raise ValueError(f"Invalid job state specified: {text}")
+
+
+class JobEvent(StrEnum):
+    """What can happen to a job."""
+
+    START = "START"  # the scheduler allocated nodes
+    EXIT_OK = "EXIT_OK"  # the batch script exited 0
+    EXIT_FAIL = "EXIT_FAIL"  # non-zero exit, killed by a signal, or launch failure
+    CANCEL = "CANCEL"  # scancel of a pending job; of a running one: kill begins
+    TIME_LIMIT = "TIME_LIMIT"  # the time limit passed: kill begins
+    KILLED = "KILLED"  # the node confirmed a kill begun by CANCEL
+    TIMED_OUT = "TIMED_OUT"  # the node confirmed a kill begun by TIME_LIMIT
+    NODE_FAIL = "NODE_FAIL"
+
+
+_JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
+    (JobState.PENDING, JobEvent.START): JobState.RUNNING,
+    (JobState.PENDING, JobEvent.CANCEL): JobState.CANCELLED,
+    (JobState.RUNNING, JobEvent.EXIT_OK): JobState.COMPLETED,
+    (JobState.RUNNING, JobEvent.EXIT_FAIL): JobState.FAILED,
+    (JobState.RUNNING, JobEvent.CANCEL): JobState.COMPLETING,
+    (JobState.RUNNING, JobEvent.TIME_LIMIT): JobState.COMPLETING,
+    (JobState.RUNNING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
+    (JobState.COMPLETING, JobEvent.KILLED): JobState.CANCELLED,
+    (JobState.COMPLETING, JobEvent.TIMED_OUT): JobState.TIMEOUT,
+    (JobState.COMPLETING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
+}
+
+
+def next_job_state(job_id: int, state: JobState, event: JobEvent, reason: str = "") -> JobState:
+    """The state a job moves to on ``event``.
+
+    Args:
+        job_id: for the log line.
+        state: the job's current state.
+        event: what happened.
+        reason: why, for the log line.
+
+    Returns:
+        The new state.
+
+    Raises:
+        InvalidTransition: the event is not legal in ``state``.
+    """
+    try:
+        new = _JOB_TRANSITIONS[(state, event)]
+    except KeyError:
+        raise InvalidTransition(f"job={job_id} {state.value} cannot take {event.value}") from None
+    log.info("job=%d %s -> %s reason=%s", job_id, state.value, new.value, reason or event.value)
+    return new
+
+
+class NodeState(StrEnum):
+    """A node's base state.
+
+    Stored: UNKNOWN (never registered), IDLE (in service), DOWN. MIXED and
+    ALLOCATED are derived for display from what is allocated on an IDLE node.
+    """
+
+    UNKNOWN = "UNKNOWN"
+    IDLE = "IDLE"
+    MIXED = "MIXED"
+    ALLOCATED = "ALLOCATED"
+    DOWN = "DOWN"
+
+
+class NodeFlag(StrEnum):
+    """Flags shown beside a node's base state."""
+
+    DRAIN = "DRAIN"
+    NOT_RESPONDING = "NOT_RESPONDING"
+
+
+class NodeEvent(StrEnum):
+    """What can happen to a node's base state."""
+
+    REGISTER = "REGISTER"
+    FAIL = "FAIL"  # stopped answering for SlurmdTimeout
+    ADMIN_DOWN = "ADMIN_DOWN"
+    ADMIN_RESUME = "ADMIN_RESUME"
+
+
+_NODE_TRANSITIONS: dict[tuple[NodeState, NodeEvent], NodeState] = {
+    (NodeState.UNKNOWN, NodeEvent.REGISTER): NodeState.IDLE,
+    (NodeState.IDLE, NodeEvent.REGISTER): NodeState.IDLE,
+    (NodeState.DOWN, NodeEvent.REGISTER): NodeState.IDLE,
+    (NodeState.UNKNOWN, NodeEvent.FAIL): NodeState.DOWN,
+    (NodeState.IDLE, NodeEvent.FAIL): NodeState.DOWN,
+    (NodeState.UNKNOWN, NodeEvent.ADMIN_DOWN): NodeState.DOWN,
+    (NodeState.IDLE, NodeEvent.ADMIN_DOWN): NodeState.DOWN,
+    (NodeState.DOWN, NodeEvent.ADMIN_DOWN): NodeState.DOWN,
+    (NodeState.DOWN, NodeEvent.ADMIN_RESUME): NodeState.IDLE,
+}
+
+
+def next_node_state(node: str, state: NodeState, event: NodeEvent, reason: str = "") -> NodeState:
+    """The base state a node moves to on ``event``.
+
+    Args:
+        node: node name, for the log line.
+        state: its current stored base state.
+        event: what happened.
+        reason: why, for the log line.
+
+    Returns:
+        The new base state.
+
+    Raises:
+        InvalidTransition: the event is not legal in ``state``.
+    """
+    try:
+        new = _NODE_TRANSITIONS[(state, event)]
+    except KeyError:
+        raise InvalidTransition(f"node={node} {state.value} cannot take {event.value}") from None
+    if new is not state:
+        log.info("node=%s %s -> %s reason=%s", node, state.value, new.value, reason or event.value)
+    return new
+
+
+_NODE_COMPACT = {
+    NodeState.UNKNOWN: "unk",
+    NodeState.IDLE: "idle",
+    NodeState.MIXED: "mix",
+    NodeState.ALLOCATED: "alloc",
+    NodeState.DOWN: "down",
+}
+
+
+def node_base_shown(base: NodeState, alloc_cpus: int, total_cpus: int) -> NodeState:
+    """IDLE refined to MIXED or ALLOCATED by what is allocated.
+
+    Args:
+        base: the stored base state.
+        alloc_cpus: CPUs allocated to jobs on the node.
+        total_cpus: the node's CPUs.
+
+    Returns:
+        The base state Slurm shows.
+    """
+    if base is not NodeState.IDLE or alloc_cpus == 0:
+        return base
+    return NodeState.ALLOCATED if alloc_cpus >= total_cpus else NodeState.MIXED
+
+
+def _draining(shown: NodeState) -> bool:
+    return shown in (NodeState.MIXED, NodeState.ALLOCATED)
+
+
+def node_state_compact(
+    base: NodeState, flags: frozenset[NodeFlag], alloc_cpus: int, total_cpus: int
+) -> str:
+    """sinfo's compact state (``idle``, ``mix``, ``alloc``, ``drain``, ``drng``, ``down*``).
+
+    Args:
+        base: the stored base state.
+        flags: DRAIN, NOT_RESPONDING...
+        alloc_cpus: CPUs allocated to jobs on the node.
+        total_cpus: the node's CPUs.
+
+    Returns:
+        The word sinfo prints, with ``*`` when the node is not responding.
+    """
+    shown = node_base_shown(base, alloc_cpus, total_cpus)
+    if NodeFlag.DRAIN in flags:  # Slurm checks the drain flag before DOWN
+        word = "drng" if _draining(shown) else "drain"
+    else:
+        word = _NODE_COMPACT[shown]
+    return word + ("*" if NodeFlag.NOT_RESPONDING in flags else "")
+
+
+def node_state_long(
+    base: NodeState, flags: frozenset[NodeFlag], alloc_cpus: int, total_cpus: int
+) -> str:
+    """``sinfo -l``'s state (``mixed``, ``drained``, ``draining``, ``down*``).
+
+    Args:
+        base: the stored base state.
+        flags: DRAIN, NOT_RESPONDING...
+        alloc_cpus: CPUs allocated to jobs on the node.
+        total_cpus: the node's CPUs.
+
+    Returns:
+        The lower-case word, with ``*`` when the node is not responding.
+    """
+    shown = node_base_shown(base, alloc_cpus, total_cpus)
+    if NodeFlag.DRAIN in flags:  # Slurm checks the drain flag before DOWN
+        word = "draining" if _draining(shown) else "drained"
+    else:
+        word = shown.value.lower()
+    return word + ("*" if NodeFlag.NOT_RESPONDING in flags else "")
+
+
+def node_state_scontrol(
+    base: NodeState, flags: frozenset[NodeFlag], alloc_cpus: int, total_cpus: int
+) -> str:
+    """``scontrol show node``'s ``State=`` value (``MIXED``, ``IDLE+DRAIN``, ``DOWN*``).
+
+    Args:
+        base: the stored base state.
+        flags: DRAIN, NOT_RESPONDING...
+        alloc_cpus: CPUs allocated to jobs on the node.
+        total_cpus: the node's CPUs.
+
+    Returns:
+        The base state, ``*`` when not responding, then ``+DRAIN``.
+    """
+    text = node_base_shown(base, alloc_cpus, total_cpus).value
+    if NodeFlag.NOT_RESPONDING in flags:
+        text += "*"
+    if NodeFlag.DRAIN in flags:
+        text += "+DRAIN"
+    return text

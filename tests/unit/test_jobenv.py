@@ -1,0 +1,256 @@
+"""Tests of minislurm.jobenv against real Slurm's batch environments.
+
+The references are ``env | sort`` of batch scripts under Slurm 22.05
+(../shared/reference/outputs/env_batch_*.txt). Every SLURM_* variable there
+that the site does not decide must come out of batch_environment with the
+same name and value.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from minislurm.jobenv import NodeContext, batch_environment, compress_counts, gpu_variables
+from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest
+from minislurm.states import JobState
+
+REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
+
+# Set by the process that forks the script, or exported by the capture harness.
+NOT_OURS = {"SLURM_TASK_PID", "SLURM_ANCHOR_INSTANCE"}
+GPU_NAMES = {
+    "CUDA_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+    "ROCR_VISIBLE_DEVICES",
+    "ZE_AFFINITY_MASK",
+    "SLURM_JOB_GPUS",
+    "SLURM_GPUS_ON_NODE",
+}
+# What the reference cluster decides: node n1 of cluster "anchor", controller 10.233.2.1:7017.
+CTX = NodeContext(
+    node_name="n1",
+    hostname="n1",
+    cluster="anchor",
+    conf_path="/cluster/etc/slurm.conf",
+    controller_host="10.233.2.1",
+    controller_port=7017,
+)
+
+
+def reference_env(name: str) -> dict[str, str]:
+    """The reference file's variables."""
+    env = {}
+    for line in (REFERENCE / name).read_text().splitlines():
+        key, eq, value = line.partition("=")
+        if eq:
+            env[key] = value
+    return env
+
+
+def ours(env: dict[str, str]) -> dict[str, str]:
+    """The variables batch_environment is responsible for."""
+    return {
+        k: v
+        for k, v in env.items()
+        if (k.startswith("SLURM") or k in GPU_NAMES or k in ("ENVIRONMENT", "HOSTNAME"))
+        and k not in NOT_OURS
+    }
+
+
+def make_job(
+    job_id: int,
+    name: str,
+    request: ResourceRequest,
+    nodes: tuple[NodeAlloc, ...],
+    gres: str = "",
+    account: str = "root",
+    restarts: int = 0,
+) -> Job:
+    return Job(
+        job_id=job_id,
+        name=name,
+        uid=0,
+        gid=0,
+        user="root",
+        group="root",
+        partition="gpu",
+        state=JobState.RUNNING,
+        request=request,
+        submit_time=1000.0,
+        account=account,
+        gres=gres,
+        submit_dir="/cluster/work",
+        work_dir="/cluster/work",
+        submit_host="vm",
+        allocation=Allocation(nodes),
+        restarts=restarts,
+    )
+
+
+def n2_tpn4_gres4_job(account: str = "root") -> Job:
+    """sbatch -N2 --ntasks-per-node=4 --gres=gpu:4 -t 10 env_job.sh (job 5, "envjob")."""
+    request = ResourceRequest(
+        min_nodes=2,
+        max_nodes=2,
+        ntasks=8,
+        ntasks_per_node=4,
+        gpus_per_node=4,
+        nodes_set=True,
+        ntasks_set=True,
+    )
+    nodes = (NodeAlloc("n1", 4, 0, (0, 1, 2, 3), 4), NodeAlloc("n2", 4, 0, (0, 1, 2, 3), 4))
+    return make_job(5, "envjob", request, nodes, gres="gpu:4", account=account)
+
+
+def n4_gpus_per_task_job() -> Job:
+    """sbatch -N1 -n4 --gpus-per-task=1 -t 10 env_job.sh (job 7, "gpt")."""
+    request = ResourceRequest(
+        min_nodes=1, max_nodes=1, ntasks=4, gpus_per_task=1, nodes_set=True, ntasks_set=True
+    )
+    return make_job(7, "gpt", request, (NodeAlloc("n1", 4, 0, (0, 1, 2, 3), 4),))
+
+
+# ---------------------------------------------------------------- compress_counts
+
+
+@pytest.mark.parametrize(
+    ("counts", "text"),
+    [
+        ([4, 4], "4(x2)"),
+        ([8, 4], "8,4"),
+        ([2, 2, 2, 1], "2(x3),1"),
+        ([1], "1"),
+        ([3, 1, 1, 3], "3,1(x2),3"),
+        ([5, 5, 5, 5, 5], "5(x5)"),
+        ([], ""),
+    ],
+)
+def test_compress_counts_is_slurms_compact_form(counts: list[int], text: str) -> None:
+    assert compress_counts(counts) == text
+
+
+# ---------------------------------------------------------------- against the references
+
+
+@pytest.mark.parametrize(
+    ("make", "reference"),
+    [
+        (n2_tpn4_gres4_job, "env_batch_N2_tpn4_gres4.txt"),
+        (n4_gpus_per_task_job, "env_batch_n4_gpus_per_task1.txt"),
+    ],
+)
+def test_batch_environment_matches_real_slurm(make: object, reference: str) -> None:
+    job = make()  # type: ignore[operator]
+    expected = ours(reference_env(reference))
+    got = ours(batch_environment({}, job, CTX))
+    assert sorted(got) == sorted(expected)
+    assert got == expected
+
+
+def test_batch_environment_without_an_account_sets_no_job_account() -> None:
+    env = batch_environment({}, n2_tpn4_gres4_job(account=""), CTX)
+    assert "SLURM_JOB_ACCOUNT" not in env
+
+
+def test_batch_environment_of_a_job_without_gpus_has_no_gpu_variables() -> None:
+    request = ResourceRequest(ntasks=2, max_nodes=2, ntasks_set=True)
+    job = make_job(9, "cpu", request, (NodeAlloc("n1", 2, 0, (), 2),))
+    env = batch_environment({}, job, CTX)
+    assert not GPU_NAMES & env.keys()
+    assert not any(k.startswith("SLURM_GPUS") for k in env)
+
+
+def test_batch_environment_describes_the_node_the_script_runs_on() -> None:
+    request = ResourceRequest(min_nodes=2, max_nodes=2, ntasks=12, nodes_set=True)
+    nodes = (NodeAlloc("n1", 8, 0, (0, 1), 8), NodeAlloc("n2", 4, 0, (5,), 4))
+    ctx = NodeContext("n2", "host-n2", "anchor", "/etc/slurm.conf", "ctl", 6817)
+    env = batch_environment({}, make_job(3, "x", request, nodes), ctx)
+    assert env["SLURMD_NODENAME"] == "n2"
+    assert env["HOSTNAME"] == "host-n2"
+    assert env["SLURM_CPUS_ON_NODE"] == "4"
+    assert env["CUDA_VISIBLE_DEVICES"] == "5"
+    assert env["SLURM_GPUS_ON_NODE"] == "1"
+    assert env["SLURM_JOB_CPUS_PER_NODE"] == "8,4"
+    assert env["SLURM_TASKS_PER_NODE"] == "8,4"
+    assert env["SLURM_JOB_NODELIST"] == "n[1-2]"
+    assert env["SLURM_WORKING_CLUSTER"] == "anchor:ctl:6817:9728:109"
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "present", "absent"),
+    [
+        ({}, {}, {"SLURM_NTASKS", "SLURM_NPROCS", "SLURM_CPUS_PER_TASK"}),
+        ({"ntasks": 1, "ntasks_set": True}, {"SLURM_NTASKS": "1", "SLURM_NPROCS": "1"}, set()),
+        (
+            {"cpus_per_task": 1, "cpus_per_task_set": True},
+            {"SLURM_CPUS_PER_TASK": "1"},
+            {"SLURM_NTASKS"},
+        ),
+        ({"mem_per_node": 4096}, {"SLURM_MEM_PER_NODE": "4096"}, {"SLURM_MEM_PER_CPU"}),
+        ({"mem_per_cpu": 512}, {"SLURM_MEM_PER_CPU": "512"}, {"SLURM_MEM_PER_NODE"}),
+        ({"gpus": 1}, {"SLURM_GPUS": "1"}, {"SLURM_GPUS_PER_NODE"}),
+        ({"gpus_per_node": 1}, {"SLURM_GPUS_PER_NODE": "1"}, {"SLURM_GPUS"}),
+    ],
+)
+def test_batch_environment_sets_request_variables_only_when_requested(
+    request_fields: dict[str, object], present: dict[str, str], absent: set[str]
+) -> None:
+    request = ResourceRequest(**request_fields)  # type: ignore[arg-type]
+    job = make_job(11, "x", request, (NodeAlloc("n1", 1, 0, (0,), 1),))
+    env = batch_environment({}, job, CTX)
+    assert {k: env.get(k) for k in present} == present
+    assert not absent & env.keys()
+
+
+@pytest.mark.parametrize(("restarts", "expected"), [(0, None), (2, "2")])
+def test_batch_environment_restart_count_appears_after_a_requeue(
+    restarts: int, expected: str | None
+) -> None:
+    job = make_job(4, "x", ResourceRequest(), (NodeAlloc("n1", 1, 0, (), 1),), restarts=restarts)
+    assert batch_environment({}, job, CTX).get("SLURM_RESTART_COUNT") == expected
+
+
+def test_batch_environment_keeps_user_variables_but_slurms_win() -> None:
+    base = {
+        "HOME": "/root",
+        "MY_SETTING": "1",
+        "SLURM_JOB_ID": "999",
+        "CUDA_VISIBLE_DEVICES": "7",
+        "SLURM_SOMETHING_ELSE": "kept",
+    }
+    env = batch_environment(base, n2_tpn4_gres4_job(), CTX)
+    assert env["HOME"] == "/root"
+    assert env["MY_SETTING"] == "1"
+    assert env["SLURM_SOMETHING_ELSE"] == "kept"
+    assert env["SLURM_JOB_ID"] == "5"
+    assert env["CUDA_VISIBLE_DEVICES"] == "0,1,2,3"
+    assert base["SLURM_JOB_ID"] == "999"  # the caller's dict is not changed
+
+
+def test_batch_environment_refuses_a_node_outside_the_allocation() -> None:
+    ctx = NodeContext("n9", "n9", "anchor", "/c", "ctl", 6817)
+    with pytest.raises(ValueError, match="no allocation on n9"):
+        batch_environment({}, n2_tpn4_gres4_job(), ctx)
+
+
+@pytest.mark.parametrize(
+    ("gpus", "expected"),
+    [
+        ((), {}),
+        (
+            (0, 2),
+            {
+                "CUDA_VISIBLE_DEVICES": "0,2",
+                "GPU_DEVICE_ORDINAL": "0,2",
+                "ROCR_VISIBLE_DEVICES": "0,2",
+                "ZE_AFFINITY_MASK": "0,2",
+            },
+        ),
+    ],
+)
+def test_gpu_variables_bind_every_vendors_variable_or_none(
+    gpus: tuple[int, ...], expected: dict[str, str]
+) -> None:
+    assert gpu_variables(gpus) == expected
