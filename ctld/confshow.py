@@ -1,0 +1,60 @@
+"""``scontrol show config``: the configuration as Slurm prints it.
+
+Imports minislurm.
+"""
+
+from __future__ import annotations
+
+from minislurm import SLURM_VERSION, units
+from minislurm.config import SlurmConfig
+
+
+def _or_null(value: str) -> str:
+    return value or "(null)"
+
+
+def config_entries(conf: SlurmConfig, port: int) -> list[tuple[str, str]]:
+    """The key/value lines of ``scontrol show config``, sorted by key as Slurm does.
+
+    Args:
+        conf: the configuration.
+        port: the port slurmctld actually listens on.
+
+    Returns:
+        ``(key, value)`` pairs with values in Slurm's wording (``5 sec``, ``(null)``).
+    """
+    params = ",".join(k if not v else f"{k}={v}" for k, v in conf.scheduler_parameters.items())
+    entries = {
+        "AuthType": conf.auth_type,
+        "ClusterName": conf.cluster_name,
+        "GresTypes": _or_null(",".join(conf.gres_types)),
+        "JobRequeue": str(int(conf.job_requeue)),
+        "KillWait": f"{conf.kill_wait} sec",
+        "MaxArraySize": str(conf.max_array_size),
+        "MaxJobCount": str(conf.max_job_count),
+        "MinJobAge": f"{conf.min_job_age} sec",
+        "PriorityDecayHalfLife": units.format_limit_long(conf.priority_decay_half_life),
+        "PriorityFavorSmall": "Yes" if conf.priority_favor_small else "No",
+        "PriorityMaxAge": units.format_limit_long(conf.priority_max_age),
+        "PriorityType": conf.priority_type,
+        "PriorityWeightAge": str(conf.priority_weight_age),
+        "PriorityWeightFairShare": str(conf.priority_weight_fairshare),
+        "PriorityWeightJobSize": str(conf.priority_weight_job_size),
+        "PriorityWeightPartition": str(conf.priority_weight_partition),
+        "PriorityWeightQOS": str(conf.priority_weight_qos),
+        "SchedulerParameters": _or_null(params),
+        "SchedulerType": conf.scheduler_type,
+        "SelectType": "select/cons_tres",
+        "SelectTypeParameters": _or_null(",".join(conf.select_type_parameters)).upper(),
+        "SlurmctldHost[0]": conf.controller_host
+        + (f"({conf.controller_addr})" if conf.controller_addr != conf.controller_host else ""),
+        "SlurmctldPort": str(port),
+        "SlurmdParameters": _or_null(",".join(conf.slurmd_parameters)),
+        "SlurmdPort": str(conf.slurmd_port),
+        "SlurmdSpoolDir": conf.slurmd_spool_dir,
+        "SlurmdTimeout": f"{conf.slurmd_timeout} sec",
+        "StateSaveLocation": conf.state_save_location,
+        "SLURM_CONF": conf.path,
+        "SLURM_VERSION": SLURM_VERSION,
+    }
+    return sorted(entries.items(), key=lambda kv: kv[0].lower())

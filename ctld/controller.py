@@ -1,0 +1,678 @@
+"""The controller: owns the cluster state and every change to it.
+
+Each public method is one RPC's work: validate, commit to the database,
+update the in-memory state, then run the intents the change produced
+(launch a script, kill a job on its nodes) and kick the scheduler. A change
+is committed before the method returns, so an acknowledged request
+survives a crash of the process.
+
+Imports ctld's modules and minislurm; the gRPC layer is in ctld/servicer.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from ctld import jobs as jobops
+from ctld import nodes as nodeops
+from ctld.dispatch import AgentDispatcher, AgentUnreachable
+from ctld.sched.priority import PriorityWeights, job_priority
+from ctld.scheduling import SchedulerLoop
+from ctld.settings import CtldSettings
+from ctld.state import ClusterState, NodeUsage
+from ctld.store import repo
+from ctld.timers import JobTimers
+from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
+from minislurm.model import HOLD_ADMIN, HOLD_USER, Job, Plan
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
+from minislurm.units import INFINITE
+
+log = logging.getLogger(__name__)
+
+HOUSEKEEPING_SECONDS = 1.0
+ALREADY_DONE = "Job/step already completing or completed"
+NOT_PENDING = "Job is no longer pending execution"
+DENIED = "Access/permission denied"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Intent: start a job's batch script on its first node."""
+
+    job_id: int
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """Intent: kill everything of a job on the given nodes."""
+
+    job_id: int
+    nodes: tuple[str, ...]
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Signal:
+    """Intent: send a signal to a job's processes on its nodes."""
+
+    job_id: int
+    nodes: tuple[str, ...]
+    signal: int
+    batch_only: bool
+    full: bool
+
+
+Intent = Launch | Terminate | Signal
+
+
+class Controller:
+    """slurmctld's brain: state, persistence, scheduling, timers and dispatch."""
+
+    def __init__(self, settings: CtldSettings, engine: Engine) -> None:
+        self.settings = settings
+        self.conf = settings.conf
+        self._engine = engine
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self.state = ClusterState(nodeops.configured_nodes(self.conf), self.conf.partitions)
+        self.weights = PriorityWeights(
+            age=self.conf.priority_weight_age,
+            job_size=self.conf.priority_weight_job_size,
+            partition=self.conf.priority_weight_partition,
+            max_age=float(self.conf.priority_max_age * 60),
+            favor_small=self.conf.priority_favor_small,
+        )
+        self.scheduler = SchedulerLoop(self.state, self.weights, self._apply_plan)
+        self.timers = JobTimers(self._time_limit_reached)
+        self.agents = AgentDispatcher()
+        default = self.conf.default_partition()
+        self._default_partition = default.name if default else None
+        self.registered: set[str] = set()  # agents seen since this controller started
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._housekeeping: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    @contextmanager
+    def _transaction(self) -> Iterator[Session]:
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def load(self) -> None:
+        """Read the database into memory (on start and restart)."""
+        now = time.time()
+        with self._transaction() as s:
+            for job in repo.load_jobs(s, now - self.conf.min_job_age):
+                self.state.put_job(job)
+            self.state.last_job_id = repo.max_job_id(s)
+            for saved in repo.load_nodes(s):
+                name = saved[0]
+                if name in self.state.nodes:
+                    self.state.put_node(nodeops.restored(self.state.nodes[name], *saved[1:]))
+        # No node is used before its agent has registered with this controller.
+        for node in list(self.state.nodes.values()):
+            self.state.put_node(nodeops.unheard(node))
+        log.info("loaded %d job(s), last job id %d", len(self.state.jobs), self.state.last_job_id)
+
+    async def start(self) -> None:
+        """Start the scheduler, timers and housekeeping on the running loop.
+
+        Kills decided before a restart are sent again (the agents ignore
+        repeats); limits that passed while the controller was down fire now.
+        """
+        for job in self.state.active_jobs():
+            if job.state is JobState.RUNNING:
+                self.timers.arm(job.job_id, jobops.time_limit_end(job))
+            elif job.state is JobState.COMPLETING and job.allocation is not None:
+                self._run([Terminate(job.job_id, job.allocation.node_names, job.kill_outcome)])
+        self.scheduler.start()
+        self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())
+
+    async def stop(self) -> None:
+        """Stop background work and close channels to agents."""
+        await self.scheduler.stop()
+        self.timers.clear()
+        tasks = [*self._tasks, *([self._housekeeping] if self._housekeeping else [])]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.agents.close()
+
+    def close(self) -> None:
+        """Close the database."""
+        self._engine.dispose()
+
+    # ------------------------------------------------------------ commits and intents
+
+    def _commit(self, changed: Iterable[Job]) -> list[Job]:
+        """Save changed jobs in one transaction, then mirror them in memory."""
+        changed = list(changed)
+        if changed:
+            with self._transaction() as s:
+                for job in changed:
+                    repo.save_job(s, job)
+            for job in changed:
+                self.state.put_job(job)
+                if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
+                    self.timers.disarm(job.job_id)
+        return changed
+
+    def _run(self, intents: Iterable[Intent]) -> None:
+        for intent in intents:
+            task = asyncio.get_running_loop().create_task(self._carry_out(intent))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _address_of(self, node: str) -> str | None:
+        record = self.state.nodes.get(node)
+        if record is None or not record.port or node not in self.registered:
+            return None
+        return f"{record.addr}:{record.port}"
+
+    async def _carry_out(self, intent: Intent) -> None:
+        try:
+            if isinstance(intent, Launch):
+                await self._launch(intent.job_id)
+            elif isinstance(intent, Terminate):
+                await asyncio.gather(*(self._terminate_on(intent, node) for node in intent.nodes))
+            else:
+                await asyncio.gather(*(self._signal_on(intent, node) for node in intent.nodes))
+        except Exception:
+            log.exception("intent %s failed", intent)
+
+    async def _terminate_on(self, intent: Terminate, node: str) -> None:
+        request = pb.TerminateJobRequest(
+            job_id=intent.job_id,
+            outcome=intent.outcome,
+            kill_wait=self.conf.kill_wait,
+            time=int(time.time()),
+        )
+        try:
+            await self.agents.terminate(lambda: self._address_of(node), request)
+        except AgentUnreachable:
+            log.warning("job=%d node=%s unreachable for terminate", intent.job_id, node)
+
+    async def _signal_on(self, intent: Signal, node: str) -> None:
+        request = pb.SignalJobRequest(
+            job_id=intent.job_id,
+            signal=intent.signal,
+            batch_only=intent.batch_only,
+            full=intent.full,
+        )
+        await self.agents.signal(lambda: self._address_of(node), request)
+
+    async def _launch(self, job_id: int) -> None:
+        job = self.state.jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING or job.allocation is None:
+            return
+        with self._transaction() as s:
+            script = repo.load_script(s, job_id)
+        request = jobops.launch_request(
+            job,
+            script,
+            self.conf.cluster_name,
+            self.settings.controller_address,
+            self.settings.conf_path,
+            self.conf.kill_wait,
+        )
+        batch_host = job.allocation.node_names[0]
+        try:
+            await self.agents.launch_batch(lambda: self._address_of(batch_host), request)
+        except Exception as err:
+            log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
+            self.job_ended(
+                batch_host, pb.JobStatus(job_id=job_id, exit_code=1, outcome="LAUNCH_FAILED")
+            )
+            return
+        current = self.state.jobs.get(job_id)
+        if current is not None and current.state in ACTIVE_JOB_STATES and not current.launched:
+            self._commit([replace(current, launched=True)])
+
+    # ------------------------------------------------------------ scheduling
+
+    def _apply_plan(self, decided: Plan, now: float) -> None:
+        """Start the planned jobs in one transaction, then launch them."""
+        started = []
+        for start in decided.starts:
+            job = self.state.jobs.get(start.job_id)
+            if job is None or job.state is not JobState.PENDING or job.held:
+                continue
+            started.append(jobops.start(job, start.allocation, now))
+        self._commit(started)
+        for job in started:
+            self.timers.arm(job.job_id, jobops.time_limit_end(job))
+            log.info(
+                "job=%d started on %s",
+                job.job_id,
+                ",".join(job.allocation.node_names if job.allocation else ()),
+            )
+        for job_id, reason in decided.reasons.items():
+            job = self.state.jobs[job_id]
+            if job.reason != reason:  # reasons are recomputed each pass, never persisted alone
+                self.state.put_job(replace(job, reason=reason, last_sched_eval=now))
+        self._run(Launch(j.job_id) for j in started if j.batch)
+
+    def _time_limit_reached(self, job_id: int) -> None:
+        job = self.state.jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING or job.allocation is None:
+            return
+        self._commit([jobops.begin_kill(job, "TIMEOUT", time.time())])
+        self._run([Terminate(job_id, job.allocation.node_names, "TIMEOUT")])
+
+    async def _housekeep(self) -> None:
+        """Periodic chores: node liveness, forgetting old jobs, re-sending kills."""
+        while True:
+            await asyncio.sleep(HOUSEKEEPING_SECONDS)
+            try:
+                now = time.time()
+                self._mark_unresponsive(now)
+                self.state.forget_finished(now - self.conf.min_job_age)
+            except Exception:
+                log.exception("housekeeping failed")
+
+    def _mark_unresponsive(self, now: float) -> None:
+        timeout = nodeops.not_responding_after(self.conf)
+        for node in list(self.state.nodes.values()):
+            updated = nodeops.check_responding(node, now, timeout)
+            if updated is not node:
+                self.state.put_node(updated)
+
+    # ------------------------------------------------------------ job requests
+
+    def priority(self, job: Job, now: float) -> int:
+        """A job's priority as shown (0 when held, as in Slurm).
+
+        Args:
+            job: the job.
+            now: the time.
+
+        Returns:
+            The priority.
+        """
+        if job.state is not JobState.PENDING:
+            return job_priority(replace(job, hold=""), job.submit_time, self.weights, 0, 0.0)
+        cluster_cpus = sum(n.cpus for n in self.state.nodes.values())
+        return job_priority(job, now, self.weights, cluster_cpus, 0.0)
+
+    def submit(self, spec: pb.JobSpec) -> int:
+        """Validate and store a new job; it may start before this returns to the client.
+
+        Args:
+            spec: the submission.
+
+        Returns:
+            The new job id, once the job is committed.
+
+        Raises:
+            InvalidRequest: rejected; no job id is used up.
+        """
+        job_id = self.state.last_job_id + 1
+        job, script = jobops.build_job(
+            spec,
+            job_id,
+            time.time(),
+            self.state,
+            self._default_partition,
+            self.conf.gres_types,
+        )
+        with self._transaction() as s:
+            repo.insert_jobs(s, [(job, script)])
+        self.state.put_job(job)
+        log.info("job=%d submitted by %s to %s", job_id, job.user, job.partition)
+        self.scheduler.kick()
+        return job_id
+
+    def find_jobs(self, request: pb.GetJobsRequest) -> list[Job]:
+        """The jobs a query selects, by job id.
+
+        Args:
+            request: ids, users, partitions, states and names to match.
+
+        Returns:
+            The matching jobs.
+
+        Raises:
+            JobNotFound: ids were given and none of them is known.
+        """
+        if request.job_ids:
+            found = [self.state.jobs[i] for i in request.job_ids if i in self.state.jobs]
+            if not found:
+                raise JobNotFound(request.job_ids[0])
+            candidates: Iterable[Job] = sorted(found, key=lambda j: j.job_id)
+        else:
+            candidates = (self.state.jobs[i] for i in sorted(self.state.jobs))
+        states = set(request.states)
+        users, parts, names = set(request.users), set(request.partitions), set(request.names)
+        selected = []
+        for job in candidates:
+            if states:
+                if job.state.value not in states:
+                    continue
+            elif not request.all_states and job.state in TERMINAL_JOB_STATES:
+                continue
+            if (
+                (users and job.user not in users and str(job.uid) not in users)
+                or (parts and job.partition not in parts)
+                or (names and job.name not in names)
+            ):
+                continue
+            selected.append(job)
+        return selected
+
+    def _authorize(self, job: Job, uid: int) -> None:
+        if uid != 0 and uid != job.uid and uid not in self.settings.operators:
+            raise PermissionDenied(DENIED)
+
+    def _is_operator(self, uid: int) -> bool:
+        return uid == 0 or uid in self.settings.operators
+
+    def cancel(self, request: pb.CancelJobsRequest) -> list[tuple[int, str]]:
+        """scancel: cancel or signal jobs.
+
+        Args:
+            request: explicit ids, or filters, and an optional signal.
+
+        Returns:
+            ``(job_id, error)`` per job considered; error "" on success.
+        """
+        targets = self._cancel_targets(request)
+        results: list[tuple[int, str]] = []
+        changed: list[Job] = []
+        intents: list[Intent] = []
+        now = time.time()
+        for job_id, job in targets:
+            error = self._cancel_one(job_id, job, request, now, changed, intents)
+            results.append((job_id, error))
+        self._commit(changed)
+        self._run(intents)
+        if changed:
+            self.scheduler.kick()
+        return results
+
+    def _cancel_targets(self, request: pb.CancelJobsRequest) -> list[tuple[int, Job | None]]:
+        if request.job_ids:
+            return [(i, self.state.jobs.get(i)) for i in request.job_ids]
+        query = pb.GetJobsRequest(
+            users=[request.user] if request.user else [],
+            partitions=[request.partition] if request.partition else [],
+            states=list(request.states),
+            names=[request.name] if request.name else [],
+        )
+        return [(j.job_id, j) for j in self.find_jobs(query)]
+
+    def _cancel_one(
+        self,
+        job_id: int,
+        job: Job | None,
+        request: pb.CancelJobsRequest,
+        now: float,
+        changed: list[Job],
+        intents: list[Intent],
+    ) -> str:
+        if job is None:
+            return "Invalid job id specified"
+        try:
+            self._authorize(job, request.requester_uid)
+        except PermissionDenied as err:
+            return str(err)
+        if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
+            return ALREADY_DONE
+        if request.signal:
+            if job.state is JobState.PENDING or job.allocation is None:
+                return "Job is pending execution"
+            intents.append(
+                Signal(
+                    job_id,
+                    job.allocation.node_names,
+                    request.signal,
+                    request.batch_only,
+                    request.full,
+                )
+            )
+            return ""
+        if job.state is JobState.PENDING:
+            changed.append(jobops.cancel_pending(job, now))
+            return ""
+        assert job.allocation is not None
+        changed.append(jobops.begin_kill(job, "CANCELLED", now))
+        intents.append(Terminate(job_id, job.allocation.node_names, "CANCELLED"))
+        return ""
+
+    def hold(self, request: pb.HoldJobsRequest) -> list[tuple[int, str]]:
+        """scontrol hold, uhold and release.
+
+        Args:
+            request: job ids and the action.
+
+        Returns:
+            ``(job_id, error)`` per id; error "" on success.
+        """
+        results: list[tuple[int, str]] = []
+        changed: list[Job] = []
+        now = time.time()
+        operator = self._is_operator(request.requester_uid)
+        for job_id in request.job_ids:
+            job = self.state.jobs.get(job_id)
+            if job is None:
+                results.append((job_id, "Invalid job id specified"))
+                continue
+            try:
+                self._authorize(job, request.requester_uid)
+                changed.append(self._hold_one(job, request.action, operator, now))
+                results.append((job_id, ""))
+            except (PermissionDenied, InvalidTransition) as err:
+                results.append((job_id, str(err)))
+        self._commit(changed)
+        if changed:
+            self.scheduler.kick()
+        return results
+
+    @staticmethod
+    def _hold_one(job: Job, action: int, operator: bool, now: float) -> Job:
+        if job.state is not JobState.PENDING:
+            raise InvalidTransition(NOT_PENDING)
+        if action == pb.HoldJobsRequest.RELEASE:
+            if job.hold == HOLD_ADMIN and not operator:
+                raise PermissionDenied(DENIED)
+            return jobops.release(job, now) if job.held else job
+        kind = HOLD_ADMIN if action == pb.HoldJobsRequest.HOLD and operator else HOLD_USER
+        return jobops.hold(job, kind)
+
+    def update_job(self, request: pb.UpdateJobRequest) -> None:
+        """scontrol update JobId=...: change what the request names.
+
+        Args:
+            request: the job and the fields to change.
+
+        Raises:
+            JobNotFound: no such job.
+            PermissionDenied: not the owner or an operator, or a change only operators may make.
+            InvalidRequest: an invalid value.
+            InvalidTransition: the change needs a pending job.
+        """
+        job = self.state.jobs.get(request.job_id)
+        if job is None:
+            raise JobNotFound(request.job_id)
+        self._authorize(job, request.requester_uid)
+        operator = self._is_operator(request.requester_uid)
+        if job.state in TERMINAL_JOB_STATES:
+            raise InvalidTransition(ALREADY_DONE)
+        updated = job
+        if request.HasField("name"):
+            if not request.name or "\0" in request.name:
+                raise InvalidRequest("Invalid job name")
+            updated = replace(updated, name=request.name)
+        if request.HasField("nice"):
+            if request.nice < 0 and not operator:
+                raise PermissionDenied(DENIED)
+            updated = replace(updated, nice=request.nice)
+        if request.HasField("partition"):
+            updated = self._change_partition(updated, request.partition)
+        if request.HasField("time_limit"):
+            limit = request.time_limit or INFINITE
+            if limit > job.time_limit and not operator:
+                raise PermissionDenied(DENIED)
+            updated = replace(updated, time_limit=limit)
+        self._commit([updated])
+        if updated.state is JobState.RUNNING and updated.time_limit != job.time_limit:
+            self.timers.arm(updated.job_id, jobops.time_limit_end(updated))
+        self.scheduler.kick()
+
+    def _change_partition(self, job: Job, name: str) -> Job:
+        if job.state is not JobState.PENDING:
+            raise InvalidTransition(NOT_PENDING)
+        part = self.state.partitions.get(name)
+        if part is None:
+            raise InvalidRequest("Invalid partition name specified")
+        jobops.check_satisfiable(job.request, part, self.state)
+        return replace(job, partition=name)
+
+    # ------------------------------------------------------------ node agents
+
+    def job_ended(self, node: str, status: pb.JobStatus) -> None:
+        """A node reports how a job's batch script ended.
+
+        Duplicate reports (the agent retries until acknowledged) are ignored.
+
+        Args:
+            node: the reporting node.
+            status: exit code, signal and times.
+        """
+        job = self.state.jobs.get(status.job_id)
+        if job is None or job.state not in ACTIVE_JOB_STATES:
+            return
+        if job.allocation is None or job.allocation.node_names[0] != node:
+            log.warning("job=%d end reported by %s, not its batch host", job.job_id, node)
+            return
+        done = jobops.ended(
+            job,
+            status.exit_code,
+            status.signal,
+            time.time(),
+            launch_failed=status.outcome == "LAUNCH_FAILED",
+        )
+        self._commit([done])
+        others = job.allocation.node_names[1:]
+        if others:
+            self._run([Terminate(job.job_id, others, "COMPLETED")])
+        self.scheduler.kick()
+
+    def register(self, request: pb.RegisterNodeRequest) -> pb.RegisterNodeReply:
+        """A node agent (re)starts: record its resources and reconcile its jobs.
+
+        Args:
+            request: what the agent found on its node, and the jobs it knows.
+
+        Returns:
+            Jobs it must kill, and the heartbeat interval.
+
+        Raises:
+            InvalidRequest: the node is not in slurm.conf.
+        """
+        node = self.state.nodes.get(request.name)
+        if node is None:
+            raise InvalidRequest(f"Node {request.name} is not in the configuration")
+        now = time.time()
+        updated = nodeops.registered(node, request, now, self.conf)
+        if nodeops.persisted_fields(updated) != nodeops.persisted_fields(node):
+            with self._transaction() as s:
+                repo.save_node(s, *nodeops.persisted_fields(updated), updated.reason_time)
+        self.state.put_node(updated)
+        self.registered.add(request.name)
+        kill = self._reconcile(request)
+        self.scheduler.kick()
+        return pb.RegisterNodeReply(
+            kill_job_ids=kill, heartbeat_interval=nodeops.heartbeat_interval(self.conf)
+        )
+
+    def _reconcile(self, request: pb.RegisterNodeRequest) -> list[int]:
+        """Match the jobs an agent reports with what the controller believes.
+
+        Ended jobs are recorded; running jobs the controller does not run
+        there are to be killed (returned); kills decided earlier are sent
+        again; batch jobs the node never heard of are launched again when
+        their launch was never acknowledged, else they were lost with the node.
+        """
+        node = request.name
+        reported = {j.job_id: j for j in request.jobs}
+        for agent_job in request.jobs:
+            if not agent_job.running:
+                self.job_ended(node, agent_job.status)
+        kill: list[int] = []
+        intents: list[Intent] = []
+        for job_id, agent_job in reported.items():
+            job = self.state.jobs.get(job_id)
+            if not agent_job.running:
+                continue
+            if job is None or job.state not in ACTIVE_JOB_STATES or job.allocation is None or (
+                node not in job.allocation.node_names
+            ):
+                kill.append(job_id)
+            elif job.state is JobState.COMPLETING:
+                intents.append(Terminate(job_id, (node,), job.kill_outcome))
+        for job in list(self.state.active_jobs()):
+            if job.allocation is None or job.allocation.node_names[0] != node:
+                continue
+            if job.job_id in reported or not job.batch:
+                continue
+            if job.state is JobState.COMPLETING:
+                self.job_ended(node, pb.JobStatus(job_id=job.job_id, signal=9))
+            elif not job.launched:
+                intents.append(Launch(job.job_id))
+            else:
+                log.warning("job=%d lost by node %s", job.job_id, node)
+                self._commit([jobops.node_failed(job, time.time())])
+        self._run(intents)
+        return kill
+
+    def heartbeat(self, request: pb.HeartbeatRequest) -> pb.HeartbeatReply:
+        """A node agent is alive.
+
+        Args:
+            request: its load, free memory and running jobs.
+
+        Returns:
+            Whether it must register again (this controller has not seen it).
+        """
+        node = self.state.nodes.get(request.name)
+        if node is None or request.name not in self.registered:
+            return pb.HeartbeatReply(reregister=True)
+        self.state.put_node(nodeops.heartbeat(node, request, time.time()))
+        return pb.HeartbeatReply()
+
+    def update_node(self, request: pb.UpdateNodeRequest) -> None:
+        """scontrol update NodeName=... State=DRAIN|RESUME|DOWN Reason=...
+
+        Args:
+            request: node names (a hostlist), the new state and reason.
+
+        Raises:
+            PermissionDenied: not an operator.
+            InvalidRequest: unknown node or state, or a missing reason.
+        """
+        if not self._is_operator(request.requester_uid):
+            raise PermissionDenied(DENIED)
+        now = time.time()
+        updated = nodeops.admin_update(self.state, request, now)
+        with self._transaction() as s:
+            for node in updated:
+                repo.save_node(s, *nodeops.persisted_fields(node), node.reason_time)
+        for node in updated:
+            self.state.put_node(node)
+        self.scheduler.kick()
+
+    def node_usage(self) -> dict[str, NodeUsage]:
+        """What jobs hold on each node (for ``scontrol show node`` and ``sinfo``).
+
+        Returns:
+            Usage per node name.
+        """
+        return self.state.usage()

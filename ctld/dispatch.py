@@ -1,0 +1,135 @@
+"""Calls from the controller to node agents: launch, terminate, signal.
+
+One gRPC channel per node address. Each call is retried with backoff while
+the agent is unreachable, for up to ``give_up_after`` seconds; every call is
+idempotent on the agent's side, so a retry after a lost reply is harmless.
+
+Imports minislurm; no database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+import grpc
+
+from minislurm.daemon import GRPC_OPTIONS
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+_RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
+CALL_TIMEOUT = 10.0
+
+
+class AgentUnreachable(Exception):
+    """An agent did not answer within the retry budget."""
+
+
+class AgentDispatcher:
+    """Keeps channels to node agents and makes retried calls on them."""
+
+    def __init__(self, give_up_after: float = 20.0) -> None:
+        self._channels: dict[str, grpc.aio.Channel] = {}
+        self._give_up_after = give_up_after
+
+    def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
+        channel = self._channels.get(address)
+        if channel is None:
+            channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+            self._channels[address] = channel
+        return pb_grpc.NodeAgentStub(channel)
+
+    async def _call(
+        self,
+        address_of: Callable[[], str | None],
+        what: str,
+        call: Callable[[pb_grpc.NodeAgentStub], Awaitable[T]],
+    ) -> T:
+        """Call an agent, retrying while it is unreachable.
+
+        ``address_of`` is asked again before each try, so a node that
+        re-registered at a new address is reached there.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._give_up_after
+        delay = 0.05
+        while True:
+            address = address_of()
+            if address is not None:
+                try:
+                    return await call(self._stub(address))
+                except grpc.aio.AioRpcError as err:
+                    if err.code() not in _RETRYABLE:
+                        raise
+                    log.debug("%s to %s failed: %s", what, address, err.details())
+            if loop.time() + delay > deadline:
+                raise AgentUnreachable(f"{what}: node agent unreachable")
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def launch_batch(
+        self, address_of: Callable[[], str | None], request: pb.BatchLaunchRequest
+    ) -> None:
+        """Ask the batch host's agent to start a job's script.
+
+        Args:
+            address_of: returns the agent's current ``host:port`` (None: unknown yet).
+            request: the launch description.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+            grpc.aio.AioRpcError: the agent refused.
+        """
+        await self._call(
+            address_of,
+            f"launch job={request.job.job_id}",
+            lambda stub: stub.LaunchBatch(request, timeout=CALL_TIMEOUT),
+        )
+
+    async def terminate(
+        self, address_of: Callable[[], str | None], request: pb.TerminateJobRequest
+    ) -> None:
+        """Ask an agent to kill everything of a job on its node.
+
+        Args:
+            address_of: returns the agent's current ``host:port``.
+            request: which job, why, and how long to wait before SIGKILL.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        await self._call(
+            address_of,
+            f"terminate job={request.job_id}",
+            lambda stub: stub.TerminateJob(request, timeout=CALL_TIMEOUT),
+        )
+
+    async def signal(
+        self, address_of: Callable[[], str | None], request: pb.SignalJobRequest
+    ) -> None:
+        """Ask an agent to send a signal to a job's processes on its node.
+
+        Args:
+            address_of: returns the agent's current ``host:port``.
+            request: which job, which signal, batch shell or steps.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        await self._call(
+            address_of,
+            f"signal job={request.job_id}",
+            lambda stub: stub.SignalJob(request, timeout=CALL_TIMEOUT),
+        )
+
+    async def close(self) -> None:
+        """Close every channel."""
+        channels, self._channels = list(self._channels.values()), {}
+        for channel in channels:
+            await channel.close()

@@ -1,0 +1,462 @@
+"""Jobs: validating a submission into a record, and every change of a job's state.
+
+``build_job`` checks each field of a :class:`JobSpec` message against the
+configuration and the nodes (clients can be bypassed) and raises
+:class:`~minislurm.errors.InvalidRequest` with Slurm's words; the other
+functions return a job's next record, moving its state only through
+:func:`minislurm.states.next_job_state`.
+
+Imports minislurm and ctld.state; no database, no gRPC server.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from ctld.state import ClusterState
+from minislurm import convert, hostlist, units
+from minislurm.config import PartitionConfig
+from minislurm.errors import InvalidRequest, InvalidTransition
+from minislurm.model import (
+    HOLD_ADMIN,
+    HOLD_NONE,
+    HOLD_USER,
+    Allocation,
+    Job,
+    JobScript,
+    ResourceRequest,
+)
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import JobEvent, JobState, next_job_state
+from minislurm.units import INFINITE
+
+NOT_AVAILABLE = "Requested node configuration is not available"
+MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # Slurm's default max_script_size
+REASON_NONE = "None"
+REASON_HELD_USER = "JobHeldUser"
+REASON_HELD_ADMIN = "JobHeldAdmin"
+REASON_NONZERO_EXIT = "NonZeroExitCode"
+REASON_TIME_LIMIT = "TimeLimit"
+REASON_LAUNCH_FAILED = "JobLaunchFailure"
+
+
+def rejected(*lines: str) -> InvalidRequest:
+    """An InvalidRequest whose message is Slurm's error, after any detail lines.
+
+    Args:
+        lines: detail lines (printed as ``error:`` lines), then the error.
+
+    Returns:
+        The exception to raise.
+    """
+    return InvalidRequest("\n".join(lines))
+
+
+def _partition(spec: pb.JobSpec, state: ClusterState, default: str | None) -> PartitionConfig:
+    name = spec.partition or default
+    part = state.partitions.get(name) if name else None
+    if part is None:
+        raise rejected(
+            f"invalid partition specified: {spec.partition}", "Invalid partition name specified"
+        )
+    if part.state in ("DRAIN", "INACTIVE"):
+        raise rejected("Required partition not available (inactive or drain)")
+    return part
+
+
+def _hostnames(expr: str, state: ClusterState) -> tuple[str, ...]:
+    try:
+        names = hostlist.expand(expr)
+    except ValueError as err:
+        raise rejected(str(err), "Invalid node name specified") from None
+    for name in names:
+        if name not in state.nodes:
+            raise rejected(f"Invalid node name specified: {name}", "Invalid node name specified")
+    return tuple(dict.fromkeys(names))
+
+
+def _gpus_per_node(spec: pb.JobSpec, gres_types: tuple[str, ...]) -> int:
+    try:
+        items = units.parse_gres(spec.gres)
+    except ValueError:
+        raise rejected("Invalid generic resource (gres) specification") from None
+    gpus = 0
+    for name, _kind, count in items:
+        if name not in gres_types:
+            raise rejected("Invalid generic resource (gres) specification")
+        gpus += count
+    return max(gpus, spec.gpus_per_node)
+
+
+def resolve_request(
+    spec: pb.JobSpec, state: ClusterState, gres_types: tuple[str, ...]
+) -> ResourceRequest:
+    """Turn the counts a user gave into a complete, consistent request.
+
+    Args:
+        spec: the submission.
+        state: the cluster (node names are checked against it).
+        gres_types: configured generic resource names (``GresTypes``).
+
+    Returns:
+        The request with defaults filled in as Slurm fills them.
+
+    Raises:
+        InvalidRequest: inconsistent or unknown values.
+    """
+    if spec.HasField("mem_per_node") and spec.HasField("mem_per_cpu"):
+        raise rejected("--mem and --mem-per-cpu are mutually exclusive")
+    req_nodes = _hostnames(spec.nodelist, state) if spec.nodelist else ()
+    exc_nodes = _hostnames(spec.exclude, state) if spec.exclude else ()
+    if set(req_nodes) & set(exc_nodes):
+        raise rejected("Requested nodes are also excluded", NOT_AVAILABLE)
+    cpt = spec.cpus_per_task or 1
+    tpn = spec.ntasks_per_node
+    min_nodes = max(spec.min_nodes, len(req_nodes), 1)
+    if tpn and not spec.min_nodes and spec.ntasks:
+        min_nodes = max(-(-spec.ntasks // tpn), len(req_nodes), 1)
+    ntasks = spec.ntasks or (tpn * min_nodes if tpn else min_nodes)
+    if spec.max_nodes:
+        max_nodes = spec.max_nodes
+    elif spec.min_nodes or tpn:
+        max_nodes = min_nodes
+    else:
+        max_nodes = max(ntasks, min_nodes)
+    if max_nodes < min_nodes or ntasks < min_nodes:
+        raise rejected(f"can't run {ntasks} processes on {min_nodes} nodes", NOT_AVAILABLE)
+    return ResourceRequest(
+        min_nodes=min_nodes,
+        max_nodes=max_nodes,
+        ntasks=ntasks,
+        ntasks_per_node=tpn,
+        cpus_per_task=cpt,
+        mem_per_node=spec.mem_per_node if spec.HasField("mem_per_node") else 0,
+        mem_per_cpu=spec.mem_per_cpu if spec.HasField("mem_per_cpu") else 0,
+        gpus_per_node=_gpus_per_node(spec, gres_types),
+        gpus_per_task=spec.gpus_per_task,
+        gpus=spec.gpus,
+        req_nodes=req_nodes,
+        exc_nodes=exc_nodes,
+        nodes_set=bool(spec.min_nodes or spec.max_nodes),
+        ntasks_set=bool(spec.ntasks or tpn),
+        cpus_per_task_set=bool(spec.cpus_per_task),
+    )
+
+
+def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: ClusterState) -> None:
+    """Reject what no node of the partition could ever give (Slurm does, at submit).
+
+    Requests that only exceed a partition's size or limits are accepted and
+    wait with reason PartitionConfig, as in Slurm.
+
+    Args:
+        req: the resolved request.
+        part: the job's partition.
+        state: the cluster.
+
+    Raises:
+        InvalidRequest: Slurm's "Requested node configuration is not available".
+    """
+    members = [state.nodes[n] for n in part.nodes if n in state.nodes]
+    if not members:
+        raise rejected(NOT_AVAILABLE)
+    max_cpus = max(n.cpus for n in members)
+    max_mem = max(n.real_memory for n in members)
+    max_gpus = max(len(n.gpus) for n in members)
+    per_node_tasks = max(req.ntasks_per_node, 1)
+    per_node_mem = req.mem_per_node or req.mem_per_cpu * req.cpus_per_task * per_node_tasks
+    if per_node_mem > max_mem:
+        raise rejected("Memory specification can not be satisfied", NOT_AVAILABLE)
+    per_node_cpus = req.cpus_per_task * per_node_tasks
+    if per_node_cpus > max_cpus:
+        raise rejected("CPU count per node can not be satisfied", NOT_AVAILABLE)
+    per_node_gpus = max(req.gpus_per_node, req.gpus_per_task * per_node_tasks)
+    total_gpus = sum(len(n.gpus) for n in members)
+    if per_node_gpus > max_gpus or req.min_gpus > total_gpus:
+        raise rejected(NOT_AVAILABLE)
+
+
+def _check_text(spec: pb.JobSpec) -> None:
+    texts = [spec.name, spec.work_dir, spec.stdout, spec.stderr, spec.stdin, spec.command]
+    texts += list(spec.argv) + list(spec.environment) + list(spec.environment.values())
+    if any("\0" in t for t in texts):
+        raise rejected("Invalid NUL character in job description")
+    if any(not k or "=" in k for k in spec.environment):
+        raise rejected("Invalid environment variable name")
+    if not os.path.isabs(spec.work_dir):
+        raise rejected(f"Working directory must be an absolute path: {spec.work_dir!r}")
+    if spec.batch and not spec.script.startswith(b"#!"):
+        raise rejected(
+            "This does not look like a batch script.  The first",
+            "line must start with #! followed by the path to an interpreter.",
+        )
+    if len(spec.script) > MAX_SCRIPT_BYTES:
+        raise rejected("Batch job script is too large")
+    if not spec.user:
+        raise rejected("Invalid user id")
+
+
+def build_job(
+    spec: pb.JobSpec,
+    job_id: int,
+    now: float,
+    state: ClusterState,
+    default_partition: str | None,
+    gres_types: tuple[str, ...],
+) -> tuple[Job, JobScript]:
+    """Validate a submission and make the new job's record.
+
+    Args:
+        spec: the submission as received.
+        job_id: the id the job gets.
+        now: submit time.
+        state: the cluster.
+        default_partition: the configured default partition, if any.
+        gres_types: configured generic resource names.
+
+    Returns:
+        The PENDING job and its script.
+
+    Raises:
+        InvalidRequest: with Slurm's message; nothing was changed.
+    """
+    _check_text(spec)
+    part = _partition(spec, state, default_partition)
+    req = resolve_request(spec, state, gres_types)
+    check_satisfiable(req, part, state)
+    if spec.nice < 0 and spec.uid != 0:
+        raise rejected("Access/permission denied: only root may set a negative nice value")
+    if abs(spec.nice) > 2147483645:
+        raise rejected("Invalid nice value")
+    if spec.HasField("time_limit"):
+        limit = spec.time_limit or INFINITE
+    else:
+        limit = part.default_time if part.default_time is not None else part.max_time
+    job = Job(
+        job_id=job_id,
+        name=spec.name or "sbatch",
+        uid=spec.uid,
+        gid=spec.gid,
+        user=spec.user,
+        group=spec.group or str(spec.gid),
+        partition=part.name,
+        state=JobState.PENDING,
+        request=req,
+        submit_time=now,
+        account=spec.account,
+        qos=spec.qos or "normal",
+        reason=REASON_HELD_USER if spec.hold else REASON_NONE,
+        nice=spec.nice,
+        hold=HOLD_USER if spec.hold else HOLD_NONE,
+        time_limit=limit,
+        eligible_time=0.0 if spec.hold else now,
+        work_dir=spec.work_dir,
+        submit_dir=spec.submit_dir or spec.work_dir,
+        stdout=spec.stdout,
+        stderr=spec.stderr,
+        stdin=spec.stdin,
+        submit_host=spec.submit_host,
+        command=spec.command,
+        gres=spec.gres,
+        batch=spec.batch,
+        requeue=spec.requeue if spec.HasField("requeue") else True,
+        prio_process=spec.prio_process,
+    )
+    script = JobScript(spec.script, list(spec.argv), dict(spec.environment), spec.umask)
+    return job, script
+
+
+# ---------------------------------------------------------------- transitions
+
+
+def start(job: Job, alloc: Allocation, now: float) -> Job:
+    """The job after the scheduler gave it ``alloc``.
+
+    Args:
+        job: a PENDING job.
+        alloc: its allocation.
+        now: start time.
+
+    Returns:
+        The RUNNING job.
+    """
+    new = next_job_state(job.job_id, job.state, JobEvent.START, "scheduled")
+    return replace(
+        job, state=new, allocation=alloc, start_time=now, reason=REASON_NONE, last_sched_eval=now
+    )
+
+
+def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool = False) -> Job:
+    """The job after its batch script ended on its node.
+
+    Args:
+        job: a RUNNING or COMPLETING job.
+        exit_code: the script's exit status.
+        signal: the signal that killed it, 0 if none.
+        now: end time.
+        launch_failed: the node could not start the script at all.
+
+    Returns:
+        The job in its final state, with Slurm's reason and exit code.
+    """
+    if job.state is JobState.COMPLETING:
+        event = JobEvent.TIMED_OUT if job.kill_outcome == "TIMEOUT" else JobEvent.KILLED
+        reason = REASON_TIME_LIMIT if event is JobEvent.TIMED_OUT else REASON_NONE
+    elif launch_failed:
+        event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
+    elif exit_code == 0 and signal == 0:
+        event, reason = JobEvent.EXIT_OK, REASON_NONE
+    else:
+        event, reason = JobEvent.EXIT_FAIL, REASON_NONZERO_EXIT
+    new = next_job_state(job.job_id, job.state, event, reason)
+    return replace(
+        job, state=new, reason=reason, exit_code=exit_code, exit_signal=signal, end_time=now
+    )
+
+
+def cancel_pending(job: Job, now: float) -> Job:
+    """A PENDING job cancelled: it ends at once.
+
+    Args:
+        job: a PENDING job.
+        now: the time of the cancel.
+
+    Returns:
+        The CANCELLED job.
+
+    Raises:
+        InvalidTransition: the job is not pending.
+    """
+    if job.state is not JobState.PENDING:
+        raise InvalidTransition(f"job={job.job_id} {job.state.value} is not pending")
+    new = next_job_state(job.job_id, job.state, JobEvent.CANCEL, "scancel")
+    return replace(job, state=new, reason=REASON_NONE, end_time=now, start_time=now)
+
+
+def begin_kill(job: Job, outcome: str, now: float) -> Job:
+    """A running job that must be killed: it holds its nodes until they confirm.
+
+    Args:
+        job: a RUNNING job.
+        outcome: CANCELLED or TIMEOUT, the state it ends in.
+        now: the time of the decision.
+
+    Returns:
+        The COMPLETING job.
+
+    Raises:
+        InvalidTransition: the job is not running.
+    """
+    if job.state is not JobState.RUNNING:
+        raise InvalidTransition(f"job={job.job_id} {job.state.value} is not running")
+    event = JobEvent.TIME_LIMIT if outcome == "TIMEOUT" else JobEvent.CANCEL
+    new = next_job_state(job.job_id, job.state, event, outcome)
+    reason = REASON_TIME_LIMIT if outcome == "TIMEOUT" else REASON_NONE
+    return replace(job, state=new, kill_outcome=outcome, reason=reason, end_time=now)
+
+
+def hold(job: Job, kind: str) -> Job:
+    """A PENDING job held by its user or an administrator.
+
+    Args:
+        job: a PENDING job.
+        kind: HOLD_USER or HOLD_ADMIN.
+
+    Returns:
+        The held job.
+    """
+    reason = REASON_HELD_ADMIN if kind == HOLD_ADMIN else REASON_HELD_USER
+    return replace(job, hold=kind, reason=reason, eligible_time=0.0)
+
+
+def release(job: Job, now: float) -> Job:
+    """A held job released.
+
+    Args:
+        job: a held PENDING job.
+        now: the release time (the job becomes eligible).
+
+    Returns:
+        The job, eligible again.
+    """
+    return replace(job, hold=HOLD_NONE, reason=REASON_NONE, eligible_time=now)
+
+
+def time_limit_end(job: Job) -> float:
+    """When a running job's time limit passes, or infinity.
+
+    Args:
+        job: a started job.
+
+    Returns:
+        Epoch seconds.
+    """
+    if job.time_limit == INFINITE:
+        return float("inf")
+    return job.start_time + job.time_limit * 60
+
+
+def node_failed(job: Job, now: float) -> Job:
+    """A running job whose node lost it.
+
+    Args:
+        job: a RUNNING or COMPLETING job.
+        now: the time it was found lost.
+
+    Returns:
+        The NODE_FAIL job.
+    """
+    new = next_job_state(job.job_id, job.state, JobEvent.NODE_FAIL, "NodeFail")
+    return replace(job, state=new, reason="NodeFail", end_time=now)
+
+
+def launch_request(
+    job: Job,
+    script: JobScript,
+    cluster: str,
+    controller: str,
+    conf_path: str,
+    kill_wait: int,
+) -> pb.BatchLaunchRequest:
+    """What the batch host's agent needs to run the job's script.
+
+    Args:
+        job: the RUNNING job with its allocation.
+        script: its script, arguments, environment and umask.
+        cluster: ClusterName.
+        controller: the controller's ``host:port`` (for SLURM_WORKING_CLUSTER).
+        conf_path: the slurm.conf path jobs see as SLURM_CONF.
+        kill_wait: seconds between SIGTERM and SIGKILL.
+
+    Returns:
+        The launch message.
+    """
+    spec = pb.JobSpec(
+        name=job.name,
+        script=script.script,
+        argv=script.argv,
+        environment=script.environment,
+        umask=script.umask,
+        work_dir=job.work_dir,
+        submit_dir=job.submit_dir,
+        stdout=job.stdout,
+        stderr=job.stderr,
+        stdin=job.stdin,
+        ntasks=job.request.ntasks if job.request.ntasks_set else 0,
+        cpus_per_task=job.request.cpus_per_task if job.request.cpus_per_task_set else 0,
+        prio_process=job.prio_process,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        group=job.group,
+        batch=job.batch,
+    )
+    return pb.BatchLaunchRequest(
+        job=convert.job_info(job, 0, job.start_time),
+        spec=spec,
+        cluster=cluster,
+        controller=controller,
+        conf_path=conf_path,
+        kill_wait=kill_wait,
+    )

@@ -1,0 +1,194 @@
+"""slurmctld: the controller daemon's entry point.
+
+``build_server`` binds and wires everything without starting it (tests and
+the local-cluster launcher use it); ``serve`` runs until SIGTERM/SIGINT:
+health goes NOT_SERVING, loops stop, in-flight RPCs get a grace period,
+the database is closed. A second signal exits at once.
+
+Imports ctld and minislurm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from dataclasses import dataclass, replace
+
+import grpc
+from sqlalchemy import create_engine
+
+from ctld.controller import Controller
+from ctld.servicer import SlurmControllerServicer
+from ctld.settings import CtldSettings, default_db_url
+from ctld.store import repo
+from minislurm import VERSION_LINE
+from minislurm.conffile import find_config
+from minislurm.config import load_slurm_conf
+from minislurm.daemon import GRPC_OPTIONS, setup_logging, write_port_file
+from minislurm.errors import ConfigError
+from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+
+log = logging.getLogger("ctld")
+
+GRACE_SECONDS = 2.0
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """slurmctld's flags (Slurm's, plus --port/--port-file/--listen/--db-url).
+
+    Args:
+        argv: the arguments after the program name.
+
+    Returns:
+        The parsed flags.
+    """
+    p = argparse.ArgumentParser(prog="slurmctld", description="minislurm controller daemon")
+    p.add_argument("-D", action="store_true", help="run in the foreground (always the case)")
+    p.add_argument("-f", dest="conf", help="slurm.conf to read (default: $SLURM_CONF)")
+    p.add_argument("-L", dest="logfile", help="log to this file instead of stderr")
+    p.add_argument("-v", dest="verbose", action="count", default=0, help="more logging")
+    p.add_argument("-V", dest="version", action="store_true", help="print the version")
+    p.add_argument("--listen", default="0.0.0.0", help="address to listen on")
+    p.add_argument("--port", type=int, help="port (overrides SlurmctldPort; 0 = any free)")
+    p.add_argument("--port-file", help="write the bound port here once listening")
+    p.add_argument(
+        "--db-url", help="SQLAlchemy database URL (default: SQLite in StateSaveLocation)"
+    )
+    p.add_argument("--pid-file", help="write the daemon's pid here")
+    return p.parse_args(argv)
+
+
+def settings_from(args: argparse.Namespace) -> CtldSettings:
+    """Read slurm.conf and apply the flags.
+
+    Args:
+        args: parsed flags.
+
+    Returns:
+        The settings.
+
+    Raises:
+        ConfigError: slurm.conf is missing or malformed.
+    """
+    path = args.conf or find_config(os.environ)
+    if not path:
+        raise ConfigError("slurm.conf", 0, "no slurm.conf found (use -f or SLURM_CONF)")
+    conf = load_slurm_conf(path)
+    for warning in conf.warnings:
+        log.warning("%s", warning)
+    os.makedirs(conf.state_save_location, exist_ok=True)
+    return CtldSettings(
+        conf=conf,
+        conf_path=os.path.abspath(path),
+        listen_host=args.listen,
+        port=conf.controller_port if args.port is None else args.port,
+        port_file=args.port_file,
+        db_url=args.db_url or default_db_url(conf),
+        operators=frozenset({os.getuid()}),
+    )
+
+
+@dataclass
+class CtldServer:
+    """A bound, not yet started controller."""
+
+    server: grpc.aio.Server
+    controller: Controller
+    servicer: SlurmControllerServicer
+    port: int
+
+
+def build_server(settings: CtldSettings) -> CtldServer:
+    """Create the database, controller and gRPC server, bound but not started.
+
+    Args:
+        settings: the daemon's settings.
+
+    Returns:
+        The parts, with the port actually bound.
+
+    Raises:
+        RuntimeError: the port could not be bound.
+    """
+    server = grpc.aio.server(options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)])
+    port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
+    if port == 0:
+        raise RuntimeError(f"cannot listen on {settings.listen_host}:{settings.port}")
+    settings = replace(settings, port=port)
+    engine = create_engine(settings.db_url)
+    if engine.dialect.name == "sqlite":
+        repo.enable_sqlite_pragmas(engine)
+    repo.create_schema(engine)
+    controller = Controller(settings, engine)
+    controller.load()
+    servicer = SlurmControllerServicer(controller)
+    pb_grpc.add_SlurmControllerServicer_to_server(servicer, server)
+    return CtldServer(server, controller, servicer, port)
+
+
+async def serve(settings: CtldSettings) -> None:
+    """Run the controller until asked to stop.
+
+    Args:
+        settings: the daemon's settings.
+    """
+    built = build_server(settings)
+    await built.server.start()
+    await built.controller.start()
+    if settings.port_file:
+        write_port_file(settings.port_file, built.port)
+    log.info("slurmctld listening on %s:%d", settings.listen_host, built.port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            os._exit(1)  # second signal: cold stop
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    await stop.wait()
+    log.info("slurmctld shutting down")
+    built.servicer.serving = False
+    await built.controller.stop()
+    await built.server.stop(GRACE_SECONDS)
+    built.controller.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``slurmctld`` command.
+
+    Args:
+        argv: arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(VERSION_LINE)
+        return 0
+    setup_logging("slurmctld", args.logfile, args.verbose)
+    try:
+        settings = settings_from(args)
+    except ConfigError as err:
+        print(f"slurmctld: fatal: {err}", file=sys.stderr)
+        return 1
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
+    try:
+        asyncio.run(serve(settings))
+    except RuntimeError as err:
+        print(f"slurmctld: fatal: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

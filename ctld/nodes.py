@@ -1,0 +1,271 @@
+"""Nodes: their records from slurm.conf, registration, liveness and operator changes.
+
+Pure functions returning a node's next record; base-state changes go
+through :func:`minislurm.states.next_node_state`.
+
+Imports ctld.state and minislurm; no database, no gRPC server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ctld.state import ClusterState
+from minislurm import hostlist
+from minislurm.config import SlurmConfig
+from minislurm.errors import InvalidRequest, NodeNotFound
+from minislurm.model import Node
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
+
+REASON_REQUIRED = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
+
+
+def configured_nodes(conf: SlurmConfig) -> list[Node]:
+    """A record for every node slurm.conf defines, state UNKNOWN until it registers.
+
+    Args:
+        conf: the configuration.
+
+    Returns:
+        The records, in configuration order.
+    """
+    nodes = []
+    for nc in conf.nodes:
+        gpus = nc.gres_count("gpu")
+        nodes.append(
+            Node(
+                name=nc.name,
+                cpus=nc.cpus,
+                real_memory=nc.real_memory_mb,
+                gpus=tuple(range(gpus)),
+                partitions=tuple(p.name for p in conf.partitions if nc.name in p.nodes),
+                addr=nc.addr or "",
+                hostname=nc.hostname or "",
+                port=nc.port or 0,
+                sockets=nc.sockets,
+                cores_per_socket=nc.cores_per_socket,
+                threads_per_core=nc.threads_per_core,
+                weight=nc.weight,
+                features=",".join(nc.features),
+            )
+        )
+    return nodes
+
+
+def restored(node: Node, state: str, drain: bool, reason: str, uid: int, when: float) -> Node:
+    """A configured node with the state saved before a restart.
+
+    Args:
+        node: the record from slurm.conf.
+        state: the saved base state.
+        drain: whether it was drained.
+        reason: the saved reason.
+        uid: who set it.
+        when: when it was set.
+
+    Returns:
+        The node with that state (not responding until its agent registers).
+    """
+    flags = frozenset({NodeFlag.DRAIN}) if drain else frozenset()
+    return replace(
+        node, state=NodeState(state), flags=flags, reason=reason, reason_uid=uid, reason_time=when
+    )
+
+
+def unheard(node: Node) -> Node:
+    """A node whose agent this controller has not heard from yet (just started).
+
+    Args:
+        node: the record.
+
+    Returns:
+        The node flagged NOT_RESPONDING until its agent registers.
+    """
+    return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING})
+
+
+def persisted_fields(node: Node) -> tuple[str, str, bool, str, int]:
+    """What the database keeps of a node (besides the reason's time).
+
+    Args:
+        node: the record.
+
+    Returns:
+        ``(name, state, drained, reason, reason_uid)``.
+    """
+    return node.name, node.state.value, NodeFlag.DRAIN in node.flags, node.reason, node.reason_uid
+
+
+def heartbeat_interval(conf: SlurmConfig) -> int:
+    """Seconds between an agent's heartbeats: a tenth of SlurmdTimeout, 1 to 30.
+
+    Args:
+        conf: the configuration.
+
+    Returns:
+        The interval.
+    """
+    return max(1, min(30, conf.slurmd_timeout // 10))
+
+
+def not_responding_after(conf: SlurmConfig) -> float:
+    """Seconds without a heartbeat after which a node is NOT_RESPONDING.
+
+    Args:
+        conf: the configuration.
+
+    Returns:
+        Three heartbeat intervals.
+    """
+    return 3.0 * heartbeat_interval(conf)
+
+
+def _low_resources(node: Node, request: pb.RegisterNodeRequest) -> str:
+    """Slurm's drain reason when a node has less than slurm.conf says, else ""."""
+    if request.cpus < node.cpus:
+        return "Low socket*core*thread count"
+    if request.real_memory < node.real_memory:
+        return "Low RealMemory"
+    if len(request.gpus) < len(node.gpus):
+        return "gres/gpu count reported lower than configured"
+    return ""
+
+
+def registered(node: Node, request: pb.RegisterNodeRequest, now: float, conf: SlurmConfig) -> Node:
+    """A node after its agent registered.
+
+    A node with fewer resources than configured is drained with Slurm's
+    reason (unless ``SlurmdParameters=config_overrides``); a node an
+    operator set DOWN stays DOWN.
+
+    Args:
+        node: the current record.
+        request: what the agent found.
+        now: the time.
+        conf: the configuration.
+
+    Returns:
+        The updated record.
+    """
+    gpus = tuple(request.gpus) if len(request.gpus) == len(node.gpus) else node.gpus
+    updated = replace(
+        node,
+        addr=request.addr or node.addr,
+        port=request.port,
+        hostname=request.hostname or node.hostname,
+        gpus=gpus,
+        arch=request.arch,
+        os=request.os,
+        version=request.version,
+        boot_time=float(request.boot_time),
+        slurmd_start_time=float(request.slurmd_start_time),
+        last_seen=now,
+        flags=node.flags - {NodeFlag.NOT_RESPONDING},
+    )
+    low = "" if "config_overrides" in conf.slurmd_parameters else _low_resources(node, request)
+    if low and NodeFlag.DRAIN not in updated.flags:
+        updated = replace(
+            updated, flags=updated.flags | {NodeFlag.DRAIN}, reason=low, reason_time=now
+        )
+    if node.state is not NodeState.DOWN:
+        updated = replace(updated, state=next_node_state(node.name, node.state, NodeEvent.REGISTER))
+    return updated
+
+
+def heartbeat(node: Node, request: pb.HeartbeatRequest, now: float) -> Node:
+    """A node after a heartbeat from its agent.
+
+    Args:
+        node: the current record.
+        request: load and free memory.
+        now: the time.
+
+    Returns:
+        The updated record, responding.
+    """
+    return replace(
+        node,
+        last_seen=now,
+        cpu_load=request.cpu_load,
+        free_memory=request.free_memory,
+        flags=node.flags - {NodeFlag.NOT_RESPONDING},
+    )
+
+
+def check_responding(node: Node, now: float, timeout: float) -> Node:
+    """The node flagged NOT_RESPONDING when its agent has been silent too long.
+
+    Args:
+        node: the current record.
+        now: the time.
+        timeout: allowed silence, seconds.
+
+    Returns:
+        ``node`` itself when nothing changes, else the flagged record.
+    """
+    if NodeFlag.NOT_RESPONDING in node.flags or now - node.last_seen <= timeout:
+        return node
+    return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING})
+
+
+def _admin_change(node: Node, state: str, reason: str, uid: int, now: float) -> Node:
+    if state in ("DRAIN", "DOWN") and not reason:
+        raise InvalidRequest(REASON_REQUIRED)
+    if state == "DRAIN":
+        return replace(
+            node,
+            flags=node.flags | {NodeFlag.DRAIN},
+            reason=reason,
+            reason_uid=uid,
+            reason_time=now,
+        )
+    if state == "DOWN":
+        new = next_node_state(node.name, node.state, NodeEvent.ADMIN_DOWN, reason)
+        return replace(node, state=new, reason=reason, reason_uid=uid, reason_time=now)
+    if state in ("RESUME", "IDLE", "UNDRAIN"):
+        new = node.state
+        if node.state is NodeState.DOWN and state != "UNDRAIN":
+            new = next_node_state(node.name, node.state, NodeEvent.ADMIN_RESUME)
+        return replace(
+            node,
+            state=new,
+            flags=node.flags - {NodeFlag.DRAIN},
+            reason="",
+            reason_uid=0,
+            reason_time=0.0,
+        )
+    raise InvalidRequest(f"Invalid node state specified: {state}")
+
+
+def admin_update(state: ClusterState, request: pb.UpdateNodeRequest, now: float) -> list[Node]:
+    """Apply ``scontrol update NodeName=... State=...`` to every named node.
+
+    Args:
+        state: the cluster.
+        request: a hostlist of nodes, the new state (DRAIN, DOWN, RESUME,
+            IDLE, UNDRAIN) and the reason.
+        now: the time.
+
+    Returns:
+        The updated records (nothing is changed on error).
+
+    Raises:
+        NodeNotFound: a name is not a configured node.
+        InvalidRequest: unknown state or missing reason.
+    """
+    try:
+        names = hostlist.expand(request.names)
+    except ValueError as err:
+        raise InvalidRequest(str(err)) from None
+    if not names:
+        raise InvalidRequest("No node name specified")
+    updated = []
+    for name in names:
+        node = state.nodes.get(name)
+        if node is None:
+            raise NodeNotFound(name)
+        updated.append(
+            _admin_change(node, request.state.upper(), request.reason, request.requester_uid, now)
+        )
+    return updated

@@ -1,0 +1,140 @@
+"""Node selection: where a job's tasks, CPUs, memory and GPUs go (Slurm's cons_tres).
+
+``select_nodes`` is a pure function of a request and the candidate nodes'
+free resources. Nodes are packed: among those that fit, the busiest (fewest
+free GPUs, then CPUs) come first, so whole nodes stay free for large jobs.
+Specific GPU indices are the lowest free ones on each node.
+
+Imports only minislurm.model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from minislurm.model import Allocation, NodeAlloc, NodeView, ResourceRequest
+
+
+def task_capacity(req: ResourceRequest, node: NodeView) -> int:
+    """How many of the job's tasks fit on ``node`` right now.
+
+    Args:
+        req: the job's request.
+        node: the node with its free resources.
+
+    Returns:
+        The number of tasks, 0 when the node cannot take the job at all.
+    """
+    if not node.usable or node.name in req.exc_nodes:
+        return 0
+    if len(node.free_gpus) < max(req.gpus_per_node, -(-req.gpus // req.max_nodes)):
+        return 0
+    if req.mem_per_node and node.free_mem < req.mem_per_node:
+        return 0
+    cap = node.free_cpus // req.cpus_per_task
+    if req.gpus_per_task:
+        cap = min(cap, len(node.free_gpus) // req.gpus_per_task)
+    if req.mem_per_cpu:
+        cap = min(cap, node.free_mem // (req.mem_per_cpu * req.cpus_per_task))
+    if req.ntasks_per_node:  # a maximum per node, as in Slurm (-n wins)
+        return min(cap, req.ntasks_per_node)
+    return cap
+
+
+def _ordered(req: ResourceRequest, nodes: Sequence[NodeView]) -> list[NodeView] | None:
+    """Required nodes first (in request order), then the rest, busiest first.
+
+    A job asking for a total of GPUs (``--gpus``) goes to the nodes with the
+    most free GPUs instead: packing it by CPUs could strand it on a node
+    without enough GPUs.
+    """
+    by_name = {n.name: n for n in nodes}
+    required = []
+    for name in req.req_nodes:
+        node = by_name.get(name)
+        if node is None:
+            return None
+        required.append(node)
+    rest = [n for n in nodes if n.name not in req.req_nodes]
+    if req.gpus:
+        rest.sort(key=lambda n: (n.weight, -len(n.free_gpus), n.free_cpus))
+    else:
+        rest.sort(key=lambda n: (n.weight, len(n.free_gpus), n.free_cpus))
+    return required + rest
+
+
+def _spread_tasks(req: ResourceRequest, nodes: list[NodeView]) -> list[tuple[NodeView, int]] | None:
+    """Assign task counts to nodes in order, as few nodes as the request allows."""
+    chosen: list[tuple[NodeView, int]] = []
+    remaining = req.ntasks
+    n_required = len(req.req_nodes)
+    for node in nodes:
+        must = len(chosen) < n_required
+        if remaining <= 0 and len(chosen) >= req.min_nodes and not must:
+            break
+        if len(chosen) >= req.max_nodes:
+            return None
+        cap = task_capacity(req, node)
+        if cap == 0:
+            if must:
+                return None
+            continue
+        still_needed = max(req.min_nodes, n_required) - len(chosen) - 1
+        take = min(cap, remaining - max(still_needed, 0))
+        if take <= 0:
+            return None
+        chosen.append((node, take))
+        remaining -= take
+    if remaining > 0 or len(chosen) < req.min_nodes:
+        return None
+    return chosen
+
+
+def _gpus_for(req: ResourceRequest, spread: list[tuple[NodeView, int]]) -> list[int] | None:
+    """GPUs per chosen node; ``--gpus`` totals go to the first nodes with room."""
+    counts = [max(req.gpus_per_node, req.gpus_per_task * ntasks) for _, ntasks in spread]
+    extra = req.gpus - sum(counts)
+    for i, (node, _) in enumerate(spread):
+        if extra <= 0:
+            break
+        room = len(node.free_gpus) - counts[i]
+        give = min(room, extra)
+        counts[i] += give
+        extra -= give
+    return None if extra > 0 else counts
+
+
+def select_nodes(req: ResourceRequest, nodes: Sequence[NodeView]) -> Allocation | None:
+    """Choose nodes and resources for ``req`` among ``nodes``, or None when it cannot start.
+
+    Args:
+        req: the job's resolved request.
+        nodes: the candidate nodes (the job's partition) with free resources.
+
+    Returns:
+        The allocation, or None when the job does not fit now.
+    """
+    ordered = _ordered(req, nodes)
+    if ordered is None:
+        return None
+    spread = _spread_tasks(req, ordered)
+    if spread is None and req.max_nodes > 1:
+        # Packing can fill the allowed nodes with small pieces; the roomiest
+        # nodes first needs the fewest of them.
+        required = ordered[: len(req.req_nodes)]
+        roomy = sorted(ordered[len(req.req_nodes) :], key=lambda n: -task_capacity(req, n))
+        spread = _spread_tasks(req, required + roomy)
+    if spread is None:
+        return None
+    gpu_counts = _gpus_for(req, spread)
+    if gpu_counts is None:
+        return None
+    parts = []
+    for (node, ntasks), ngpus in zip(spread, gpu_counts, strict=True):
+        cpus = ntasks * req.cpus_per_task
+        mem = req.mem_per_node or req.mem_per_cpu * cpus
+        parts.append(NodeAlloc(node.name, cpus, mem, node.free_gpus[:ngpus], ntasks))
+    # Slurm lists a job's nodes (and picks its batch host) in configuration order.
+    position = {n.name: i for i, n in enumerate(nodes)}
+    parts.sort(key=lambda part: position[part.node])
+    return Allocation(tuple(parts))

@@ -1,0 +1,154 @@
+"""The SlurmController gRPC service: thin handlers over :class:`Controller`.
+
+Each handler converts the request, calls the controller and converts the
+reply; domain errors become gRPC statuses in ``ctld/errors.py``.
+
+Imports ctld.controller and minislurm.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from ctld.confshow import config_entries
+from ctld.controller import Controller
+from ctld.errors import grpc_errors
+from ctld.state import NodeUsage
+from minislurm import VERSION_LINE, convert, hostlist, units
+from minislurm.config import PartitionConfig
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:
+    Ctx = grpc.aio.ServicerContext[Any, Any]
+
+
+class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
+    """Serves commands and node agents."""
+
+    def __init__(self, controller: Controller) -> None:
+        self.ctl = controller
+        self.serving = True
+
+    @grpc_errors
+    async def SubmitJob(self, request: pb.SubmitJobRequest, context: Ctx) -> pb.SubmitJobReply:
+        job_id = self.ctl.submit(request.spec)
+        return pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
+
+    @grpc_errors
+    async def GetJobs(self, request: pb.GetJobsRequest, context: Ctx) -> pb.GetJobsReply:
+        now = time.time()
+        jobs = self.ctl.find_jobs(request)
+        return pb.GetJobsReply(
+            jobs=[convert.job_info(j, self.ctl.priority(j, now), now) for j in jobs],
+            now=int(now),
+        )
+
+    @grpc_errors
+    async def CancelJobs(self, request: pb.CancelJobsRequest, context: Ctx) -> pb.CancelJobsReply:
+        results = self.ctl.cancel(request)
+        return pb.CancelJobsReply(results=[pb.JobResult(job_id=i, error=e) for i, e in results])
+
+    @grpc_errors
+    async def HoldJobs(self, request: pb.HoldJobsRequest, context: Ctx) -> pb.HoldJobsReply:
+        results = self.ctl.hold(request)
+        return pb.HoldJobsReply(results=[pb.JobResult(job_id=i, error=e) for i, e in results])
+
+    @grpc_errors
+    async def UpdateJob(self, request: pb.UpdateJobRequest, context: Ctx) -> pb.UpdateJobReply:
+        self.ctl.update_job(request)
+        return pb.UpdateJobReply()
+
+    @grpc_errors
+    async def GetNodes(self, request: pb.GetNodesRequest, context: Ctx) -> pb.GetNodesReply:
+        usage = self.ctl.node_usage()
+        wanted = set(request.names)
+        empty = NodeUsage()
+        nodes = []
+        for node in self.ctl.state.nodes.values():
+            if wanted and node.name not in wanted:
+                continue
+            used = usage.get(node.name, empty)
+            nodes.append(convert.node_info(node, used.cpus, used.mem, len(used.gpus)))
+        return pb.GetNodesReply(nodes=nodes, now=int(time.time()))
+
+    @grpc_errors
+    async def UpdateNode(self, request: pb.UpdateNodeRequest, context: Ctx) -> pb.UpdateNodeReply:
+        self.ctl.update_node(request)
+        return pb.UpdateNodeReply()
+
+    @grpc_errors
+    async def GetPartitions(
+        self, request: pb.GetPartitionsRequest, context: Ctx
+    ) -> pb.GetPartitionsReply:
+        wanted = set(request.names)
+        parts = [
+            self._partition_info(p)
+            for p in self.ctl.state.partitions.values()
+            if not wanted or p.name in wanted
+        ]
+        return pb.GetPartitionsReply(partitions=parts)
+
+    def _partition_info(self, part: PartitionConfig) -> pb.PartitionInfo:
+        nodes = [self.ctl.state.nodes[n] for n in part.nodes if n in self.ctl.state.nodes]
+        cpus = sum(n.cpus for n in nodes)
+        mem = sum(n.real_memory for n in nodes)
+        gpus = sum(len(n.gpus) for n in nodes)
+        tres = f"cpu={cpus},mem={units.format_memory_mb(mem)},node={len(nodes)},billing={cpus}"
+        if gpus:
+            tres += f",gres/gpu={gpus}"
+        info = pb.PartitionInfo(
+            name=part.name,
+            nodes=hostlist.compress(part.nodes),
+            default=part.default,
+            max_time=part.max_time,
+            max_nodes=part.max_nodes,
+            min_nodes=part.min_nodes,
+            priority_tier=part.priority_tier,
+            priority_job_factor=part.priority_job_factor,
+            allow_accounts=",".join(part.allow_accounts) if part.allow_accounts else "ALL",
+            allow_groups=",".join(part.allow_groups) if part.allow_groups else "ALL",
+            state=part.state,
+            over_subscribe=part.over_subscribe,
+            total_cpus=cpus,
+            total_nodes=len(nodes),
+            tres=tres,
+        )
+        if part.default_time is not None:
+            info.default_time = part.default_time
+        return info
+
+    @grpc_errors
+    async def GetConfig(self, request: pb.GetConfigRequest, context: Ctx) -> pb.GetConfigReply:
+        entries = [
+            pb.ConfigEntry(key=k, value=v)
+            for k, v in config_entries(self.ctl.conf, self.ctl.settings.port)
+        ]
+        return pb.GetConfigReply(entries=entries)
+
+    async def Ping(self, request: pb.PingRequest, context: Ctx) -> pb.PingReply:
+        if not self.serving:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "slurmctld is shutting down")
+        return pb.PingReply(
+            cluster=self.ctl.conf.cluster_name, version=VERSION_LINE, now=int(time.time())
+        )
+
+    @grpc_errors
+    async def RegisterNode(
+        self, request: pb.RegisterNodeRequest, context: Ctx
+    ) -> pb.RegisterNodeReply:
+        return self.ctl.register(request)
+
+    @grpc_errors
+    async def Heartbeat(self, request: pb.HeartbeatRequest, context: Ctx) -> pb.HeartbeatReply:
+        return self.ctl.heartbeat(request)
+
+    @grpc_errors
+    async def JobComplete(
+        self, request: pb.JobCompleteRequest, context: Ctx
+    ) -> pb.JobCompleteReply:
+        self.ctl.job_ended(request.node, request.status)
+        return pb.JobCompleteReply()

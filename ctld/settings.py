@@ -1,0 +1,44 @@
+"""slurmctld's settings: slurm.conf, overridden by command-line flags.
+
+One frozen dataclass, validated at start and passed down explicitly.
+
+Imports minislurm.config.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from minislurm.config import SlurmConfig
+
+
+@dataclass(frozen=True)
+class CtldSettings:
+    """Everything slurmctld needs to know to run."""
+
+    conf: SlurmConfig
+    conf_path: str
+    listen_host: str
+    port: int  # 0: pick a free port (see port_file)
+    port_file: str | None
+    db_url: str
+    operators: frozenset[int]  # uids allowed to act on any job and node (besides root)
+
+    @property
+    def controller_address(self) -> str:
+        """``host:port`` by which nodes and jobs reach the controller."""
+        host = self.conf.controller_addr or self.conf.controller_host or "127.0.0.1"
+        return f"{host}:{self.port}"
+
+
+def default_db_url(conf: SlurmConfig) -> str:
+    """The SQLite database in StateSaveLocation.
+
+    Args:
+        conf: the configuration.
+
+    Returns:
+        A SQLAlchemy URL.
+    """
+    return "sqlite:///" + os.path.join(conf.state_save_location, "minislurm.db")

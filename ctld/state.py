@@ -1,0 +1,105 @@
+"""The controller's in-memory view of the cluster, mirroring the database.
+
+The controller is the database's only writer, so after each commit it puts
+the same records here; queries and scheduling read this view instead of
+the database. Records are frozen dataclasses, replaced whole.
+
+Imports only minislurm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from minislurm.config import PartitionConfig
+from minislurm.model import Job, Node
+from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
+
+
+@dataclass(frozen=True)
+class NodeUsage:
+    """What jobs hold on one node."""
+
+    cpus: int = 0
+    mem: int = 0
+    gpus: frozenset[int] = frozenset()
+
+
+class ClusterState:
+    """Jobs, nodes and partitions, with indexes for the scheduler's questions."""
+
+    def __init__(self, nodes: Iterable[Node], partitions: Iterable[PartitionConfig]) -> None:
+        self.jobs: dict[int, Job] = {}
+        self.nodes: dict[str, Node] = {n.name: n for n in nodes}
+        self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
+        self._queued: set[int] = set()  # pending and not held: what the scheduler considers
+        self._held: set[int] = set()
+        self._active: set[int] = set()
+        self.last_job_id = 0
+
+    def put_job(self, job: Job) -> None:
+        """Record a job as it now is (after its change was committed).
+
+        Args:
+            job: the new record.
+        """
+        self.jobs[job.job_id] = job
+        self.last_job_id = max(self.last_job_id, job.job_id)
+        for index in (self._queued, self._held, self._active):
+            index.discard(job.job_id)
+        if job.state is JobState.PENDING:
+            (self._held if job.held else self._queued).add(job.job_id)
+        elif job.state in ACTIVE_JOB_STATES:
+            self._active.add(job.job_id)
+
+    def put_node(self, node: Node) -> None:
+        """Record a node as it now is.
+
+        Args:
+            node: the new record.
+        """
+        self.nodes[node.name] = node
+
+    def queued_jobs(self) -> Iterator[Job]:
+        """Jobs waiting to start that are not held: what the scheduler considers."""
+        return (self.jobs[i] for i in self._queued)
+
+    def active_jobs(self) -> Iterator[Job]:
+        """Jobs holding resources (RUNNING, COMPLETING...)."""
+        return (self.jobs[i] for i in sorted(self._active))
+
+    def usage(self) -> dict[str, NodeUsage]:
+        """What the active jobs hold, node by node.
+
+        Returns:
+            Usage for every node that has something allocated.
+        """
+        cpus: dict[str, int] = {}
+        mem: dict[str, int] = {}
+        gpus: dict[str, set[int]] = {}
+        for job in self.active_jobs():
+            assert job.allocation is not None, f"active job {job.job_id} without allocation"
+            for part in job.allocation.nodes:
+                cpus[part.node] = cpus.get(part.node, 0) + part.cpus
+                mem[part.node] = mem.get(part.node, 0) + part.mem
+                gpus.setdefault(part.node, set()).update(part.gpus)
+        return {name: NodeUsage(cpus[name], mem[name], frozenset(gpus[name])) for name in cpus}
+
+    def forget_finished(self, ended_before: float) -> int:
+        """Drop finished jobs that ended before a time (they stay in the database).
+
+        Args:
+            ended_before: epoch seconds (now - MinJobAge).
+
+        Returns:
+            How many were dropped.
+        """
+        old = [
+            j.job_id
+            for j in self.jobs.values()
+            if j.state in TERMINAL_JOB_STATES and j.end_time < ended_before
+        ]
+        for job_id in old:
+            del self.jobs[job_id]
+        return len(old)

@@ -1,0 +1,85 @@
+"""SQLAlchemy 2.0 typed models: the controller's durable state.
+
+The only place table layouts live. Rows never leave the store: ``repo.py``
+turns them into :mod:`minislurm.model` dataclasses before commit.
+
+Imports only SQLAlchemy and the standard library.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every table."""
+
+
+class JobRow(Base):
+    """One job: its request, state and outcome (the script lives apart)."""
+
+    __tablename__ = "jobs"
+
+    job_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    name: Mapped[str] = mapped_column(String)
+    uid: Mapped[int] = mapped_column(Integer)
+    gid: Mapped[int] = mapped_column(Integer)
+    user: Mapped[str] = mapped_column(String, index=True)
+    group: Mapped[str] = mapped_column(String)
+    account: Mapped[str] = mapped_column(String)
+    qos: Mapped[str] = mapped_column(String)
+    partition: Mapped[str] = mapped_column(String)
+    state: Mapped[str] = mapped_column(String, index=True)
+    reason: Mapped[str] = mapped_column(String)
+    nice: Mapped[int] = mapped_column(Integer)
+    hold: Mapped[str] = mapped_column(String)
+    time_limit: Mapped[int] = mapped_column(Integer)
+    submit_time: Mapped[float] = mapped_column(Float)
+    eligible_time: Mapped[float] = mapped_column(Float)
+    start_time: Mapped[float] = mapped_column(Float)
+    end_time: Mapped[float] = mapped_column(Float, index=True)
+    request: Mapped[dict[str, object]] = mapped_column(JSON)
+    allocation: Mapped[list[dict[str, object]] | None] = mapped_column(JSON, nullable=True)
+    exit_code: Mapped[int] = mapped_column(Integer)
+    exit_signal: Mapped[int] = mapped_column(Integer)
+    kill_outcome: Mapped[str] = mapped_column(String)
+    work_dir: Mapped[str] = mapped_column(Text)
+    submit_dir: Mapped[str] = mapped_column(Text)
+    stdout: Mapped[str] = mapped_column(Text)
+    stderr: Mapped[str] = mapped_column(Text)
+    stdin: Mapped[str] = mapped_column(Text)
+    submit_host: Mapped[str] = mapped_column(String)
+    command: Mapped[str] = mapped_column(Text)
+    gres: Mapped[str] = mapped_column(String)
+    batch: Mapped[bool] = mapped_column(Boolean)
+    requeue: Mapped[bool] = mapped_column(Boolean)
+    restarts: Mapped[int] = mapped_column(Integer)
+    prio_process: Mapped[int] = mapped_column(Integer)
+    last_sched_eval: Mapped[float] = mapped_column(Float)
+    launched: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class JobScriptRow(Base):
+    """What a batch job runs: its script, arguments and environment."""
+
+    __tablename__ = "job_scripts"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.job_id"), primary_key=True)
+    script: Mapped[bytes] = mapped_column(LargeBinary)
+    argv: Mapped[list[str]] = mapped_column(JSON)
+    environment: Mapped[dict[str, str]] = mapped_column(JSON)
+    umask: Mapped[int] = mapped_column(Integer)
+
+
+class NodeRow(Base):
+    """What must survive a restart about a node: operator state and reasons."""
+
+    __tablename__ = "nodes"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    state: Mapped[str] = mapped_column(String)
+    drain: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str] = mapped_column(Text)
+    reason_uid: Mapped[int] = mapped_column(Integer)
+    reason_time: Mapped[float] = mapped_column(Float)

@@ -1,0 +1,242 @@
+"""Queries on the controller's database.
+
+Every function takes a :class:`~sqlalchemy.orm.Session` whose transaction
+the caller owns (one per RPC or scheduling cycle) and speaks in
+:mod:`minislurm.model` dataclasses, never rows.
+
+Imports ctld.store.models, minislurm.model and minislurm.states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, fields
+from typing import Any
+
+from sqlalchemy import Engine, Table, event, func, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from ctld.store.models import Base, JobRow, JobScriptRow, NodeRow
+from minislurm.model import Allocation, Job, JobScript, NodeAlloc, ResourceRequest
+from minislurm.states import ACTIVE_JOB_STATES, JobState
+
+_JOB_FIELDS = tuple(f.name for f in fields(Job))
+# Inserts go to the tables (Core), not through the ORM's per-object bookkeeping.
+JOBS: Table = JobRow.__table__  # type: ignore[assignment]
+JOB_SCRIPTS: Table = JobScriptRow.__table__  # type: ignore[assignment]
+_ROW_ONLY = frozenset({"request", "allocation", "state"})
+
+
+def enable_sqlite_pragmas(engine: Engine) -> None:
+    """Put every connection of ``engine`` in WAL mode with a single writer in mind.
+
+    ``synchronous=NORMAL`` in WAL mode keeps every committed transaction
+    across a crash of the process (SIGKILL), which is what "acknowledged
+    means durable" asks; only a power loss may drop the last commits.
+
+    Args:
+        engine: a SQLite engine.
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=5000")
+        cur.close()
+
+
+def create_schema(engine: Engine) -> None:
+    """Create any missing table.
+
+    Args:
+        engine: the database.
+    """
+    Base.metadata.create_all(engine)
+
+
+def _request_to_json(req: ResourceRequest) -> dict[str, object]:
+    data = asdict(req)
+    data["req_nodes"] = list(req.req_nodes)
+    data["exc_nodes"] = list(req.exc_nodes)
+    return data
+
+
+def _request_from_json(data: dict[str, Any]) -> ResourceRequest:
+    data = dict(data)
+    data["req_nodes"] = tuple(data.get("req_nodes", ()))
+    data["exc_nodes"] = tuple(data.get("exc_nodes", ()))
+    return ResourceRequest(**data)
+
+
+def _alloc_to_json(alloc: Allocation | None) -> list[dict[str, object]] | None:
+    if alloc is None:
+        return None
+    return [
+        {"node": n.node, "cpus": n.cpus, "mem": n.mem, "gpus": list(n.gpus), "ntasks": n.ntasks}
+        for n in alloc.nodes
+    ]
+
+
+def _alloc_from_json(data: list[dict[str, Any]] | None) -> Allocation | None:
+    if data is None:
+        return None
+    return Allocation(
+        tuple(
+            NodeAlloc(d["node"], d["cpus"], d["mem"], tuple(d["gpus"]), d["ntasks"]) for d in data
+        )
+    )
+
+
+def job_columns(job: Job) -> dict[str, Any]:
+    """The column values of ``job``'s row.
+
+    Args:
+        job: the record.
+
+    Returns:
+        A mapping from column name to value.
+    """
+    values: dict[str, Any] = {
+        name: getattr(job, name) for name in _JOB_FIELDS if name not in _ROW_ONLY
+    }
+    values["state"] = job.state.value
+    values["request"] = _request_to_json(job.request)
+    values["allocation"] = _alloc_to_json(job.allocation)
+    return values
+
+
+def _job_from_row(row: JobRow) -> Job:
+    values = {name: getattr(row, name) for name in _JOB_FIELDS if name not in _ROW_ONLY}
+    return Job(
+        state=JobState(row.state),
+        request=_request_from_json(row.request),
+        allocation=_alloc_from_json(row.allocation),
+        **values,
+    )
+
+
+def insert_jobs(session: Session, jobs: list[tuple[Job, JobScript]]) -> None:
+    """Insert new jobs with their scripts, in one round of statements.
+
+    Args:
+        session: the open transaction.
+        jobs: the new records with their scripts.
+    """
+    session.execute(insert(JOBS), [job_columns(job) for job, _ in jobs])
+    session.execute(
+        insert(JOB_SCRIPTS),
+        [
+            {
+                "job_id": job.job_id,
+                "script": script.script,
+                "argv": script.argv,
+                "environment": script.environment,
+                "umask": script.umask,
+            }
+            for job, script in jobs
+        ],
+    )
+
+
+def save_job(session: Session, job: Job) -> None:
+    """Write every column of an existing job.
+
+    Args:
+        session: the open transaction.
+        job: the record as it now is.
+    """
+    session.execute(update(JobRow).where(JobRow.job_id == job.job_id).values(job_columns(job)))
+
+
+def load_jobs(session: Session, ended_since: float) -> list[Job]:
+    """Jobs still pending or holding resources, and those ended since a time.
+
+    Args:
+        session: the open transaction.
+        ended_since: epoch seconds; finished jobs that ended earlier are left out.
+
+    Returns:
+        The records, by job id.
+    """
+    active = [s.value for s in ACTIVE_JOB_STATES] + [JobState.PENDING.value]
+    rows = session.scalars(
+        select(JobRow)
+        .where(or_(JobRow.state.in_(active), JobRow.end_time >= ended_since))
+        .order_by(JobRow.job_id)
+    )
+    return [_job_from_row(r) for r in rows]
+
+
+def load_script(session: Session, job_id: int) -> JobScript:
+    """A job's script, arguments, environment and umask.
+
+    Args:
+        session: the open transaction.
+        job_id: the job.
+
+    Returns:
+        The script.
+
+    Raises:
+        KeyError: no script stored for that job.
+    """
+    row = session.get(JobScriptRow, job_id)
+    if row is None:
+        raise KeyError(job_id)
+    return JobScript(row.script, list(row.argv), dict(row.environment), row.umask)
+
+
+def max_job_id(session: Session) -> int:
+    """The highest job id ever used, 0 when none.
+
+    Args:
+        session: the open transaction.
+
+    Returns:
+        The id.
+    """
+    return session.scalar(select(func.max(JobRow.job_id))) or 0
+
+
+def save_node(
+    session: Session, name: str, state: str, drain: bool, reason: str, uid: int, when: float
+) -> None:
+    """Record a node's operator-visible state (insert or replace).
+
+    Args:
+        session: the open transaction.
+        name: the node.
+        state: its stored base state.
+        drain: whether it is drained.
+        reason: the operator's or controller's reason, "" when none.
+        uid: who set the reason.
+        when: when it was set.
+    """
+    row = session.get(NodeRow, name)
+    if row is None:
+        row = NodeRow(name=name)
+        session.add(row)
+    row.state, row.drain, row.reason, row.reason_uid, row.reason_time = (
+        state,
+        drain,
+        reason,
+        uid,
+        when,
+    )
+
+
+def load_nodes(session: Session) -> list[tuple[str, str, bool, str, int, float]]:
+    """Every node's saved state.
+
+    Args:
+        session: the open transaction.
+
+    Returns:
+        ``(name, state, drain, reason, reason_uid, reason_time)`` tuples.
+    """
+    return [
+        (r.name, r.state, r.drain, r.reason, r.reason_uid, r.reason_time)
+        for r in session.scalars(select(NodeRow))
+    ]

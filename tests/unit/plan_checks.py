@@ -1,0 +1,138 @@
+"""Invariants every scheduling pass must keep (STYLE.md #18, after dask's ``validate_state``).
+
+``check_plan(snapshot, plan)`` raises AssertionError, naming the job or node,
+when a :class:`~minislurm.model.Plan` breaks a rule that holds whatever the
+policy: nothing over-committed, every start legal and shaped as requested,
+every waiting job explained. Scheduler tests call it after each ``plan``;
+``check_allocation`` is the per-job part, for tests of ``select_nodes``.
+
+Imports only minislurm.model.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from minislurm.model import Allocation, NodeView, Plan, ResourceRequest, Snapshot
+
+KNOWN_REASONS = frozenset(
+    {
+        "Resources",
+        "Priority",
+        "PartitionConfig",
+        "ReqNodeNotAvail",
+        "PartitionDown",
+        "PartitionInactive",
+    }
+)
+
+
+def check_allocation(
+    req: ResourceRequest, alloc: Allocation, candidates: dict[str, NodeView], who: str = "job"
+) -> None:
+    """Assert that ``alloc`` gives ``req`` what it asked for on ``candidates``.
+
+    Args:
+        req: the resolved request.
+        alloc: the allocation chosen for it.
+        candidates: the nodes it could use (its partition), by name.
+        who: names the job in failure messages.
+
+    Raises:
+        AssertionError: the allocation breaks the request or uses a node it may not.
+    """
+    names = alloc.node_names
+    assert names, f"{who}: empty allocation"
+    assert len(set(names)) == len(names), f"{who}: a node appears twice in {names}"
+    assert req.min_nodes <= len(names) <= req.max_nodes, (
+        f"{who}: {len(names)} nodes outside {req.min_nodes}-{req.max_nodes}"
+    )
+    for name in names:
+        assert name in candidates, f"{who}: {name} is not a candidate node"
+        assert candidates[name].usable, f"{who}: {name} is not usable"
+        assert name not in req.exc_nodes, f"{who}: excluded node {name} allocated"
+    for name in req.req_nodes:
+        assert name in names, f"{who}: required node {name} missing from {names}"
+    assert sum(part.ntasks for part in alloc.nodes) == req.ntasks, (
+        f"{who}: {sum(p.ntasks for p in alloc.nodes)} tasks placed, {req.ntasks} requested"
+    )
+    wanted_gpus = 0
+    for part in alloc.nodes:
+        where = f"{who} on {part.node}"
+        assert part.ntasks >= 1, f"{where}: a node without tasks"
+        if req.ntasks_per_node:
+            assert part.ntasks <= req.ntasks_per_node, (
+                f"{where}: {part.ntasks} tasks over --ntasks-per-node={req.ntasks_per_node}"
+            )
+        assert part.cpus == part.ntasks * req.cpus_per_task, (
+            f"{where}: {part.cpus} CPUs for {part.ntasks} tasks of {req.cpus_per_task}"
+        )
+        if req.mem_per_node:
+            assert part.mem == req.mem_per_node, f"{where}: mem {part.mem} != --mem"
+        elif req.mem_per_cpu:
+            assert part.mem == req.mem_per_cpu * part.cpus, f"{where}: mem {part.mem} != per-cpu"
+        else:
+            assert part.mem == 0, f"{where}: mem {part.mem} without a memory request"
+        assert len(set(part.gpus)) == len(part.gpus), f"{where}: duplicate GPU in {part.gpus}"
+        node_need = max(req.gpus_per_node, req.gpus_per_task * part.ntasks)
+        assert len(part.gpus) >= node_need, f"{where}: {len(part.gpus)} GPUs < {node_need}"
+        wanted_gpus += node_need
+    expected_total = max(req.gpus, wanted_gpus)
+    assert alloc.gpus == expected_total, f"{who}: {alloc.gpus} GPUs, expected {expected_total}"
+
+
+def check_plan(snapshot: Snapshot, plan: Plan) -> None:
+    """Assert every invariant of one scheduling pass.
+
+    Args:
+        snapshot: what the pass read.
+        plan: what it decided.
+
+    Raises:
+        AssertionError: naming the broken rule, the job and the node.
+    """
+    nodes = {n.name: n for n in snapshot.nodes}
+    parts = {p.name: p for p in snapshot.partitions}
+    pending = {j.job_id: j for j in snapshot.pending}
+    started = Counter(s.job_id for s in plan.starts)
+    for job_id, times in started.items():
+        assert times == 1, f"job {job_id} started {times} times"
+        assert job_id in pending, f"job {job_id} started but was not pending"
+        assert not pending[job_id].held, f"held job {job_id} started"
+        assert job_id not in plan.reasons, f"job {job_id} started and has a reason"
+    used_cpus: Counter[str] = Counter()
+    used_mem: Counter[str] = Counter()
+    used_gpus: dict[str, list[int]] = {}
+    for start in plan.starts:
+        job = pending[start.job_id]
+        part = parts[job.partition]
+        assert part.state not in ("DOWN", "INACTIVE"), (
+            f"job {job.job_id} started in {part.state} partition {part.name}"
+        )
+        candidates = {n: nodes[n] for n in part.nodes if n in nodes}
+        check_allocation(job.request, start.allocation, candidates, f"job {job.job_id}")
+        for node_part in start.allocation.nodes:
+            used_cpus[node_part.node] += node_part.cpus
+            used_mem[node_part.node] += node_part.mem
+            used_gpus.setdefault(node_part.node, []).extend(node_part.gpus)
+    for name, cpus in used_cpus.items():
+        node = nodes[name]
+        assert cpus <= node.free_cpus, f"{name}: {cpus} CPUs allocated, {node.free_cpus} free"
+        assert used_mem[name] <= node.free_mem, (
+            f"{name}: {used_mem[name]} MiB allocated, {node.free_mem} free"
+        )
+        gpus = used_gpus.get(name, [])
+        assert len(gpus) == len(set(gpus)), f"{name}: a GPU given twice in {sorted(gpus)}"
+        assert set(gpus) <= set(node.free_gpus), (
+            f"{name}: GPUs {sorted(set(gpus) - set(node.free_gpus))} were not free"
+        )
+    for job in snapshot.pending:
+        if job.held:
+            assert job.job_id not in started, f"held job {job.job_id} started"
+            continue
+        if job.job_id not in started:
+            assert job.job_id in plan.reasons, f"pending job {job.job_id} has no reason"
+            reason = plan.reasons[job.job_id]
+            assert reason in KNOWN_REASONS, f"job {job.job_id}: unknown reason {reason!r}"
+    for job_id in plan.reasons:
+        assert job_id in pending, f"reason for job {job_id}, which is not pending"

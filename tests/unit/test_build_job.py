@@ -1,0 +1,542 @@
+"""Tests of ctld.jobs: validating submissions as Slurm does, and every job transition.
+
+The cluster is the reference's (../shared/reference/outputs/INDEX.md): nodes
+n1 and n2 with 8 CPUs, 8000 MiB and 8 GPUs each; partitions gpu (default)
+and debug (MaxTime=60); plus "short" (DefaultTime=10) and a CPU-only "cpu".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ctld.jobs import (
+    NOT_AVAILABLE,
+    begin_kill,
+    build_job,
+    cancel_pending,
+    check_satisfiable,
+    ended,
+    hold,
+    node_failed,
+    release,
+    resolve_request,
+    start,
+    time_limit_end,
+)
+from ctld.state import ClusterState
+from minislurm.config import PartitionConfig
+from minislurm.errors import InvalidRequest, InvalidTransition
+from minislurm.model import (
+    HOLD_ADMIN,
+    HOLD_NONE,
+    HOLD_USER,
+    Allocation,
+    Job,
+    Node,
+    NodeAlloc,
+    ResourceRequest,
+)
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import JobState
+from minislurm.units import INFINITE
+
+NOW = 1_800_000_000.0
+GRES_TYPES = ("gpu",)
+MEM_MESSAGE = f"Memory specification can not be satisfied\n{NOT_AVAILABLE}"
+
+
+def cluster() -> ClusterState:
+    nodes = [
+        Node(name=n, cpus=8, real_memory=8000, gpus=tuple(range(8)), partitions=("gpu", "debug"))
+        for n in ("n1", "n2")
+    ]
+    nodes.append(Node(name="c1", cpus=4, real_memory=4000, gpus=(), partitions=("cpu",)))
+    partitions = [
+        PartitionConfig("gpu", ("n1", "n2"), default=True),
+        PartitionConfig("debug", ("n1", "n2"), max_time=60),
+        PartitionConfig("short", ("n1", "n2"), max_time=60, default_time=10),
+        PartitionConfig("cpu", ("c1",)),
+        PartitionConfig("closed", ("n1",), state="INACTIVE"),
+        PartitionConfig("drained", ("n1",), state="DRAIN"),
+        PartitionConfig("down", ("n1",), state="DOWN"),
+    ]
+    return ClusterState(nodes, partitions)
+
+
+def spec(**fields: object) -> pb.JobSpec:
+    """A valid batch submission (sbatch --wrap=true as root), changed by ``fields``."""
+    base: dict[str, object] = {
+        "name": "wrap",
+        "script": b"#!/bin/sh\n# This script was created by sbatch --wrap.\n\ntrue\n",
+        "work_dir": "/cluster/work",
+        "submit_dir": "/cluster/work",
+        "uid": 0,
+        "gid": 0,
+        "user": "root",
+        "group": "root",
+        "batch": True,
+        "submit_host": "vm",
+    }
+    base.update(fields)
+    return pb.JobSpec(**base)  # type: ignore[arg-type]
+
+
+def build(state: ClusterState | None = None, **fields: object) -> Job:
+    job, _ = build_job(spec(**fields), 5, NOW, state or cluster(), "gpu", GRES_TYPES)
+    return job
+
+
+def rejection(**fields: object) -> str:
+    """The message of the InvalidRequest the submission gets; nothing may change."""
+    state = cluster()
+    with pytest.raises(InvalidRequest) as err:
+        build_job(spec(**fields), 5, NOW, state, "gpu", GRES_TYPES)
+    assert state.jobs == {}
+    assert state.last_job_id == 0
+    return str(err.value)
+
+
+# ---------------------------------------------------------------- Slurm's rejections
+
+
+def test_unknown_partition_is_rejected_with_slurms_two_lines() -> None:
+    # err_unknown_partition.txt
+    assert rejection(partition="nosuch").split("\n") == [
+        "invalid partition specified: nosuch",
+        "Invalid partition name specified",
+    ]
+
+
+def test_no_partition_and_no_default_is_rejected() -> None:
+    with pytest.raises(InvalidRequest):
+        build_job(spec(), 5, NOW, cluster(), None, GRES_TYPES)
+
+
+@pytest.mark.parametrize("partition", ["closed", "drained"])
+def test_inactive_or_drained_partition_takes_no_new_jobs(partition: str) -> None:
+    assert rejection(partition=partition)
+
+
+def test_down_partition_still_accepts_jobs() -> None:
+    assert build(partition="down").partition == "down"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        # err_too_many_gpus.txt, err_too_many_gpus_gpus_flag.txt
+        ({"gres": "gpu:99"}, NOT_AVAILABLE),
+        ({"gpus": 99}, NOT_AVAILABLE),
+        ({"gres": "gpu:9"}, NOT_AVAILABLE),
+        ({"gpus_per_node": 9}, NOT_AVAILABLE),
+        ({"gpus_per_task": 9}, NOT_AVAILABLE),
+        ({"gpus": 17}, NOT_AVAILABLE),
+        ({"gpus_per_task": 3, "ntasks_per_node": 3}, NOT_AVAILABLE),
+        ({"partition": "cpu", "gres": "gpu:1"}, NOT_AVAILABLE),
+        # err_mem_too_big.txt
+        ({"mem_per_node": 100 * 1024}, MEM_MESSAGE),
+        ({"mem_per_node": 8001}, MEM_MESSAGE),
+        ({"mem_per_cpu": 9000}, MEM_MESSAGE),
+        ({"mem_per_cpu": 3000, "cpus_per_task": 3}, MEM_MESSAGE),
+        ({"cpus_per_task": 9}, f"CPU count per node can not be satisfied\n{NOT_AVAILABLE}"),
+        (
+            {"ntasks_per_node": 5, "cpus_per_task": 2},
+            f"CPU count per node can not be satisfied\n{NOT_AVAILABLE}",
+        ),
+        # err_gres_bad_name.txt
+        ({"gres": "tpu:1"}, "Invalid generic resource (gres) specification"),
+        ({"gres": "gpu:"}, "Invalid generic resource (gres) specification"),
+        ({"gres": "gpu:1,tpu:1"}, "Invalid generic resource (gres) specification"),
+    ],
+)
+def test_requests_no_node_could_ever_satisfy_are_rejected(
+    fields: dict[str, object], message: str
+) -> None:
+    assert rejection(**fields) == message
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        # err_too_many_nodes.txt, err_too_many_cpus.txt, err_debug_time_over_max.txt: accepted,
+        # they pend with PartitionConfig later
+        ({"min_nodes": 3}, {"min_nodes": 3, "max_nodes": 3, "ntasks": 3}),
+        ({"ntasks": 99}, {"ntasks": 99, "min_nodes": 1}),
+        ({"gres": "gpu:8"}, {"gpus_per_node": 8}),
+        ({"gpus": 16}, {"gpus": 16}),
+        ({"mem_per_node": 8000}, {"mem_per_node": 8000}),
+    ],
+)
+def test_requests_that_only_exceed_the_partition_are_accepted(
+    fields: dict[str, object], expected: dict[str, int]
+) -> None:
+    job = build(**fields)
+    assert job.state is JobState.PENDING
+    assert {k: getattr(job.request, k) for k in expected} == expected
+
+
+def test_time_over_partition_max_time_is_accepted() -> None:
+    job = build(partition="debug", time_limit=120)
+    assert job.time_limit == 120
+    assert job.partition == "debug"
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"work_dir": "relative/dir"}, "Working directory must be an absolute path"),
+        ({"work_dir": ""}, "Working directory must be an absolute path"),
+        ({"script": b"echo hi\n"}, "This does not look like a batch script."),
+        ({"name": "a\0b"}, "Invalid NUL character in job description"),
+        ({"stdout": "out\0"}, "Invalid NUL character in job description"),
+        ({"argv": ["ok", "b\0d"]}, "Invalid NUL character in job description"),
+        ({"environment": {"A": "x\0y"}}, "Invalid NUL character in job description"),
+        ({"environment": {"A\0": "x"}}, "Invalid NUL character in job description"),
+        ({"environment": {"": "x"}}, "Invalid environment variable name"),
+        ({"environment": {"A=B": "x"}}, "Invalid environment variable name"),
+        ({"user": ""}, "Invalid user id"),
+        ({"script": b"#!/bin/sh\n" + b"#" * (4 * 1024 * 1024)}, "Batch job script is too large"),
+        ({"nice": -5, "uid": 1000, "user": "alice"}, "Access/permission denied"),
+        ({"nice": 2147483646}, "Invalid nice value"),
+        (
+            {"mem_per_node": 100, "mem_per_cpu": 10},
+            "--mem and --mem-per-cpu are mutually exclusive",
+        ),
+        ({"nodelist": "n9"}, "Invalid node name specified: n9\nInvalid node name specified"),
+        ({"exclude": "n[1-3]"}, "Invalid node name specified: n3\nInvalid node name specified"),
+        ({"nodelist": "n[1-"}, "Invalid node name specified"),
+        (
+            {"nodelist": "n1", "exclude": "n1"},
+            f"Requested nodes are also excluded\n{NOT_AVAILABLE}",
+        ),
+        ({"min_nodes": 3, "ntasks": 2}, f"can't run 2 processes on 3 nodes\n{NOT_AVAILABLE}"),
+        ({"min_nodes": 4, "max_nodes": 2}, NOT_AVAILABLE),
+    ],
+)
+def test_malformed_submissions_are_rejected(fields: dict[str, object], message: str) -> None:
+    text = rejection(**fields)
+    assert message in text
+
+
+def test_root_may_set_a_negative_nice() -> None:
+    assert build(nice=-5).nice == -5
+
+
+def test_a_non_batch_allocation_needs_no_script() -> None:
+    job = build(script=b"", batch=False)
+    assert job.batch is False
+
+
+# ---------------------------------------------------------------- defaults
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({}, (1, 1, 1, 0, False, False)),
+        ({"min_nodes": 2}, (2, 2, 2, 0, True, False)),
+        ({"min_nodes": 2, "max_nodes": 4}, (2, 4, 2, 0, True, False)),
+        ({"ntasks": 4}, (1, 4, 4, 0, False, True)),
+        ({"ntasks": 4, "min_nodes": 2}, (2, 2, 4, 0, True, True)),
+        ({"ntasks_per_node": 4}, (1, 1, 4, 4, False, True)),
+        # sbatch -N2 --ntasks-per-node=4 (env_batch_N2_tpn4_gres4.txt: SLURM_NTASKS=8)
+        ({"min_nodes": 2, "ntasks_per_node": 4}, (2, 2, 8, 4, True, True)),
+        ({"ntasks": 6, "ntasks_per_node": 4}, (2, 2, 6, 4, False, True)),
+        ({"ntasks": 8, "ntasks_per_node": 4}, (2, 2, 8, 4, False, True)),
+        ({"nodelist": "n[1-2]"}, (2, 2, 2, 0, False, False)),
+    ],
+)
+def test_resolve_request_fills_node_and_task_counts_as_slurm_does(
+    fields: dict[str, object], expected: tuple[int, int, int, int, bool, bool]
+) -> None:
+    req = resolve_request(spec(**fields), cluster(), GRES_TYPES)
+    assert (
+        req.min_nodes,
+        req.max_nodes,
+        req.ntasks,
+        req.ntasks_per_node,
+        req.nodes_set,
+        req.ntasks_set,
+    ) == expected
+
+
+@pytest.mark.parametrize(
+    ("fields", "gpus_per_node"),
+    [
+        ({}, 0),
+        ({"gres": "gpu:4"}, 4),
+        ({"gres": "gpu:a100:2"}, 2),
+        ({"gres": "gpu"}, 1),
+        ({"gpus_per_node": 3}, 3),
+        ({"gres": "gpu:4", "gpus_per_node": 2}, 4),
+    ],
+)
+def test_resolve_request_reads_gpus_per_node_from_gres(
+    fields: dict[str, object], gpus_per_node: int
+) -> None:
+    assert resolve_request(spec(**fields), cluster(), GRES_TYPES).gpus_per_node == gpus_per_node
+
+
+def test_resolve_request_keeps_the_other_fields() -> None:
+    req = resolve_request(
+        spec(
+            cpus_per_task=2,
+            mem_per_cpu=512,
+            gpus=3,
+            gpus_per_task=1,
+            ntasks=3,
+            nodelist="n2",
+            exclude="n1",
+        ),
+        cluster(),
+        GRES_TYPES,
+    )
+    assert req == ResourceRequest(
+        min_nodes=1,
+        max_nodes=3,
+        ntasks=3,
+        cpus_per_task=2,
+        mem_per_cpu=512,
+        gpus_per_task=1,
+        gpus=3,
+        req_nodes=("n2",),
+        exc_nodes=("n1",),
+        ntasks_set=True,
+        cpus_per_task_set=True,
+    )
+
+
+def test_resolve_request_drops_duplicate_node_names() -> None:
+    req = resolve_request(spec(nodelist="n1,n2,n1"), cluster(), GRES_TYPES)
+    assert req.req_nodes == ("n1", "n2")
+
+
+@pytest.mark.parametrize(
+    ("partition", "fields", "limit"),
+    [
+        ("gpu", {}, INFINITE),  # no DefaultTime, MaxTime=UNLIMITED
+        ("debug", {}, 60),  # no DefaultTime: MaxTime
+        ("short", {}, 10),  # DefaultTime
+        ("gpu", {"time_limit": 30}, 30),
+        ("short", {"time_limit": 45}, 45),
+        ("gpu", {"time_limit": 0}, INFINITE),  # --time=0 is UNLIMITED
+        ("debug", {"time_limit": 0}, INFINITE),
+    ],
+)
+def test_time_limit_comes_from_the_request_or_the_partition(
+    partition: str, fields: dict[str, object], limit: int
+) -> None:
+    assert build(partition=partition, **fields).time_limit == limit
+
+
+def test_a_held_submission_waits_with_job_held_user_and_is_not_eligible() -> None:
+    job = build(hold=True)
+    assert (job.hold, job.reason, job.eligible_time) == (HOLD_USER, "JobHeldUser", 0.0)
+
+
+def test_a_plain_submission_is_pending_eligible_now_with_reason_none() -> None:
+    job = build()
+    assert job.state is JobState.PENDING
+    assert (job.hold, job.reason, job.eligible_time) == (HOLD_NONE, "None", NOW)
+    assert (job.job_id, job.submit_time, job.partition) == (5, NOW, "gpu")
+
+
+@pytest.mark.parametrize(
+    ("fields", "attribute", "value"),
+    [
+        ({"name": ""}, "name", "sbatch"),
+        ({"name": "train"}, "name", "train"),
+        ({}, "qos", "normal"),
+        ({"qos": "high"}, "qos", "high"),
+        ({"group": "", "gid": 42}, "group", "42"),
+        ({"submit_dir": ""}, "submit_dir", "/cluster/work"),
+        ({"submit_dir": "/home/u"}, "submit_dir", "/home/u"),
+        ({}, "requeue", True),
+        ({"requeue": False}, "requeue", False),
+        ({"account": "dev"}, "account", "dev"),
+        ({}, "account", ""),
+        ({"gres": "gpu:2"}, "gres", "gpu:2"),
+        ({"stdout": "out-%j.txt"}, "stdout", "out-%j.txt"),
+    ],
+)
+def test_build_job_records_the_submission_with_slurms_defaults(
+    fields: dict[str, object], attribute: str, value: object
+) -> None:
+    assert getattr(build(**fields), attribute) == value
+
+
+def test_build_job_returns_the_script_apart_from_the_record() -> None:
+    job, script = build_job(
+        spec(argv=["a", "b"], environment={"HOME": "/root"}, umask=0o22),
+        5,
+        NOW,
+        cluster(),
+        "gpu",
+        GRES_TYPES,
+    )
+    assert script.script.startswith(b"#!/bin/sh")
+    assert (script.argv, script.environment, script.umask) == (["a", "b"], {"HOME": "/root"}, 0o22)
+    assert job.state is JobState.PENDING
+
+
+# ---------------------------------------------------------------- check_satisfiable
+
+
+def test_check_satisfiable_rejects_a_partition_without_nodes() -> None:
+    with pytest.raises(InvalidRequest, match=NOT_AVAILABLE):
+        check_satisfiable(ResourceRequest(), PartitionConfig("empty", ()), cluster())
+
+
+def test_check_satisfiable_rejects_more_gpus_per_task_than_the_partition_has() -> None:
+    req = ResourceRequest(ntasks=9, max_nodes=9, gpus_per_task=2)
+    with pytest.raises(InvalidRequest, match=NOT_AVAILABLE):
+        check_satisfiable(req, cluster().partitions["gpu"], cluster())
+
+
+def test_check_satisfiable_counts_mem_per_cpu_for_every_task_on_the_node() -> None:
+    req = ResourceRequest(ntasks=8, ntasks_per_node=8, mem_per_cpu=2000)
+    with pytest.raises(InvalidRequest, match="Memory specification can not be satisfied"):
+        check_satisfiable(req, cluster().partitions["gpu"], cluster())
+
+
+# ---------------------------------------------------------------- transitions
+
+
+ALLOC = Allocation((NodeAlloc("n1", 4, 0, (0, 1), 4),))
+
+
+def pending_job(**changes: object) -> Job:
+    return replace(build(), **changes)  # type: ignore[arg-type]
+
+
+def running_job(**changes: object) -> Job:
+    return replace(start(build(time_limit=10), ALLOC, NOW + 5), **changes)  # type: ignore[arg-type]
+
+
+def test_start_gives_a_pending_job_its_allocation() -> None:
+    job = start(pending_job(), ALLOC, NOW + 5)
+    assert job.state is JobState.RUNNING
+    assert job.allocation == ALLOC
+    assert (job.start_time, job.last_sched_eval, job.reason) == (NOW + 5, NOW + 5, "None")
+
+
+@pytest.mark.parametrize("state", [JobState.RUNNING, JobState.COMPLETED, JobState.CANCELLED])
+def test_start_of_a_job_that_is_not_pending_raises(state: JobState) -> None:
+    with pytest.raises(InvalidTransition):
+        start(pending_job(state=state), ALLOC, NOW)
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "signal", "launch_failed", "state", "reason"),
+    [
+        (0, 0, False, JobState.COMPLETED, "None"),
+        # scontrol_show_job_failed.txt: FAILED Reason=NonZeroExitCode ExitCode=3:0
+        (3, 0, False, JobState.FAILED, "NonZeroExitCode"),
+        (0, 9, False, JobState.FAILED, "NonZeroExitCode"),
+        (1, 0, True, JobState.FAILED, "JobLaunchFailure"),
+    ],
+)
+def test_ended_running_job_gets_slurms_state_reason_and_exit_code(
+    exit_code: int, signal: int, launch_failed: bool, state: JobState, reason: str
+) -> None:
+    job = ended(running_job(), exit_code, signal, NOW + 60, launch_failed)
+    assert (job.state, job.reason) == (state, reason)
+    assert (job.exit_code, job.exit_signal, job.end_time) == (exit_code, signal, NOW + 60)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "state", "reason"),
+    [
+        # scontrol_show_job_timeout.txt: TIMEOUT Reason=TimeLimit ExitCode=0:15
+        ("TIMEOUT", JobState.TIMEOUT, "TimeLimit"),
+        # scontrol_show_job_cancelled.txt: CANCELLED Reason=None
+        ("CANCELLED", JobState.CANCELLED, "None"),
+    ],
+)
+def test_a_killed_job_ends_as_what_its_kill_was_for(
+    outcome: str, state: JobState, reason: str
+) -> None:
+    killing = begin_kill(running_job(), outcome, NOW + 30)
+    assert killing.state is JobState.COMPLETING
+    job = ended(killing, 0, 15, NOW + 35)
+    assert (job.state, job.reason, job.exit_code, job.exit_signal) == (state, reason, 0, 15)
+
+
+@pytest.mark.parametrize(("outcome", "reason"), [("TIMEOUT", "TimeLimit"), ("CANCELLED", "None")])
+def test_begin_kill_moves_a_running_job_to_completing(outcome: str, reason: str) -> None:
+    job = begin_kill(running_job(), outcome, NOW + 30)
+    assert (job.state, job.kill_outcome, job.reason, job.end_time) == (
+        JobState.COMPLETING,
+        outcome,
+        reason,
+        NOW + 30,
+    )
+    assert job.allocation == ALLOC  # it holds its nodes until they confirm
+
+
+@pytest.mark.parametrize(
+    ("job_state", "action"),
+    [
+        (JobState.PENDING, lambda j: ended(j, 0, 0, NOW)),
+        (JobState.COMPLETED, lambda j: ended(j, 0, 0, NOW)),
+        (JobState.PENDING, lambda j: begin_kill(j, "TIMEOUT", NOW)),
+        (JobState.COMPLETING, lambda j: begin_kill(j, "TIMEOUT", NOW)),
+        (JobState.COMPLETING, lambda j: cancel_pending(j, NOW)),
+        (JobState.CANCELLED, lambda j: cancel_pending(j, NOW)),
+        (JobState.PENDING, lambda j: node_failed(j, NOW)),
+        (JobState.FAILED, lambda j: node_failed(j, NOW)),
+    ],
+)
+def test_transitions_from_the_wrong_state_raise(job_state: JobState, action: object) -> None:
+    job = running_job(state=job_state)
+    with pytest.raises(InvalidTransition):
+        action(job)  # type: ignore[operator]
+
+
+def test_cancel_pending_ends_the_job_at_once() -> None:
+    job = cancel_pending(pending_job(), NOW + 7)
+    assert (job.state, job.reason, job.start_time, job.end_time) == (
+        JobState.CANCELLED,
+        "None",
+        NOW + 7,
+        NOW + 7,
+    )
+
+
+@pytest.mark.parametrize("state", [JobState.RUNNING, JobState.COMPLETING])
+def test_node_failed_ends_an_active_job_with_node_fail(state: JobState) -> None:
+    job = node_failed(running_job(state=state), NOW + 9)
+    assert (job.state, job.reason, job.end_time) == (JobState.NODE_FAIL, "NodeFail", NOW + 9)
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"), [(HOLD_USER, "JobHeldUser"), (HOLD_ADMIN, "JobHeldAdmin")]
+)
+def test_hold_makes_a_pending_job_ineligible_with_the_holders_reason(
+    kind: str, reason: str
+) -> None:
+    job = hold(pending_job(), kind)
+    assert (job.hold, job.reason, job.eligible_time, job.held) == (kind, reason, 0.0, True)
+    assert job.state is JobState.PENDING
+
+
+def test_release_makes_a_held_job_eligible_again() -> None:
+    job = release(hold(pending_job(), HOLD_ADMIN), NOW + 100)
+    assert (job.hold, job.reason, job.eligible_time, job.held) == (
+        HOLD_NONE,
+        "None",
+        NOW + 100,
+        False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("time_limit", "start_time", "end"),
+    [(10, 1000.0, 1600.0), (1, 0.0, 60.0), (INFINITE, 1000.0, float("inf"))],
+)
+def test_time_limit_end_is_start_plus_the_limit(
+    time_limit: int, start_time: float, end: float
+) -> None:
+    assert time_limit_end(running_job(time_limit=time_limit, start_time=start_time)) == end
