@@ -1,0 +1,263 @@
+"""slurmd's work: register with the controller, heartbeat, launch and report jobs.
+
+The agent holds no authority: it runs what the controller asks and reports
+how it ended. Reports are kept until the controller acknowledges them (the
+spool directory is the outbox), so a job that ends while the controller is
+down is recorded when it comes back.
+
+Imports nodeagent.launcher, nodeagent.resources and minislurm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+import grpc
+
+from minislurm import VERSION_LINE, convert, jobenv
+from minislurm.config import SlurmConfig
+from minislurm.daemon import GRPC_OPTIONS
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
+from nodeagent.resources import NodeResources, current_load
+
+log = logging.getLogger(__name__)
+
+RETRY_MAX_SECONDS = 2.0
+CALL_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Everything slurmd needs to know to run."""
+
+    conf: SlurmConfig
+    conf_path: str
+    node_name: str
+    listen_host: str
+    port: int  # 0: any free port
+    port_file: str | None
+    advertise_addr: str  # the address the controller and other nodes use
+    spool_dir: str
+    controller: str  # host:port
+
+
+def status_message(outcome: StepOutcome) -> pb.JobStatus:
+    """The report of an ended step.
+
+    Args:
+        outcome: what stepd recorded.
+
+    Returns:
+        The message for the controller.
+    """
+    return pb.JobStatus(
+        job_id=outcome.job_id,
+        exit_code=outcome.exit_code,
+        signal=outcome.signal,
+        start_time=int(outcome.start_time),
+        end_time=int(outcome.end_time),
+        outcome=outcome.outcome,
+        message=outcome.message,
+        max_rss=outcome.max_rss,
+        total_cpu=outcome.total_cpu,
+    )
+
+
+class Agent:
+    """The node agent's state and its conversation with the controller."""
+
+    def __init__(self, settings: AgentSettings, resources: NodeResources) -> None:
+        self.settings = settings
+        self.resources = resources
+        self.launcher = Launcher(settings.spool_dir, self._step_ended)
+        self.port = settings.port
+        self.start_time = time.time()
+        self._channel = grpc.aio.insecure_channel(settings.controller, options=GRPC_OPTIONS)
+        self._ctld = pb_grpc.SlurmControllerStub(self._channel)
+        self._outbox: dict[int, StepOutcome] = {}
+        self._outbox_event = asyncio.Event()
+        self._registered = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.heartbeat_interval = 5.0
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self, port: int) -> None:
+        """Adopt surviving steps, then register and report in the background.
+
+        Args:
+            port: the port the agent's server is bound to.
+        """
+        self.port = port
+        for outcome in self.launcher.adopt():
+            self._outbox[outcome.job_id] = outcome
+        loop = asyncio.get_running_loop()
+        self._tasks = [
+            loop.create_task(self._heartbeat_loop(), name="heartbeat"),
+            loop.create_task(self._report_loop(), name="reporter"),
+        ]
+        self._outbox_event.set()
+
+    async def stop(self) -> None:
+        """Stop talking to the controller (running steps are left running)."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.launcher.close()
+        await self._channel.close()
+
+    # ------------------------------------------------------------ controller
+
+    def _registration(self) -> pb.RegisterNodeRequest:
+        res = self.resources
+        jobs = [pb.AgentJob(job_id=i, running=True) for i in self.launcher.running]
+        jobs += [
+            pb.AgentJob(job_id=o.job_id, running=False, status=status_message(o))
+            for o in self._outbox.values()
+        ]
+        return pb.RegisterNodeRequest(
+            name=self.settings.node_name,
+            addr=self.settings.advertise_addr,
+            port=self.port,
+            hostname=res.hostname,
+            cpus=res.cpus,
+            real_memory=res.real_memory,
+            gpus=res.gpus,
+            arch=res.arch,
+            os=res.os,
+            boot_time=int(res.boot_time),
+            slurmd_start_time=int(self.start_time),
+            version=VERSION_LINE,
+            jobs=jobs,
+            sockets=res.sockets,
+            cores_per_socket=res.cores_per_socket,
+            threads_per_core=res.threads_per_core,
+        )
+
+    async def _register(self) -> None:
+        reply = await self._ctld.RegisterNode(self._registration(), timeout=CALL_TIMEOUT)
+        self.heartbeat_interval = float(reply.heartbeat_interval or 5)
+        self._registered.set()
+        for job_id in reply.kill_job_ids:
+            log.info("job=%d unknown to the controller: killing it", job_id)
+            self.launcher.terminate(job_id, "CANCELLED", self.settings.conf.kill_wait, time.time())
+        log.info("registered with the controller at %s", self.settings.controller)
+
+    async def _heartbeat_loop(self) -> None:
+        delay = 0.1
+        while True:
+            try:
+                if not self._registered.is_set():
+                    await self._register()
+                else:
+                    load, free = current_load()
+                    reply = await self._ctld.Heartbeat(
+                        pb.HeartbeatRequest(
+                            name=self.settings.node_name,
+                            cpu_load=load,
+                            free_memory=free,
+                            running_job_ids=self.launcher.running,
+                        ),
+                        timeout=CALL_TIMEOUT,
+                    )
+                    if reply.reregister:
+                        self._registered.clear()
+                        continue
+                delay = 0.1
+                await asyncio.sleep(self.heartbeat_interval)
+            except grpc.aio.AioRpcError as err:
+                self._registered.clear()
+                log.debug("controller unreachable: %s", err.details())
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+    def _step_ended(self, outcome: StepOutcome) -> None:
+        log.info(
+            "job=%d ended exit=%d signal=%d %s",
+            outcome.job_id,
+            outcome.exit_code,
+            outcome.signal,
+            outcome.outcome,
+        )
+        self._outbox[outcome.job_id] = outcome
+        self._outbox_event.set()
+
+    async def _report_loop(self) -> None:
+        """Deliver ended jobs' outcomes until the controller acknowledges each."""
+        delay = 0.05
+        while True:
+            await self._outbox_event.wait()
+            self._outbox_event.clear()
+            while self._outbox:
+                job_id, outcome = next(iter(self._outbox.items()))
+                try:
+                    await self._ctld.JobComplete(
+                        pb.JobCompleteRequest(
+                            node=self.settings.node_name, status=status_message(outcome)
+                        ),
+                        timeout=CALL_TIMEOUT,
+                    )
+                except grpc.aio.AioRpcError as err:
+                    log.debug("report of job=%d failed: %s", job_id, err.details())
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, RETRY_MAX_SECONDS)
+                    continue
+                delay = 0.05
+                del self._outbox[job_id]
+                self.launcher.forget(job_id)
+
+    # ------------------------------------------------------------ requests from the controller
+
+    def launch_batch(self, request: pb.BatchLaunchRequest) -> None:
+        """Start a job's batch script on this node.
+
+        Args:
+            request: the job, its script and environment.
+
+        Raises:
+            PermissionError: the job's user is not ours and we are not root.
+            OSError: the spool or stepd could not be set up.
+        """
+        job = convert.job_from_launch(request)
+        if self.launcher.knows(job.job_id):
+            return
+        import os
+
+        if os.getuid() not in (0, job.uid):
+            raise PermissionError(
+                f"slurmd runs as uid {os.getuid()} and cannot run jobs of uid {job.uid}"
+            )
+        node = self.settings.node_name
+        ctx = jobenv.NodeContext(
+            node_name=node,
+            hostname=self.resources.hostname,
+            cluster=request.cluster,
+            conf_path=request.conf_path,
+            controller_host=request.controller.rpartition(":")[0],
+            controller_port=int(request.controller.rpartition(":")[2] or 0),
+        )
+        env = jobenv.batch_environment(dict(request.spec.environment), job, ctx)
+        stdout, stderr, stdin = convert.std_paths(job, node)
+        self.launcher.launch(
+            StepLaunch(
+                job_id=job.job_id,
+                uid=job.uid,
+                gid=job.gid,
+                user=job.user,
+                umask=request.spec.umask,
+                script=request.spec.script,
+                argv=list(request.spec.argv),
+                env=env,
+                work_dir=job.work_dir,
+                stdout=stdout,
+                stderr=stderr,
+                stdin=stdin,
+                node=node,
+                kill_wait=request.kill_wait,
+            )
+        )

@@ -1,0 +1,323 @@
+"""Batch steps on this node: spool directories, stepd processes, kills and outcomes.
+
+Each job has ``SPOOL/job<ID>/`` holding its script, ``job.json`` (what stepd
+runs), ``stepd.pid``, ``task.pid`` and, once stepd exits, ``status.json``.
+The spool is the truth about what runs here: after a restart of slurmd,
+``adopt()`` finds live stepds again and ended jobs not yet reported.
+A stepd's exit is noticed through a pidfd on the event loop, for children
+and adopted processes alike.
+
+Imports minislurm; no gRPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """How a batch step ended, as stepd recorded it (or as slurmd found it)."""
+
+    job_id: int
+    exit_code: int
+    signal: int
+    start_time: float
+    end_time: float
+    outcome: str = ""
+    message: str = ""
+    max_rss: int = 0
+    total_cpu: float = 0.0
+
+
+@dataclass(frozen=True)
+class StepLaunch:
+    """What slurmd hands a new stepd."""
+
+    job_id: int
+    uid: int
+    gid: int
+    user: str
+    umask: int
+    script: bytes
+    argv: list[str]
+    env: dict[str, str]
+    work_dir: str
+    stdout: str
+    stderr: str
+    stdin: str
+    node: str
+    kill_wait: int
+
+
+def _read_int(path: str) -> int:
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _is_stepd(pid: int, jobdir: str) -> bool:
+    """Whether ``pid`` is the stepd of ``jobdir`` (and not a reused pid)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return False
+    return b"nodeagent.stepd" in args and jobdir.encode() in args
+
+
+class Launcher:
+    """Starts, watches, signals and cleans up batch steps."""
+
+    def __init__(self, spool: str, on_end: Callable[[StepOutcome], None]) -> None:
+        self.spool = spool
+        self._on_end = on_end
+        self._running: dict[int, int] = {}  # job id -> stepd pid
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._pidfds: dict[int, int] = {}
+        os.makedirs(spool, mode=0o755, exist_ok=True)
+
+    def jobdir(self, job_id: int) -> str:
+        """The spool directory of a job.
+
+        Args:
+            job_id: the job.
+
+        Returns:
+            Its path.
+        """
+        return os.path.join(self.spool, f"job{job_id:05d}")
+
+    @property
+    def running(self) -> list[int]:
+        """Jobs whose stepd is alive."""
+        return sorted(self._running)
+
+    def knows(self, job_id: int) -> bool:
+        """Whether this node has (or had, unreported) the job.
+
+        Args:
+            job_id: the job.
+
+        Returns:
+            True when its spool directory exists.
+        """
+        return os.path.isdir(self.jobdir(job_id))
+
+    def launch(self, step: StepLaunch) -> None:
+        """Write the job's spool directory and start its stepd.
+
+        A launch of a job already here is ignored (the controller retries).
+
+        Args:
+            step: what to run.
+
+        Raises:
+            OSError: the spool directory or stepd could not be created.
+        """
+        jobdir = self.jobdir(step.job_id)
+        if os.path.isdir(jobdir):
+            return
+        # Root-owned and not listable: the job's user may run its script but not
+        # touch job.json, which stepd reads before it drops to that user.
+        os.makedirs(jobdir, mode=0o711)
+        script = os.path.join(jobdir, "slurm_script")
+        with open(script, "wb") as f:
+            f.write(step.script)
+        os.chmod(script, 0o500)
+        description = {
+            "job_id": step.job_id,
+            "uid": step.uid,
+            "gid": step.gid,
+            "user": step.user,
+            "umask": step.umask,
+            "argv": [script, *step.argv],
+            "env": step.env,
+            "work_dir": step.work_dir,
+            "stdout": step.stdout,
+            "stderr": step.stderr,
+            "stdin": step.stdin,
+            "node": step.node,
+            "kill_wait": step.kill_wait,
+        }
+        with open(os.path.join(jobdir, "job.json"), "w") as f:
+            json.dump(description, f)
+        if os.getuid() == 0:
+            os.chown(script, step.uid, step.gid)
+        with open(os.path.join(jobdir, "stepd.log"), "wb") as log_file:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "nodeagent.stepd", jobdir],
+                stdin=subprocess.DEVNULL,
+                stdout=log_file,
+                stderr=log_file,
+                start_new_session=True,
+                cwd="/",
+            )
+        self._children[step.job_id] = proc
+        self._watch(step.job_id, proc.pid)
+        log.info("job=%d stepd pid=%d started", step.job_id, proc.pid)
+
+    def _watch(self, job_id: int, pid: int) -> None:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            self._ended(job_id)
+            return
+        self._running[job_id] = pid
+        self._pidfds[job_id] = fd
+        asyncio.get_running_loop().add_reader(fd, self._ended, job_id)
+
+    def _ended(self, job_id: int) -> None:
+        fd = self._pidfds.pop(job_id, None)
+        if fd is not None:
+            asyncio.get_running_loop().remove_reader(fd)
+            os.close(fd)
+        self._running.pop(job_id, None)
+        proc = self._children.pop(job_id, None)
+        if proc is not None:
+            proc.wait()
+        self._on_end(self.outcome(job_id))
+
+    def outcome(self, job_id: int) -> StepOutcome:
+        """How an ended job's step finished (stepd's record, or a failure if none).
+
+        Args:
+            job_id: a job whose stepd is gone.
+
+        Returns:
+            The outcome.
+        """
+        path = os.path.join(self.jobdir(job_id), "status.json")
+        try:
+            with open(path) as f:
+                data = json.load(f)
+            return StepOutcome(
+                job_id=job_id,
+                exit_code=int(data["exit_code"]),
+                signal=int(data["signal"]),
+                start_time=float(data["start_time"]),
+                end_time=float(data["end_time"]),
+                outcome=str(data.get("outcome", "")),
+                message=str(data.get("message", "")),
+                max_rss=int(data.get("max_rss", 0)),
+                total_cpu=float(data.get("total_cpu", 0.0)),
+            )
+        except (OSError, ValueError, KeyError):
+            now = time.time()
+            return StepOutcome(job_id, 0, signal.SIGKILL, now, now, message="slurmstepd died")
+
+    def adopt(self) -> list[StepOutcome]:
+        """After a restart: watch live stepds again; return ended, unreported jobs.
+
+        Returns:
+            Outcomes of jobs that ended while slurmd was away.
+        """
+        ended = []
+        for name in sorted(os.listdir(self.spool)):
+            if not name.startswith("job") or not name[3:].isdigit():
+                continue
+            job_id = int(name[3:])
+            jobdir = self.jobdir(job_id)
+            pid = _read_int(os.path.join(jobdir, "stepd.pid"))
+            if pid and _is_stepd(pid, jobdir):
+                self._watch(job_id, pid)
+                log.info("job=%d stepd pid=%d adopted", job_id, pid)
+            else:
+                ended.append(self.outcome(job_id))
+        return ended
+
+    def terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
+        """Ask a job's stepd to kill it; kill stepd too if it does not finish in time.
+
+        Args:
+            job_id: the job (unknown jobs are ignored).
+            outcome: CANCELLED or TIMEOUT (decides the line stepd writes).
+            kill_wait: seconds between SIGTERM and SIGKILL.
+            when: the controller's decision time, for the line.
+        """
+        pid = self._running.get(job_id)
+        if pid is None:
+            return
+        request = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
+        path = os.path.join(self.jobdir(job_id), "terminate.json")
+        tmp = path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(request, f)
+        os.replace(tmp, path)
+        _signal(pid, signal.SIGTERM)
+        loop = asyncio.get_running_loop()
+        loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, pid)
+
+    def _force_kill(self, job_id: int, pid: int) -> None:
+        if self._running.get(job_id) != pid:
+            return
+        log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
+        task = _read_int(os.path.join(self.jobdir(job_id), "task.pid"))
+        if task:
+            _signal(-task, signal.SIGKILL)
+        _signal(pid, signal.SIGKILL)
+
+    def signal_job(self, job_id: int, sig: int, batch_only: bool, full: bool) -> None:
+        """Send a signal to a job's batch script (``-b``) or its whole batch step (``-f``).
+
+        Without either, Slurm signals only the job's srun steps, of which a
+        batch step has none here.
+
+        Args:
+            job_id: the job.
+            sig: the signal number.
+            batch_only: signal the batch shell alone.
+            full: signal every process of the batch step.
+        """
+        if job_id not in self._running:
+            return
+        task = _read_int(os.path.join(self.jobdir(job_id), "task.pid"))
+        if not task:
+            return
+        if full:
+            _signal(-task, sig)
+        elif batch_only:
+            _signal(task, sig)
+
+    def forget(self, job_id: int) -> None:
+        """Remove an ended, reported job's spool directory.
+
+        Args:
+            job_id: the job.
+        """
+        if job_id not in self._running:
+            shutil.rmtree(self.jobdir(job_id), ignore_errors=True)
+
+    def close(self) -> None:
+        """Stop watching (the stepds keep running)."""
+        loop = asyncio.get_running_loop()
+        for fd in self._pidfds.values():
+            loop.remove_reader(fd)
+            os.close(fd)
+        self._pidfds.clear()
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        if pid < 0:
+            os.killpg(-pid, sig)
+        else:
+            os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

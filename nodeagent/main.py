@@ -1,0 +1,171 @@
+"""slurmd: the node agent daemon's entry point.
+
+Flags as Slurm's slurmd (``-D -f -N -L -v -V``) plus ``--port``,
+``--port-file``, ``--listen``, ``--addr``, ``--spool-dir`` and
+``--fake-gpus`` for local clusters and tests. Stops on SIGTERM/SIGINT
+without touching running jobs (their stepds keep them running).
+
+Imports nodeagent and minislurm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+
+import grpc
+
+from minislurm import VERSION_LINE
+from minislurm.conffile import find_config
+from minislurm.config import load_gres_conf, load_slurm_conf
+from minislurm.daemon import GRPC_OPTIONS, setup_logging, write_port_file
+from minislurm.errors import ConfigError
+from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from nodeagent.agent import Agent, AgentSettings
+from nodeagent.gpus import GpuDiscoveryError, gpu_discovery
+from nodeagent.resources import discover
+from nodeagent.service import NodeAgentServicer
+
+log = logging.getLogger("slurmd")
+
+GRACE_SECONDS = 1.0
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """slurmd's flags.
+
+    Args:
+        argv: the arguments after the program name.
+
+    Returns:
+        The parsed flags.
+    """
+    p = argparse.ArgumentParser(prog="slurmd", description="minislurm node agent daemon")
+    p.add_argument("-D", action="store_true", help="run in the foreground (always the case)")
+    p.add_argument("-f", dest="conf", help="slurm.conf to read (default: $SLURM_CONF)")
+    p.add_argument("-N", dest="node", help="this node's NodeName (default: the short hostname)")
+    p.add_argument("-L", dest="logfile", help="log to this file instead of stderr")
+    p.add_argument("-v", dest="verbose", action="count", default=0, help="more logging")
+    p.add_argument("-V", dest="version", action="store_true", help="print the version")
+    p.add_argument("--listen", default="0.0.0.0", help="address to listen on")
+    p.add_argument("--port", type=int, help="port (overrides the node's Port; 0 = any free)")
+    p.add_argument("--port-file", help="write the bound port here once listening")
+    p.add_argument("--addr", help="address the controller reaches this node at")
+    p.add_argument("--spool-dir", help="overrides SlurmdSpoolDir")
+    p.add_argument("--fake-gpus", type=int, help="pretend to have this many GPUs")
+    p.add_argument("--pid-file", help="write the daemon's pid here")
+    return p.parse_args(argv)
+
+
+def settings_from(args: argparse.Namespace) -> AgentSettings:
+    """Read slurm.conf and apply the flags.
+
+    Args:
+        args: parsed flags.
+
+    Returns:
+        The settings.
+
+    Raises:
+        ConfigError: slurm.conf is missing or malformed, or the node is not in it.
+    """
+    path = args.conf or find_config(os.environ)
+    if not path:
+        raise ConfigError("slurm.conf", 0, "no slurm.conf found (use -f or SLURM_CONF)")
+    conf = load_slurm_conf(path)
+    name = args.node or socket.gethostname().split(".")[0]
+    node = conf.node(name)
+    if node is None:
+        raise ConfigError(path, 0, f"node {name} is not defined (NodeName=)")
+    addr, port = conf.slurmd_address(name)
+    return AgentSettings(
+        conf=conf,
+        conf_path=os.path.abspath(path),
+        node_name=name,
+        listen_host=args.listen,
+        port=port if args.port is None else args.port,
+        port_file=args.port_file,
+        advertise_addr=args.addr or addr,
+        spool_dir=args.spool_dir or conf.slurmd_spool_dir_for(name),
+        controller=f"{conf.controller_addr}:{conf.controller_port}",
+    )
+
+
+async def serve(settings: AgentSettings, fake_gpus: int | None) -> None:
+    """Run the agent until asked to stop.
+
+    Args:
+        settings: the daemon's settings.
+        fake_gpus: the --fake-gpus flag.
+    """
+    conf = settings.conf
+    gres = load_gres_conf(conf.gres_conf_path, settings.node_name)
+    resources = discover(
+        conf.node(settings.node_name),
+        gpu_discovery(gres, fake_gpus),
+        "config_overrides" in conf.slurmd_parameters,
+    )
+    agent = Agent(settings, resources)
+    server = grpc.aio.server(options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)])
+    port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
+    if port == 0:
+        raise RuntimeError(f"cannot listen on {settings.listen_host}:{settings.port}")
+    pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(agent), server)
+    await server.start()
+    await agent.start(port)
+    if settings.port_file:
+        write_port_file(settings.port_file, port)
+    log.info("slurmd %s listening on %s:%d", settings.node_name, settings.listen_host, port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            os._exit(1)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    await stop.wait()
+    log.info("slurmd shutting down (running jobs keep running)")
+    await agent.stop()
+    await server.stop(GRACE_SECONDS)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``slurmd`` command.
+
+    Args:
+        argv: arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(VERSION_LINE)
+        return 0
+    setup_logging("slurmd", args.logfile, args.verbose)
+    try:
+        settings = settings_from(args)
+    except ConfigError as err:
+        print(f"slurmd: fatal: {err}", file=sys.stderr)
+        return 1
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
+    try:
+        asyncio.run(serve(settings, args.fake_gpus))
+    except (RuntimeError, GpuDiscoveryError, ConfigError) as err:
+        print(f"slurmd: fatal: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The NodeAgent gRPC service: what the controller asks of a node.
+
+Thin handlers over :class:`~nodeagent.agent.Agent`; every request is
+idempotent, because the controller retries after a lost reply.
+
+Imports nodeagent.agent and minislurm.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import grpc
+
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from nodeagent.agent import Agent
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    Ctx = grpc.aio.ServicerContext[Any, Any]
+
+
+class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # generated base is untyped
+    """Serves the controller."""
+
+    def __init__(self, agent: Agent) -> None:
+        self.agent = agent
+
+    async def LaunchBatch(
+        self, request: pb.BatchLaunchRequest, context: Ctx
+    ) -> pb.BatchLaunchReply:
+        try:
+            self.agent.launch_batch(request)
+        except PermissionError as err:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        except (OSError, ValueError) as err:
+            log.exception("job=%d launch failed", request.job.job_id)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"launch failed: {err}")
+        return pb.BatchLaunchReply()
+
+    async def TerminateJob(
+        self, request: pb.TerminateJobRequest, context: Ctx
+    ) -> pb.TerminateJobReply:
+        self.agent.launcher.terminate(
+            request.job_id, request.outcome, request.kill_wait, float(request.time)
+        )
+        return pb.TerminateJobReply()
+
+    async def SignalJob(self, request: pb.SignalJobRequest, context: Ctx) -> pb.SignalJobReply:
+        self.agent.launcher.signal_job(
+            request.job_id, request.signal, request.batch_only, request.full
+        )
+        return pb.SignalJobReply()
+
+    async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
+        return pb.AgentPingReply(name=self.agent.settings.node_name)
