@@ -1,0 +1,148 @@
+"""What every command shares: finding the controller, calling it, and failing like Slurm.
+
+Commands print Slurm's messages on stderr (``squeue: error: ...``) and exit
+non-zero; nobody sees a traceback. Kept cheap to import: no grpc, no
+protobuf runtime, no argparse (see minislurm.ctlclient).
+
+Imports minislurm's lean modules only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli.opts import Option, UsageError, parse
+from minislurm import VERSION_LINE
+from minislurm.conffile import find_config, read_controller_address
+from minislurm.ctlclient import ControllerClient
+from minislurm.errors import ConfigError
+from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minislurm.protowire import Message
+
+UNREACHABLE = "Unable to contact slurm controller (connect failure)"
+TIMED_OUT = "Socket timed out on send/recv operation"
+RPC_TIMEOUT = 60.0
+
+
+class CommandError(Exception):
+    """Ends a command: ``message`` goes to stderr, ``status`` is the exit status."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+
+def rpc_message(err: RpcError) -> str:
+    """Slurm's words for a failed call.
+
+    Args:
+        err: the error.
+
+    Returns:
+        The controller's message, or "unable to contact" when it was not reached.
+    """
+    if err.code == "UNAVAILABLE":
+        return UNREACHABLE
+    if err.code == "DEADLINE_EXCEEDED":
+        return TIMED_OUT
+    return err.details or err.code
+
+
+def controller() -> ControllerClient:
+    """A client of the controller named by slurm.conf (or the local cluster).
+
+    Returns:
+        The client (connects on first call).
+
+    Raises:
+        CommandError: no configuration was found.
+    """
+    path = find_config(os.environ)
+    if path is None:
+        raise CommandError(
+            "error: no slurm.conf found: set SLURM_CONF, or start a local cluster"
+            " with `minislurm cluster up`"
+        )
+    try:
+        host, port = read_controller_address(path)
+    except (ConfigError, OSError) as err:
+        raise CommandError(f"error: {err}") from None
+    return ControllerClient(host, port, timeout=RPC_TIMEOUT)
+
+
+def call(method: str, **fields: object) -> Message:
+    """One RPC to the controller.
+
+    Args:
+        method: the SlurmController method.
+        fields: the request's fields.
+
+    Returns:
+        The reply.
+
+    Raises:
+        RpcError: the call failed.
+        CommandError: no configuration.
+    """
+    with controller() as client:
+        return client.call(method, **fields)
+
+
+def parse_or_exit(
+    prog: str, options: list[Option], argv: list[str], stop_at_positional: bool = False
+) -> tuple[dict[str, object], list[str]]:
+    """Parse options; on a bad command line print getopt's message and exit.
+
+    Also handles ``-V/--version`` (an option with dest ``version``) for every command.
+
+    Args:
+        prog: the command's name.
+        options: its options.
+        argv: its arguments.
+        stop_at_positional: see :func:`cli.opts.parse`.
+
+    Returns:
+        ``(values, positionals)``.
+    """
+    try:
+        values, rest = parse(options, argv, stop_at_positional)
+    except UsageError as err:
+        sys.stderr.write(f'{prog}: {err}\nTry "{prog} --help" for more information\n')
+        sys.exit(1)
+    if values.get("version"):
+        print(VERSION_LINE)
+        sys.exit(0)
+    return values, rest
+
+
+def run(prog: str, body: object, argv: list[str] | None) -> int:
+    """Run a command's body, turning errors into Slurm-style messages and exit codes.
+
+    Args:
+        prog: the command's name, for messages.
+        body: ``body(argv) -> int``.
+        argv: its arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        return int(body(args))  # type: ignore[operator]
+    except CommandError as err:
+        sys.stderr.write(f"{prog}: {err.message}\n")
+        return err.status
+    except RpcError as err:
+        sys.stderr.write(f"{prog}: error: {rpc_message(err)}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # `squeue | head`: the reader went away; that is not an error.
+        sys.stderr.close()
+        return 0

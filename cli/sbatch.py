@@ -1,0 +1,407 @@
+"""sbatch: submit a batch script.
+
+Options come from ``#SBATCH`` lines at the top of the script (up to the
+first line that is neither blank nor a comment), then from the command
+line, which wins. Everything after the script's name is passed to the
+script. Values that cannot be parsed are rejected here, as Slurm's client
+does (exit 255); the controller validates everything again.
+
+Imports cli.common, cli.opts and minislurm's lean modules only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli.common import CommandError, call, parse_or_exit, rpc_message, run
+from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
+from cli.submit import job_identity, parse_export, parse_node_range, parse_positive
+from minislurm import units
+from minislurm.h2grpc import RpcError
+
+PROG = "sbatch"
+CLIENT_ERROR = 255  # Slurm's clients exit(-1) on values they cannot parse
+
+OPTIONS = [
+    Option("account", "A", REQUIRED),
+    Option("chdir", "D", REQUIRED),
+    Option("comment", "", REQUIRED),
+    Option("cpus-per-task", "c", REQUIRED),
+    Option("error", "e", REQUIRED),
+    Option("exclude", "x", REQUIRED),
+    Option("export", "", REQUIRED),
+    Option("gpus", "G", REQUIRED),
+    Option("gpus-per-node", "", REQUIRED),
+    Option("gpus-per-task", "", REQUIRED),
+    Option("gres", "", REQUIRED),
+    Option("help", "h", NO_ARG),
+    Option("hold", "H", NO_ARG),
+    Option("input", "i", REQUIRED),
+    Option("job-name", "J", REQUIRED),
+    Option("mem", "", REQUIRED),
+    Option("mem-per-cpu", "", REQUIRED),
+    Option("nice", "", OPTIONAL),
+    Option("no-requeue", "", NO_ARG),
+    Option("nodelist", "w", REQUIRED),
+    Option("nodes", "N", REQUIRED),
+    Option("ntasks", "n", REQUIRED),
+    Option("ntasks-per-node", "", REQUIRED),
+    Option("output", "o", REQUIRED),
+    Option("parsable", "", NO_ARG),
+    Option("partition", "p", REQUIRED),
+    Option("qos", "q", REQUIRED),
+    Option("quiet", "Q", NO_ARG),
+    Option("requeue", "", NO_ARG),
+    Option("time", "t", REQUIRED),
+    Option("usage", "", NO_ARG),
+    Option("verbose", "v", NO_ARG, many=True),
+    Option("version", "V", NO_ARG),
+    Option("wrap", "", REQUIRED),
+]
+
+USAGE = """\
+Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]
+
+Parallel run options:
+  -A, --account=name          charge job to specified account
+  -c, --cpus-per-task=ncpus   number of cpus required per task
+  -D, --chdir=directory       set working directory for batch script
+  -e, --error=err             file for batch script's standard error
+      --export[=names]        specify environment variables to export
+  -G, --gpus=n                count of GPUs required for the job
+      --gpus-per-node=n       number of GPUs required per allocated node
+      --gpus-per-task=n       number of GPUs required per spawned task
+      --gres=list             required generic resources per node
+  -H, --hold                  submit job in held state
+  -i, --input=in              file for batch script's standard input
+  -J, --job-name=jobname      name of job
+      --mem=MB                minimum amount of real memory
+      --mem-per-cpu=MB        maximum amount of real memory per allocated cpu
+      --nice[=value]          decrease scheduling priority by value
+      --no-requeue            if set, do not permit the job to be requeued
+  -N, --nodes=N               number of nodes on which to run (N = min[-max])
+  -n, --ntasks=ntasks         number of tasks to run
+      --ntasks-per-node=n     number of tasks to invoke on each node
+  -o, --output=out            file for batch script's standard output
+      --parsable              outputs only the jobid and cluster name (if present)
+  -p, --partition=partition   partition requested
+  -q, --qos=qos               quality of service
+  -Q, --quiet                 quiet mode (suppress informational messages)
+      --requeue               if set, permit the job to be requeued
+  -t, --time=minutes          time limit
+  -w, --nodelist=hosts...     request a specific list of hosts
+      --wrap[=command string] wrap command string in a sh script and submit
+  -x, --exclude=hosts...      exclude a specific list of hosts
+
+Help options:
+  -h, --help                  show this help message
+      --usage                 display brief usage message
+
+Other options:
+  -V, --version               output version information and exit
+"""
+
+
+def directives(script: bytes) -> list[str]:
+    """The options of the script's ``#SBATCH`` lines, as argv words.
+
+    Scanning stops at the first line that is neither blank nor a comment;
+    on a ``#SBATCH`` line, a word starting with ``#`` begins a comment.
+
+    Args:
+        script: the batch script.
+
+    Returns:
+        The words, in order.
+
+    Raises:
+        CommandError: a line with an unterminated quote.
+    """
+    words: list[str] = []
+    for line in script.decode(errors="replace").splitlines()[1:]:
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        if line.startswith("#SBATCH"):  # an indented one is an ordinary comment
+            words.extend(split_words(line[len("#SBATCH") :]))
+    return words
+
+
+def split_words(text: str) -> list[str]:
+    """Split a line into words as a shell would (quotes, backslashes), up to a ``#`` comment.
+
+    Args:
+        text: the line.
+
+    Returns:
+        The words.
+
+    Raises:
+        CommandError: an unterminated quote.
+    """
+    words: list[str] = []
+    current: list[str] | None = None
+    quote = ""
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            else:
+                current.append(ch)  # type: ignore[union-attr]
+        elif ch in "'\"":
+            quote = ch
+            current = current if current is not None else []
+        elif ch == "\\" and i + 1 < len(text):
+            i += 1
+            current = (current or []) + [text[i]]
+        elif ch.isspace():
+            if current is not None:
+                words.append("".join(current))
+                current = None
+        elif ch == "#" and current is None:
+            break
+        else:
+            current = (current or []) + [ch]
+        i += 1
+    if quote:
+        raise CommandError(f"error: unmatched {quote} in #SBATCH line: {text.strip()}")
+    if current is not None:
+        words.append("".join(current))
+    return words
+
+
+def read_script(path: str | None, wrap: str | None) -> tuple[bytes, str]:
+    """The batch script and the job's default name.
+
+    Args:
+        path: the script's path (None: read standard input).
+        wrap: the ``--wrap`` command, if given.
+
+    Returns:
+        ``(script, default_name)``.
+
+    Raises:
+        CommandError: no script, an unreadable file or something that is not a script.
+    """
+    if wrap is not None:
+        text = f"#!/bin/sh\n# This script was created by sbatch --wrap.\n\n{wrap}\n"
+        return text.encode(), "wrap"
+    if path is None:
+        if sys.stdin.isatty():
+            raise CommandError("error: Batch script is empty!")
+        script, name = sys.stdin.buffer.read(), "sbatch"
+    else:
+        try:
+            with open(path, "rb") as f:
+                script = f.read()
+        except OSError:
+            raise CommandError(f"error: Unable to open file {path}") from None
+        name = os.path.basename(path)
+    check_script(script)
+    return script, name
+
+
+def check_script(script: bytes) -> None:
+    """Reject what Slurm's sbatch rejects before submitting.
+
+    Args:
+        script: the batch script.
+
+    Raises:
+        CommandError: empty, not starting with ``#!``, DOS line breaks or NUL bytes.
+    """
+    if not script.strip():
+        raise CommandError("error: Batch script is empty!")
+    if not script.startswith(b"#!"):
+        raise CommandError(
+            "error: This does not look like a batch script.  The first\n"
+            "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
+            "sbatch: error: For instance: #!/bin/sh"
+        )
+    if b"\r\n" in script:
+        raise CommandError(
+            "error: Batch script contains DOS line breaks (\\r\\n)\n"
+            "sbatch: error: instead of expected UNIX line breaks (\\n)."
+        )
+    if b"\0" in script:
+        raise CommandError(
+            "error: The SLURM controller does not allow scripts that "
+            "contain a NULL character '\\0'."
+        )
+
+
+def _value(values: dict[str, object], key: str) -> str | None:
+    value = values.get(key)
+    return None if value is None else str(value)
+
+
+def build_spec(
+    values: dict[str, object], script: bytes, name: str, argv: list[str]
+) -> dict[str, object]:
+    """The JobSpec fields of a submission.
+
+    Args:
+        values: the merged options.
+        script: the batch script.
+        name: the default job name.
+        argv: the script's arguments.
+
+    Returns:
+        The fields of a JobSpec message.
+
+    Raises:
+        CommandError: a value that does not parse (status 255).
+    """
+    cwd = os.getcwd()
+    spec: dict[str, object] = {
+        "name": _value(values, "job_name") or name,
+        "script": script,
+        "argv": argv,
+        "work_dir": os.path.join(cwd, _value(values, "chdir") or ""),
+        "submit_dir": cwd,
+        "batch": True,
+        "command": os.path.abspath(str(values["script_path"])) if "script_path" in values else "",
+        "environment": parse_export(_value(values, "export"), os.environ),
+        "hold": bool(values.get("hold")),
+    }
+    spec["work_dir"] = os.path.normpath(str(spec["work_dir"]))
+    for key, field in (
+        ("output", "stdout"),
+        ("error", "stderr"),
+        ("input", "stdin"),
+        ("partition", "partition"),
+        ("account", "account"),
+        ("qos", "qos"),
+        ("gres", "gres"),
+        ("nodelist", "nodelist"),
+        ("exclude", "exclude"),
+    ):
+        text = _value(values, key)
+        if text:
+            spec[field] = text
+    spec.update(resource_fields(values))
+    spec.update(job_identity())
+    return spec
+
+
+def resource_fields(values: dict[str, object]) -> dict[str, object]:
+    """Counts, memory, time, GPUs, nice and requeue, parsed as Slurm's client parses them.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        JobSpec fields.
+
+    Raises:
+        CommandError: a value that does not parse (status 255).
+    """
+    spec: dict[str, object] = {}
+    time_limit = _value(values, "time")
+    if time_limit is not None:
+        try:
+            spec["time_limit"] = units.parse_time_limit(time_limit)
+        except ValueError:
+            raise CommandError("error: Invalid --time specification", CLIENT_ERROR) from None
+    nodes = _value(values, "nodes")
+    if nodes is not None:
+        spec["min_nodes"], spec["max_nodes"] = parse_node_range(nodes)
+    for key in (
+        "ntasks",
+        "ntasks_per_node",
+        "cpus_per_task",
+        "gpus",
+        "gpus_per_node",
+        "gpus_per_task",
+    ):
+        text = _value(values, key)
+        if text is not None:
+            spec[key] = parse_positive(text, "--" + key.replace("_", "-"))
+    for key, field in (("mem", "mem_per_node"), ("mem_per_cpu", "mem_per_cpu")):
+        text = _value(values, key)
+        if text is not None:
+            try:
+                spec[field] = units.parse_memory_mb(text)
+            except ValueError:
+                raise CommandError(
+                    f"error: Invalid --{key.replace('_', '-')} specification", CLIENT_ERROR
+                ) from None
+    if "nice" in values:
+        text = _value(values, "nice") or "100"
+        try:
+            spec["nice"] = int(text)
+        except ValueError:
+            raise CommandError(
+                f'error: Invalid numeric value "{text}" for --nice.', CLIENT_ERROR
+            ) from None
+    if values.get("requeue") or values.get("no_requeue"):
+        spec["requeue"] = bool(values.get("requeue"))
+    return spec
+
+
+def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list[str]]:
+    """Read the command line and the script's directives; the command line wins.
+
+    Args:
+        argv: sbatch's arguments.
+
+    Returns:
+        ``(values, script, default_name, script_args)``.
+    """
+    cli_values, rest = parse_or_exit(PROG, OPTIONS, argv, stop_at_positional=True)
+    if cli_values.get("help") or cli_values.get("usage"):
+        sys.stdout.write(USAGE)
+        sys.exit(0)
+    wrap = _value(cli_values, "wrap")
+    path = None if wrap is not None or not rest else rest[0]
+    script_args = rest[1:] if path is not None else rest
+    script, name = read_script(path, wrap)
+    values, _ = parse_or_exit(PROG, OPTIONS, directives(script))
+    values.update(cli_values)
+    if path is not None:
+        values["script_path"] = path
+    return values, script, name, script_args
+
+
+def submit(argv: list[str]) -> int:
+    """sbatch's body.
+
+    Args:
+        argv: its arguments.
+
+    Returns:
+        The exit status.
+    """
+    values, script, name, script_args = merged_options(argv)
+    spec = build_spec(values, script, name, script_args)
+    try:
+        reply = call("SubmitJob", spec=spec)
+    except RpcError as err:
+        *details, last = rpc_message(err).split("\n")
+        lines = [f"error: {d}" for d in details]
+        lines.append(f"error: Batch job submission failed: {last}")
+        raise CommandError("\nsbatch: ".join(lines)) from None
+    if values.get("parsable"):
+        print(reply.job_id)
+    elif not values.get("quiet"):
+        print(f"Submitted batch job {reply.job_id}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``sbatch`` command.
+
+    Args:
+        argv: arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    return run(PROG, submit, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
