@@ -14,7 +14,7 @@ import sys
 
 from cli.opts import Option, UsageError, parse
 from minislurm import VERSION_LINE
-from minislurm.conffile import find_config, read_controller_address
+from minislurm.conffile import ClientConfig, find_config, read_client_config
 from minislurm.ctlclient import ControllerClient
 from minislurm.errors import ConfigError
 from minislurm.h2grpc import RpcError
@@ -53,6 +53,32 @@ def rpc_message(err: RpcError) -> str:
     return err.details or err.code
 
 
+_config: list[ClientConfig] = []
+
+
+def client_config() -> ClientConfig:
+    """What this command reads of slurm.conf (read once per process).
+
+    Returns:
+        The controller's address and the facts commands need.
+
+    Raises:
+        CommandError: no configuration was found, or it is malformed.
+    """
+    if not _config:
+        path = find_config(os.environ)
+        if path is None:
+            raise CommandError(
+                "error: no slurm.conf found: set SLURM_CONF, or start a local cluster"
+                " with `minislurm cluster up`"
+            )
+        try:
+            _config.append(read_client_config(path))
+        except (ConfigError, OSError) as err:
+            raise CommandError(f"error: {err}") from None
+    return _config[0]
+
+
 def controller() -> ControllerClient:
     """A client of the controller named by slurm.conf (or the local cluster).
 
@@ -62,17 +88,8 @@ def controller() -> ControllerClient:
     Raises:
         CommandError: no configuration was found.
     """
-    path = find_config(os.environ)
-    if path is None:
-        raise CommandError(
-            "error: no slurm.conf found: set SLURM_CONF, or start a local cluster"
-            " with `minislurm cluster up`"
-        )
-    try:
-        host, port = read_controller_address(path)
-    except (ConfigError, OSError) as err:
-        raise CommandError(f"error: {err}") from None
-    return ControllerClient(host, port, timeout=RPC_TIMEOUT)
+    config = client_config()
+    return ControllerClient(config.host, config.port, timeout=RPC_TIMEOUT)
 
 
 def call(method: str, **fields: object) -> Message:

@@ -14,14 +14,20 @@ from __future__ import annotations
 import os
 import sys
 
-from cli.common import CommandError, call, parse_or_exit, rpc_message, run
+from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
-from cli.submit import job_identity, parse_export, parse_node_range, parse_positive
+from cli.submit import (
+    CLIENT_ERROR,
+    check_gres,
+    job_identity,
+    parse_export,
+    parse_node_range,
+    parse_positive,
+)
 from minislurm import units
 from minislurm.h2grpc import RpcError
 
 PROG = "sbatch"
-CLIENT_ERROR = 255  # Slurm's clients exit(-1) on values they cannot parse
 
 OPTIONS = [
     Option("account", "A", REQUIRED),
@@ -377,6 +383,8 @@ def submit(argv: list[str]) -> int:
     """
     values, script, name, script_args = merged_options(argv)
     spec = build_spec(values, script, name, script_args)
+    gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
+    check_gres(_value(values, "gres"), gpus_asked, client_config().gres_types)
     try:
         reply = call("SubmitJob", spec=spec)
     except RpcError as err:

@@ -14,7 +14,7 @@ import pwd
 
 from cli.common import CommandError
 
-CLIENT_ERROR = 255
+CLIENT_ERROR = 255  # Slurm's clients exit(-1) on values they cannot parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,3 +118,26 @@ def parse_node_range(text: str) -> tuple[int, int]:
     if top < int(low):
         raise CommandError(f'error: "{text}" is not a valid node count', CLIENT_ERROR)
     return int(low), top
+
+
+def check_gres(gres: str | None, gpus_asked: bool, gres_types: tuple[str, ...]) -> None:
+    """Reject generic resources slurm.conf does not define (GresTypes), as Slurm's client does.
+
+    Args:
+        gres: the ``--gres`` value, if given.
+        gpus_asked: a ``--gpus*`` option was given (they need ``gpu``).
+        gres_types: GresTypes from slurm.conf.
+
+    Raises:
+        CommandError: an unknown or malformed gres (status 1).
+    """
+    from minislurm import units
+
+    try:
+        names = [name for name, _kind, _count in units.parse_gres(gres or "")]
+    except ValueError:
+        names = [""]
+    if gpus_asked:
+        names.append("gpu")
+    if any(name not in gres_types for name in names):
+        raise CommandError("error: Invalid generic resource (gres) specification")

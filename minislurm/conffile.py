@@ -341,8 +341,33 @@ def _pid_file_is_live(pid_path: str) -> bool:
     return True
 
 
-def read_controller_address(path: str) -> tuple[str, int]:
-    """Read where slurmctld listens, the only config reading the commands do.
+class ClientConfig:
+    """What the commands read of slurm.conf: the controller's address and a few facts."""
+
+    __slots__ = ("cluster_name", "gres_types", "host", "path", "port")
+
+    def __init__(
+        self, path: str, host: str, port: int, gres_types: tuple[str, ...], cluster_name: str
+    ) -> None:
+        self.path = path
+        self.host = host
+        self.port = port
+        self.gres_types = gres_types
+        self.cluster_name = cluster_name
+
+
+_CLIENT_KEYS = (
+    "SlurmctldHost",
+    "SlurmctldPort",
+    "ControlMachine",
+    "ControlAddr",
+    "GresTypes",
+    "ClusterName",
+)
+
+
+def read_client_config(path: str) -> ClientConfig:
+    """Read what the commands need, the only config reading they do.
 
     The first ``SlurmctldHost`` wins (later ones are backups); ``name(addr)``
     gives ``addr``, a bare ``name`` gives ``name``. The deprecated
@@ -354,17 +379,16 @@ def read_controller_address(path: str) -> tuple[str, int]:
         path: the slurm.conf.
 
     Returns:
-        ``(host, port)``.
+        The controller's host and port, GresTypes and ClusterName.
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
             or has a bad host or port.
     """
-    keys = ("SlurmctldHost", "SlurmctldPort", "ControlMachine", "ControlAddr")
     found: dict[str, tuple[ConfRecord, str]] = {}
-    for record in parse_file(path, keys):
+    for record in parse_file(path, _CLIENT_KEYS):
         for key, value in record.pairs:
-            if key in keys and (key != "SlurmctldHost" or key not in found):
+            if key in _CLIENT_KEYS and (key != "SlurmctldHost" or key not in found):
                 found[key] = (record, value)
     try:
         if "SlurmctldHost" in found:
@@ -380,7 +404,25 @@ def read_controller_address(path: str) -> tuple[str, int]:
             port = parse_port(value)
     except ValueError as exc:
         raise record.error(str(exc)) from None
-    return host, port
+    gres = found.get("GresTypes", (None, ""))[1]
+    cluster = found.get("ClusterName", (None, "cluster"))[1].lower()
+    return ClientConfig(path, host, port, tuple(g for g in gres.split(",") if g), cluster)
+
+
+def read_controller_address(path: str) -> tuple[str, int]:
+    """Where slurmctld listens, as :func:`read_client_config` reads it.
+
+    Args:
+        path: the slurm.conf.
+
+    Returns:
+        ``(host, port)``.
+
+    Raises:
+        ConfigError: see :func:`read_client_config`.
+    """
+    config = read_client_config(path)
+    return config.host, config.port
 
 
 def parse_slurmctld_host(value: str) -> tuple[str, str]:
