@@ -1,0 +1,441 @@
+"""The local cluster: one slurmctld and N slurmd as background processes on this machine.
+
+``minislurm cluster up`` and the end-to-end tests both use this. Everything
+lives under one directory (``$MINISLURM_HOME`` or ``~/.minislurm``):
+``slurm.conf`` and ``gres.conf``, ``state/`` (the database), ``spool/<node>/``,
+``log/`` and one pid file per daemon. Ports are chosen by the kernel: the
+controller binds port 0 and reports it, and ``slurm.conf`` is then rewritten
+with that port so commands and agents find it. Only processes whose pid
+files this launcher wrote, and whose command line is still ours, are ever
+signalled.
+
+Imports minislurm's core modules; starts daemons as subprocesses.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from minislurm.conffile import read_controller_address
+
+CTLD = "slurmctld"
+PROVISIONAL_PORT = 6817  # in slurm.conf until the controller reports its real port
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The shape of a local cluster."""
+
+    nodes: int = 2
+    gpus_per_node: int = 8
+    cpus_per_node: int = 8
+    memory_per_node: int = 16000  # MiB
+    cluster_name: str = "local"
+    kill_wait: int = 5
+    slurmd_timeout: int = 30
+    min_job_age: int = 300
+
+    @property
+    def node_names(self) -> list[str]:
+        """n1, n2, ..."""
+        return [f"n{i}" for i in range(1, self.nodes + 1)]
+
+
+def default_home() -> str:
+    """Where the local cluster lives: ``$MINISLURM_HOME`` or ``~/.minislurm``.
+
+    Returns:
+        The directory.
+    """
+    return os.environ.get("MINISLURM_HOME") or os.path.join(os.path.expanduser("~"), ".minislurm")
+
+
+def render_slurm_conf(spec: ClusterSpec, home: str, port: int) -> str:
+    """The slurm.conf of a local cluster.
+
+    Args:
+        spec: the cluster's shape.
+        home: its directory.
+        port: the controller's port.
+
+    Returns:
+        The file's text.
+    """
+    last = spec.nodes
+    nodes = "n1" if last == 1 else f"n[1-{last}]"
+    return f"""\
+# Written by `minislurm cluster up`; rewritten when the controller starts.
+ClusterName={spec.cluster_name}
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort={port}
+StateSaveLocation={home}/state
+SlurmdSpoolDir={home}/spool/%n
+SlurmdParameters=config_overrides
+GresTypes=gpu
+KillWait={spec.kill_wait}
+SlurmdTimeout={spec.slurmd_timeout}
+MinJobAge={spec.min_job_age}
+NodeName={nodes} NodeAddr=127.0.0.1 CPUs={spec.cpus_per_node} RealMemory={spec.memory_per_node} \
+Gres=gpu:{spec.gpus_per_node} State=UNKNOWN
+PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
+PartitionName=debug Nodes={nodes} Default=NO MaxTime=60 State=UP
+"""
+
+
+def render_gres_conf(spec: ClusterSpec) -> str:
+    """The gres.conf of a local cluster: fake GPUs, ``Count=`` per node.
+
+    Args:
+        spec: the cluster's shape.
+
+    Returns:
+        The file's text.
+    """
+    nodes = "n1" if spec.nodes == 1 else f"n[1-{spec.nodes}]"
+    return f"NodeName={nodes} Name=gpu Count={spec.gpus_per_node}\n"
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll ``predicate`` until it holds.
+
+    Args:
+        predicate: the condition.
+        timeout: seconds to wait at most.
+        what: what we wait for, for the error.
+
+    Raises:
+        TimeoutError: it did not hold in time.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
+
+
+class LocalCluster:
+    """Starts, checks and stops the daemons of a local cluster in ``home``."""
+
+    def __init__(self, home: str) -> None:
+        self.home = os.path.abspath(home)
+        self.conf_path = os.path.join(self.home, "slurm.conf")
+
+    def path(self, *parts: str) -> str:
+        """A path inside the cluster's directory."""
+        return os.path.join(self.home, *parts)
+
+    def pid_file(self, daemon: str) -> str:
+        """The pid file of a daemon (``slurmctld`` or ``slurmd-n1``)."""
+        return self.path(f"{daemon}.pid")
+
+    def node_names(self) -> list[str]:
+        """The nodes of the written configuration."""
+        from minislurm.config import load_slurm_conf
+
+        return [n.name for n in load_slurm_conf(self.conf_path).nodes]
+
+    def pid(self, daemon: str) -> int | None:
+        """The pid of a daemon of ours that is alive, else None.
+
+        Args:
+            daemon: ``slurmctld`` or ``slurmd-<node>``.
+
+        Returns:
+            The pid, only if that process is still this cluster's daemon.
+        """
+        pid = _read_int(self.pid_file(daemon))
+        if pid is None:
+            return None
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            return None
+        if self.conf_path.encode() not in args:
+            return None
+        return pid
+
+    def write_config(self, spec: ClusterSpec) -> None:
+        """Create the directory tree and the configuration files.
+
+        Args:
+            spec: the cluster's shape.
+        """
+        for sub in ("state", "log", "spool"):
+            os.makedirs(self.path(sub), exist_ok=True)
+        _write_atomic(self.conf_path, render_slurm_conf(spec, self.home, PROVISIONAL_PORT))
+        _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
+
+    def _spawn(self, daemon: str, argv: list[str]) -> int:
+        log = open(self.path("log", f"{daemon}.out"), "ab")
+        with log:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                cwd=self.home,
+                env={**os.environ, "SLURM_CONF": self.conf_path},
+            )
+        _write_atomic(self.pid_file(daemon), f"{proc.pid}\n")
+        return proc.pid
+
+    def start_controller(self, timeout: float = 30.0) -> int:
+        """Start slurmctld and record its port in slurm.conf.
+
+        A controller that has run before binds its previous port again.
+
+        Args:
+            timeout: seconds to wait for it to listen.
+
+        Returns:
+            Its pid.
+
+        Raises:
+            TimeoutError: it did not start listening.
+        """
+        port_file = self.path("slurmctld.port")
+        _, port = read_controller_address(self.conf_path)
+        first_start = _read_int(port_file) is None
+        with_port = "0" if first_start else str(port)
+        if os.path.exists(port_file) and not first_start:
+            os.unlink(port_file)
+        pid = self._spawn(
+            CTLD,
+            [
+                sys.executable,
+                "-m",
+                "ctld.main",
+                "-D",
+                "-f",
+                self.conf_path,
+                "-L",
+                self.path("log", "slurmctld.log"),
+                "--listen",
+                "127.0.0.1",
+                "--port",
+                with_port,
+                "--port-file",
+                port_file,
+            ],
+        )
+        wait_until(
+            lambda: self._alive_or_raise(pid) and os.path.exists(port_file),
+            timeout,
+            "slurmctld to listen",
+        )
+        bound = _read_int(port_file)
+        if bound != port:
+            with open(self.conf_path) as f:
+                text = f.read()
+            _write_atomic(
+                self.conf_path,
+                text.replace(f"SlurmctldPort={port}\n", f"SlurmctldPort={bound}\n", 1),
+            )
+        return pid
+
+    def _alive_or_raise(self, pid: int) -> bool:
+        try:
+            finished, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return True  # not our child (started by an earlier `up`)
+        if finished:
+            raise RuntimeError(
+                f"daemon pid {pid} exited with status {status}; see {self.path('log')}"
+            )
+        return True
+
+    def start_agent(self, node: str) -> int:
+        """Start the slurmd of one node.
+
+        Args:
+            node: the node's name.
+
+        Returns:
+            Its pid.
+        """
+        return self._spawn(
+            f"slurmd-{node}",
+            [
+                sys.executable,
+                "-m",
+                "nodeagent.main",
+                "-D",
+                "-f",
+                self.conf_path,
+                "-N",
+                node,
+                "-L",
+                self.path("log", f"slurmd-{node}.log"),
+                "--listen",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--addr",
+                "127.0.0.1",
+            ],
+        )
+
+    def daemons(self) -> list[str]:
+        """Every daemon of the cluster: slurmctld, then slurmd-<node> for each node."""
+        return [CTLD] + [f"slurmd-{n}" for n in self.node_names()]
+
+    def up(self, spec: ClusterSpec) -> list[str]:
+        """Start the cluster, or restart whichever of its daemons died.
+
+        Args:
+            spec: the shape, used when no configuration exists yet.
+
+        Returns:
+            The daemons started by this call.
+        """
+        if not os.path.exists(self.conf_path):
+            self.write_config(spec)
+        started = []
+        if self.pid(CTLD) is None:
+            self.start_controller()
+            started.append(CTLD)
+        for node in self.node_names():
+            daemon = f"slurmd-{node}"
+            if self.pid(daemon) is None:
+                self.start_agent(node)
+                started.append(daemon)
+        return started
+
+    def stop(self, daemon: str, sig: int = signal.SIGTERM, timeout: float = 10.0) -> bool:
+        """Stop one daemon: ``sig``, then SIGKILL after ``timeout`` seconds.
+
+        Args:
+            daemon: its name.
+            sig: the first signal.
+            timeout: seconds before SIGKILL.
+
+        Returns:
+            Whether it was running.
+        """
+        pid = self.pid(daemon)
+        if pid is None:
+            return False
+        os.kill(pid, sig)
+        try:
+            wait_until(lambda: self._gone(pid), timeout, f"{daemon} to stop")
+        except TimeoutError:
+            os.kill(pid, signal.SIGKILL)
+            wait_until(lambda: self._gone(pid), 5.0, f"{daemon} to die")
+        os.unlink(self.pid_file(daemon))
+        return True
+
+    @staticmethod
+    def _gone(pid: int) -> bool:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split(") ")[1].startswith("Z")
+        except OSError:
+            return True
+
+    def down(self) -> list[str]:
+        """Stop every daemon of the cluster (agents first), then kill leftover jobs.
+
+        Returns:
+            The daemons that were running.
+        """
+        stopped = [d for d in reversed(self.daemons()) if self.stop(d)]
+        self.kill_jobs()
+        return stopped
+
+    def stepd_pids(self) -> list[int]:
+        """Live job supervisors (stepd) started by this cluster's agents.
+
+        Returns:
+            Their pids.
+        """
+        found = []
+        spool = self.path("spool")
+        for node in os.listdir(spool) if os.path.isdir(spool) else []:
+            for job in os.listdir(os.path.join(spool, node)):
+                jobdir = os.path.join(spool, node, job)
+                pid = _read_int(os.path.join(jobdir, "stepd.pid"))
+                if pid is None:
+                    continue
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        args = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if jobdir.encode() in args:
+                    found.append(pid)
+        return found
+
+    def kill_jobs(self, timeout: float = 15.0) -> int:
+        """Kill every job still running on the cluster's nodes (through their stepds).
+
+        Args:
+            timeout: seconds before stragglers get SIGKILL.
+
+        Returns:
+            How many job supervisors were running.
+        """
+        pids = self.stepd_pids()
+        for pid in pids:
+            os.kill(pid, signal.SIGTERM)
+        try:
+            wait_until(lambda: all(self._gone(p) for p in pids), timeout, "jobs to end")
+        except TimeoutError:
+            for pid in pids:
+                if not self._gone(pid):
+                    os.killpg(pid, signal.SIGKILL)
+        return len(pids)
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Wait until every node has registered and responds.
+
+        Args:
+            timeout: seconds.
+
+        Raises:
+            TimeoutError: not ready in time.
+        """
+        from minislurm.ctlclient import ControllerClient
+        from minislurm.h2grpc import RpcError
+
+        host, port = read_controller_address(self.conf_path)
+
+        def ready() -> bool:
+            try:
+                with ControllerClient(host, port, timeout=5.0) as client:
+                    nodes = client.call("GetNodes").nodes
+            except RpcError:
+                return False
+            return bool(nodes) and all(
+                not n.state.startswith("UNKNOWN") and "NOT_RESPONDING" not in n.flags for n in nodes
+            )
+
+        wait_until(ready, timeout, "every node to register")

@@ -1,0 +1,90 @@
+"""``minislurm``: manage a local cluster (``cluster up|down|status``) and show the version.
+
+Imports minislurm.cluster and click (start-up time does not matter here).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from minislurm import VERSION_LINE, __version__
+from minislurm.cluster import ClusterSpec, LocalCluster, default_home
+from minislurm.conffile import read_controller_address
+
+
+@click.group()
+@click.version_option(__version__, message=f"minislurm %(version)s ({VERSION_LINE})")
+def main() -> None:
+    """minislurm: a Slurm-compatible workload manager for GPU clusters."""
+
+
+@main.group()
+def cluster() -> None:
+    """A local cluster: one controller and N node agents on this machine."""
+
+
+HOME_OPTION = click.option(
+    "--home",
+    default=default_home,
+    show_default="$MINISLURM_HOME or ~/.minislurm",
+    help="directory for the cluster's configuration, state and logs",
+)
+
+
+@cluster.command()
+@HOME_OPTION
+@click.option("--nodes", default=2, show_default=True, type=click.IntRange(1, 512))
+@click.option("--gpus-per-node", default=8, show_default=True, type=click.IntRange(0, 64))
+@click.option("--cpus-per-node", default=8, show_default=True, type=click.IntRange(1, 4096))
+@click.option(
+    "--memory-per-node", default=16000, show_default=True, type=click.IntRange(1), help="MiB"
+)
+def up(home: str, nodes: int, gpus_per_node: int, cpus_per_node: int, memory_per_node: int) -> None:
+    """Start the cluster, or restart whichever of its daemons died."""
+    local = LocalCluster(home)
+    spec = ClusterSpec(
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        cpus_per_node=cpus_per_node,
+        memory_per_node=memory_per_node,
+    )
+    try:
+        started = local.up(spec)
+        local.wait_ready()
+    except (RuntimeError, TimeoutError) as err:
+        raise click.ClickException(f"{err} (logs in {local.path('log')})") from None
+    names = local.node_names()
+    if not started:
+        click.echo(f"cluster in {local.home} is already running")
+    elif len(started) < 1 + len(names):
+        click.echo(f"cluster in {local.home} was running; restarted {', '.join(started)}")
+    host, port = read_controller_address(local.conf_path)
+    click.echo(f"slurmctld at {host}:{port}, nodes {', '.join(names)}")
+    click.echo(f"SLURM_CONF={local.conf_path} (commands find it without it)")
+
+
+@cluster.command()
+@HOME_OPTION
+def down(home: str) -> None:
+    """Stop the cluster's daemons and any job still running on it."""
+    stopped = LocalCluster(home).down()
+    click.echo(f"stopped {', '.join(stopped)}" if stopped else "cluster was not running")
+
+
+@cluster.command()
+@HOME_OPTION
+def status(home: str) -> None:
+    """Say which of the cluster's daemons run (exit 1 when any is down)."""
+    local = LocalCluster(home)
+    try:
+        daemons = local.daemons()
+    except OSError:
+        raise click.ClickException(f"no cluster in {local.home}") from None
+    down_count = 0
+    for daemon in daemons:
+        pid = local.pid(daemon)
+        click.echo(f"{daemon:<12} {'running pid ' + str(pid) if pid else 'down'}")
+        down_count += pid is None
+    sys.exit(1 if down_count else 0)

@@ -1,0 +1,189 @@
+"""Bad input: Slurm's messages and exit codes, and no change of state.
+
+Each rejected request must leave the cluster as it was: the next accepted
+job gets the very next id (rejections use up no job id).
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import TestCluster
+from helpers import wait_until
+
+NOT_AVAILABLE = (
+    "sbatch: error: Batch job submission failed: Requested node configuration is not available\n"
+)
+REJECTED_SBATCH = [
+    (
+        ["-p", "nosuch", "--wrap=true"],
+        1,
+        "sbatch: error: invalid partition specified: nosuch\n"
+        "sbatch: error: Batch job submission failed: Invalid partition name specified\n",
+    ),
+    (
+        ["--gres=gpu:99", "--wrap=true"],
+        1,
+        NOT_AVAILABLE,
+    ),
+    (
+        ["--gpus=99", "--wrap=true"],
+        1,
+        NOT_AVAILABLE,
+    ),
+    (
+        ["--mem=100G", "--wrap=true"],
+        1,
+        "sbatch: error: Memory specification can not be satisfied\n" + NOT_AVAILABLE,
+    ),
+    (
+        ["--gres=tpu:1", "--wrap=true"],
+        1,
+        "sbatch: error: Invalid generic resource (gres) specification\n",
+    ),
+    (["--time=abc", "--wrap=true"], 255, "sbatch: error: Invalid --time specification\n"),
+    (["/nonexistent/script.sh"], 1, "sbatch: error: Unable to open file /nonexistent/script.sh\n"),
+    (["-w", "nosuchnode", "--wrap=true"], 1, None),
+    (["-N", "x", "--wrap=true"], 255, None),
+    (["-n", "0", "--wrap=true"], 255, None),
+    (["--mem=lots", "--wrap=true"], 255, None),
+    (["--bogus-option", "--wrap=true"], 1, None),
+]
+
+
+def _next_id(cluster: TestCluster) -> int:
+    return cluster.sbatch("--hold", "--wrap=true")
+
+
+@pytest.mark.parametrize(("args", "rc", "stderr"), REJECTED_SBATCH)
+def test_rejected_submissions_change_nothing(
+    cluster: TestCluster, args: list[str], rc: int, stderr: str | None
+) -> None:
+    before = _next_id(cluster)
+    queue = cluster.run("squeue", "-h", "-o", "%i %t").out
+    result = cluster.run("sbatch", *args)
+    assert result.rc == rc, result.err
+    assert result.out == ""
+    if stderr is not None:
+        assert result.err == stderr
+    else:
+        assert result.err.startswith("sbatch: ")
+    assert cluster.run("squeue", "-h", "-o", "%i %t").out == queue
+    assert _next_id(cluster) == before + 1
+
+
+def test_empty_script_on_stdin_is_rejected(cluster: TestCluster) -> None:
+    result = cluster.run("sbatch", stdin="")
+    assert (result.rc, result.err) == (1, "sbatch: error: Batch script is empty!\n")
+
+
+def test_script_without_interpreter_line_is_rejected(cluster: TestCluster) -> None:
+    script = cluster.workdir / "noshebang.sh"
+    script.write_text("echo hi\n")
+    result = cluster.run("sbatch", str(script))
+    assert result.rc == 1
+    assert "This does not look like a batch script" in result.err
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (["-N3"], "toomanynodes"),
+        (["-n", "99"], "toomanycpus"),
+        (["-p", "debug", "-t", "120"], "overmaxtime"),
+    ],
+)
+def test_requests_beyond_partition_limits_pend_with_partition_config(
+    cluster: TestCluster, args: list[str], name: str
+) -> None:
+    job_id = cluster.sbatch(*args, "-J", name, "--wrap=true")
+    wait_until(lambda: cluster.job(job_id)["Reason"] == "PartitionConfig", 10, "PartitionConfig")
+    assert cluster.state(job_id) == "PENDING"
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "rc", "stderr"),
+    [
+        (["scancel", "999999"], 0, ""),
+        (["scancel", "abc"], 1, "scancel: error: Invalid job id abc\n"),
+        (
+            ["scontrol", "show", "job", "999999"],
+            1,
+            "slurm_load_jobs error: Invalid job id specified\n",
+        ),
+        (["squeue", "-j", "999999"], 1, "slurm_load_jobs error: Invalid job id specified\n"),
+        (
+            ["scontrol", "hold", "999999"],
+            1,
+            "Invalid job id specified for job 999999\n"
+            "slurm_suspend error: Invalid job id specified\n",
+        ),
+        (["squeue", "-t", "BOGUS"], 1, None),
+        (["scontrol", "show", "partition", "nosuch"], 1, "Partition nosuch not found\n"),
+        (["scontrol", "update", "NodeName=n1", "State=DRAIN"], 1, None),
+        (["scontrol", "update", "NodeName=nosuch", "State=DRAIN", "Reason=x"], 1, None),
+        (["scontrol", "update", "NodeName=n1", "State=BOGUS", "Reason=x"], 1, None),
+    ],
+)
+def test_bad_command_requests_fail_like_slurm(
+    cluster: TestCluster, argv: list[str], rc: int, stderr: str | None
+) -> None:
+    nodes = cluster.run("sinfo", "-N", "-h").out
+    result = cluster.run(*argv)
+    assert result.rc == rc, result.err
+    if stderr is not None:
+        assert result.err == stderr
+    else:
+        assert result.err
+    assert cluster.run("sinfo", "-N", "-h").out == nodes
+
+
+def test_bad_update_of_a_job_changes_nothing(cluster: TestCluster) -> None:
+    job_id = cluster.sbatch("--hold", "-J", "keep", "-t", "5", "--wrap=true")
+    before = cluster.job(job_id)
+    for args in (["TimeLimit=abc"], ["Partition=nosuch"], ["Bogus=1"]):
+        result = cluster.run("scontrol", "update", f"JobId={job_id}", *args)
+        assert result.rc == 1, args
+        assert result.err, args
+    after = cluster.job(job_id)
+    assert {k: after[k] for k in ("JobName", "TimeLimit", "Partition")} == {
+        k: before[k] for k in ("JobName", "TimeLimit", "Partition")
+    }
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+def test_malformed_rpc_fields_are_rejected_by_the_controller(cluster: TestCluster) -> None:
+    """The controller validates what a client could bypass."""
+    from minislurm.conffile import read_controller_address
+    from minislurm.ctlclient import ControllerClient
+    from minislurm.h2grpc import RpcError
+
+    host, port = read_controller_address(cluster.local.conf_path)
+    good = {
+        "name": "x",
+        "script": b"#!/bin/sh\n",
+        "work_dir": str(cluster.workdir),
+        "user": "nobody",
+        "uid": 65534,
+        "gid": 65534,
+        "batch": True,
+        "hold": True,
+    }
+    bad = [
+        {"work_dir": "relative/dir"},
+        {"script": b"no interpreter\n"},
+        {"environment": {"A=B": "c"}},
+        {"nodelist": "n[1-"},
+        {"partition": "nosuch"},
+        {"mem_per_node": 1, "mem_per_cpu": 1},
+        {"name": "bad\0name"},
+        {"user": ""},
+        {"nice": -5},
+    ]
+    with ControllerClient(host, port, timeout=10) as client:
+        before = len(client.call("GetJobs", all_states=True).jobs)
+        for change in bad:
+            with pytest.raises(RpcError) as err:
+                client.call("SubmitJob", spec={**good, **change})
+            assert err.value.code == "INVALID_ARGUMENT", change
+        assert len(client.call("GetJobs", all_states=True).jobs) == before
