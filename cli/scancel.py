@@ -1,0 +1,433 @@
+"""scancel: cancel or signal jobs, as Slurm 22.05's scancel does.
+
+Jobs are named by id, or chosen by filters (name, user, partition, state,
+and client-side account, QOS and nodes); one CancelJobs call does the work
+and its per-job results become Slurm's messages: an unknown or finished job
+is silent for a plain cancel (``-v`` shows why), any failure to signal is an
+error.
+
+Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli import common, fmt
+from cli.opts import NO_ARG, REQUIRED, Option
+from minislurm import hostlist, protowire, units
+from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minislurm.protowire import Message
+
+PROG = "scancel"
+SIGKILL = 9
+# A plain cancel of these is not an error (the job is gone or going anyway).
+_QUIET_ERRORS = frozenset(("Invalid job id specified", "Job/step already completing or completed"))
+
+OPTIONS = [
+    Option("account", "A", REQUIRED),
+    Option("batch", "b"),
+    Option("full", "f"),
+    Option("help"),
+    Option("hurry", "H"),
+    Option("interactive", "i"),
+    Option("me"),
+    Option("name", "n", REQUIRED),
+    Option("nodelist", "w", REQUIRED),
+    Option("partition", "p", REQUIRED),
+    Option("qos", "q", REQUIRED),
+    Option("quiet", "Q"),
+    Option("signal", "s", REQUIRED),
+    Option("state", "t", REQUIRED),
+    Option("usage"),
+    Option("user", "u", REQUIRED),
+    Option("verbose", "v", NO_ARG, many=True),
+    Option("version", "V"),
+]
+
+USAGE = """\
+Usage: scancel [-A account] [--batch] [--full] [--interactive] [-n job_name]
+               [-p partition] [-Q] [-q qos] [-s signal | integer]
+               [-t PENDING | RUNNING | SUSPENDED] [--usage] [-u user_name]
+               [--me] [-V] [-v] [-w hosts...] [job_id]
+"""
+
+HELP = """\
+Usage: scancel [OPTIONS] [job_id]
+  -A, --account=account           act only on jobs charging this account
+  -b, --batch                     signal batch shell for specified job
+  -f, --full                      signal batch shell and all steps for specified job
+  -i, --interactive               require response from user for each job
+      --me                        act only on jobs of the current user
+  -n, --name=job_name             act only on jobs with this name
+  -p, --partition=partition       act only on jobs in this partition
+  -Q, --quiet                     disable warnings
+  -q, --qos=qos                   act only on jobs with this quality of service
+  -s, --signal=name | integer     signal to send to job, default is SIGKILL
+  -t, --state=states              act only on jobs in this state.  Valid job
+                                  states are PENDING, RUNNING and SUSPENDED
+  -u, --user=user_name            act only on jobs of this user
+  -V, --version                   output version information and exit
+  -v, --verbose                   verbosity level
+  -w, --nodelist                  act only on jobs on these nodes
+
+Help options:
+  --help                          show this help message
+  --usage                         display brief usage message
+"""
+
+
+class Plan:
+    """What to cancel or signal, and how."""
+
+    def __init__(self) -> None:
+        self.job_ids: list[int] = []
+        self.filters: dict[str, object] = {}  # CancelJobs filter fields
+        self.accounts: list[str] = []
+        self.qos: list[str] = []
+        self.nodes: set[str] = set()
+        self.signal = 0  # 0: cancel
+        self.batch = False
+        self.full = False
+        self.verbose = 0
+        self.quiet = False
+        self.interactive = False
+
+    @property
+    def client_side(self) -> bool:
+        """Whether the jobs must be listed first (filters CancelJobs lacks, -i, ids AND filters)."""
+        return bool(
+            self.accounts or self.qos or self.nodes or self.interactive
+            or (self.job_ids and self.filters)
+        )
+
+
+def parse_job_ids(words: list[str]) -> list[int]:
+    """Read the job ids of the command line (each may be a comma list).
+
+    Args:
+        words: the positional arguments.
+
+    Returns:
+        The ids.
+
+    Raises:
+        CommandError: ``Invalid job id X`` (array tasks and steps are not supported yet).
+    """
+    ids = []
+    for word in words:
+        for item in word.split(","):
+            if item.isdigit() and 0 < int(item) <= 0xFFFFFFFF:
+                ids.append(int(item))
+            elif item[:1].isdigit() and ("." in item or "_" in item):
+                raise common.CommandError(
+                    f"error: Invalid job id {item} (job steps and array tasks are not supported)"
+                )
+            else:
+                raise common.CommandError(f"error: Invalid job id {item}")
+    return ids
+
+
+class BareError(Exception):
+    """An error Slurm prints without the ``scancel:`` prefix (exit status 1)."""
+
+
+def parse_states(text: str) -> list[str]:
+    """Read ``-t``: job state names or compact codes.
+
+    Args:
+        text: a comma-separated list.
+
+    Returns:
+        The full state names.
+
+    Raises:
+        BareError: not a job state (Slurm's two-line message).
+    """
+    names = []
+    for word in fmt.split_list(text):
+        name = fmt.job_state_name(word)
+        if name is None:
+            raise BareError(
+                f"Invalid job state specified: {word}\n"
+                "Valid job states are PENDING, RUNNING, and SUSPENDED"
+            )
+        names.append(name)
+    return names
+
+
+def parse_signal(text: str) -> int:
+    """Read ``-s``: a signal name (with or without SIG) or number.
+
+    Args:
+        text: the option's value.
+
+    Returns:
+        The signal number.
+
+    Raises:
+        BareError: ``Unknown job signal: X``.
+    """
+    try:
+        return units.parse_signal(text)
+    except ValueError:
+        raise BareError(f"Unknown job signal: {text}") from None
+
+
+def build_plan(values: dict[str, object], rest: list[str]) -> Plan:
+    """Turn parsed options and arguments into a plan.
+
+    Args:
+        values: the parsed options.
+        rest: the job ids.
+
+    Returns:
+        The plan.
+
+    Raises:
+        CommandError: a bad job id or user, or nothing to act on.
+        BareError: a bad signal or state.
+    """
+    plan = Plan()
+    if "signal" in values:
+        plan.signal = parse_signal(str(values["signal"]))
+    plan.job_ids = parse_job_ids(rest)
+    plan.batch, plan.full = bool(values.get("batch")), bool(values.get("full"))
+    if (plan.batch or plan.full) and not plan.signal:
+        plan.signal = SIGKILL
+    user = str(values.get("user", "")) or (fmt.user_name(os.getuid()) if values.get("me") else "")
+    if user:
+        if fmt.resolve_user(user) is None:
+            raise common.CommandError(f"error: Invalid user name: {user}")
+        plan.filters["user"] = user
+    for option, key in (("name", "name"), ("partition", "partition")):
+        if values.get(option):
+            plan.filters[key] = str(values[option])
+    if "state" in values:
+        plan.filters["states"] = parse_states(str(values["state"]))
+    plan.accounts = fmt.split_list(str(values.get("account", "")))
+    plan.qos = fmt.split_list(str(values.get("qos", "")))
+    if values.get("nodelist"):
+        try:
+            plan.nodes = set(hostlist.expand(str(values["nodelist"])))
+        except ValueError:
+            raise common.CommandError(f"error: Invalid node name {values['nodelist']}") from None
+    if not (plan.job_ids or plan.filters or plan.accounts or plan.qos or plan.nodes):
+        raise common.CommandError("error: No job identification provided")
+    plan.verbose = len(values.get("verbose", []))  # type: ignore[arg-type]
+    plan.quiet = bool(values.get("quiet"))
+    plan.interactive = bool(values.get("interactive"))
+    return plan
+
+
+def action_text(plan: Plan, job_id: int) -> str:
+    """What ``-v`` says before acting on a job.
+
+    Args:
+        plan: the plan.
+        job_id: the job.
+
+    Returns:
+        e.g. ``Terminating job 14`` or ``Signal 10 to batch job 14``.
+    """
+    if not plan.signal:
+        return f"Terminating job {job_id}"
+    scope = "batch job" if plan.batch else ("full job" if plan.full else "job")
+    return f"Signal {plan.signal} to {scope} {job_id}"
+
+
+def matches(plan: Plan, job: Message) -> bool:
+    """Whether a listed job passes the filters CancelJobs cannot apply.
+
+    Args:
+        plan: the plan.
+        job: a JobInfo.
+
+    Returns:
+        True to act on it.
+    """
+    return (
+        (not plan.accounts or job.account in plan.accounts)
+        and (not plan.qos or job.qos in plan.qos)
+        and (not plan.nodes or bool(plan.nodes.intersection(hostlist.expand(job.nodes))))
+    )
+
+
+def list_targets(plan: Plan) -> list[Message]:
+    """The active jobs the plan names (for client-side filters and ``-i``).
+
+    Args:
+        plan: the plan.
+
+    Returns:
+        The matching jobs (none when no named id exists).
+    """
+    request: dict[str, object] = {"job_ids": plan.job_ids}
+    filters = plan.filters
+    if "user" in filters:
+        request["users"] = [filters["user"]]
+    if "partition" in filters:
+        request["partitions"] = [filters["partition"]]
+    if "name" in filters:
+        request["names"] = [filters["name"]]
+    if "states" in filters:
+        request["states"] = filters["states"]
+    try:
+        reply = common.call("GetJobs", **request)
+    except RpcError as err:
+        if err.code == "NOT_FOUND":
+            return []
+        raise
+    return [job for job in reply.jobs if matches(plan, job)]
+
+
+def confirm(job: Message) -> bool:
+    """Ask ``-i``'s question on stdout and read the answer.
+
+    Args:
+        job: the job.
+
+    Returns:
+        True when the answer starts with y.
+    """
+    sys.stdout.write(
+        f"Cancel job_id={job.job_id} name={job.name} partition={job.partition} [y/n]? "
+    )
+    sys.stdout.flush()
+    answer = sys.stdin.readline()
+    return answer[:1] in ("y", "Y")
+
+
+def no_match_text(plan: Plan) -> str:
+    """``-v``'s message when the filters select no job.
+
+    Args:
+        plan: the plan.
+
+    Returns:
+        Slurm's line (without the ``scancel: `` prefix).
+    """
+    words = []
+    if "name" in plan.filters:
+        words.append(f"job_name={plan.filters['name']}")
+    if "partition" in plan.filters:
+        words.append(f"partition={plan.filters['partition']}")
+    if "states" in plan.filters:
+        words.append("state=" + ",".join(plan.filters["states"]))  # type: ignore[arg-type]
+    if "user" in plan.filters:
+        words.append(f"user_name={plan.filters['user']}")
+    return "error: No active jobs match ALL job filters, including: " + "".join(
+        w + " " for w in words
+    )
+
+
+def report(plan: Plan, results: list[Message]) -> int:
+    """Print the per-job errors as Slurm does and compute the exit status.
+
+    A plain cancel of an unknown or finished job is silent (``-v`` shows it)
+    and not an error; every other failure is printed (unless ``-Q``) and is.
+
+    Args:
+        plan: the plan.
+        results: CancelJobs' JobResults.
+
+    Returns:
+        The exit status.
+    """
+    status = 0
+    for result in results:
+        if not result.error:
+            continue
+        harmless = not plan.signal and result.error in _QUIET_ERRORS
+        if (plan.verbose or not harmless) and not plan.quiet:
+            sys.stderr.write(
+                f"{PROG}: error: Kill job error on job id {result.job_id}: {result.error}\n"
+            )
+        if not harmless:
+            status = 1
+    return status
+
+
+def _failed(job_id: int, error: str) -> Message:
+    return protowire.Message("minislurm.v1.JobResult", job_id=job_id, error=error)
+
+
+def _job_ids(plan: Plan) -> list[int] | None:
+    """The ids to act on, listing (and confirming) jobs first when needed;
+    None when CancelJobs' own filters select them."""
+    if not plan.client_side:
+        return plan.job_ids or None
+    targets = list_targets(plan)
+    if plan.interactive:
+        targets = [job for job in targets if confirm(job)]
+    return [job.job_id for job in targets]
+
+
+def execute(plan: Plan) -> int:
+    """Carry out the plan: list the jobs when needed, then one CancelJobs call.
+
+    Args:
+        plan: the plan.
+
+    Returns:
+        The exit status.
+    """
+    fields: dict[str, object] = {
+        "signal": plan.signal, "batch_only": plan.batch, "full": plan.full,
+        "requester_uid": os.getuid(),
+    }
+    ids = _job_ids(plan)
+    if ids is None:
+        fields.update(plan.filters)
+    elif not ids:
+        if plan.verbose and not plan.interactive:
+            sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
+        return 0
+    else:
+        fields["job_ids"] = ids
+        for job_id in ids if plan.verbose else ():
+            sys.stderr.write(f"{PROG}: {action_text(plan, job_id)}\n")
+    try:
+        reply = common.call("CancelJobs", **fields)
+    except RpcError as err:
+        if ids is None:
+            raise
+        return report(plan, [_failed(job_id, common.rpc_message(err)) for job_id in ids])
+    if plan.verbose and ids is None:
+        if not reply.results:
+            sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
+        for result in reply.results:
+            sys.stderr.write(f"{PROG}: {action_text(plan, result.job_id)}\n")
+    return report(plan, list(reply.results))
+
+
+def _scancel(argv: list[str]) -> int:
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv)
+    if values.get("help"):
+        sys.stdout.write(HELP)
+        return 0
+    if values.get("usage"):
+        sys.stdout.write(USAGE)
+        return 0
+    try:
+        plan = build_plan(values, rest)
+    except BareError as err:
+        sys.stderr.write(f"{err}\n")
+        return 1
+    return execute(plan)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run scancel.
+
+    Args:
+        argv: the arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    return common.run(PROG, _scancel, argv)

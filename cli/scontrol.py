@@ -1,0 +1,417 @@
+"""scontrol: show and change jobs, nodes and partitions, as Slurm 22.05's scontrol.
+
+Supported: ``show job|node|partition|config|hostnames|hostlist|hostlistsorted``,
+``hold|uhold|release``, ``update JobId=...`` and ``update NodeName=...``,
+``ping``, ``version``; keywords may be abbreviated as Slurm allows
+(``scontrol sho jo 5``). The records are formatted by cli.scontrol_show.
+
+Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from cli import common
+from cli import scontrol_show as show
+from cli import scontrol_update as update
+from cli.opts import NO_ARG, Option
+from minislurm import VERSION_LINE, conffile, hostlist
+from minislurm.errors import ConfigError
+from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+PROG = "scontrol"
+HOLD, USER_HOLD, RELEASE = 0, 1, 2  # HoldJobsRequest.Action
+RESTORE_BANNER = (
+    "*****************************************\n"
+    "** RESTORE SLURMCTLD DAEMON TO SERVICE **\n"
+    "*****************************************\n"
+)
+
+OPTIONS = [
+    Option("all", "a"),
+    Option("details", "d", NO_ARG, many=True),
+    Option("help", "h"),
+    Option("oneliner", "o"),
+    Option("quiet", "Q"),
+    Option("usage"),
+    Option("verbose", "v", NO_ARG, many=True),
+    Option("version", "V"),
+]
+
+HELP = """\
+scontrol [<OPTION>] [<COMMAND>]
+    Valid <OPTION> values are:
+     -a or --all: equivalent to "all" command
+     -d or --details: equivalent to "details" command
+     -h or --help: equivalent to "help" command
+     -o or --oneliner: equivalent to "oneliner" command
+     -Q or --quiet: equivalent to "quiet" command
+     -v or --verbose: equivalent to "verbose" command
+     -V or --version: equivalent to "version" command
+
+  <keyword> may be omitted from the execute line and scontrol will execute
+  in interactive mode. It will process commands as entered until explicitly
+  terminated.
+
+    Valid <COMMAND> values are:
+     help                     print this description of use.
+     hold <job_list>          prevent specified job from starting. <job_list>
+                              is either a space separate list of job IDs or
+                              job names
+     ping                     print status of slurmctld daemons.
+     release <job_list>       permit specified job to start (see hold)
+     show <ENTITY> [<ID>]     display state of identified entity, default
+                              is all records.
+     uhold <job_list>         place user hold on specified job (see hold)
+     update <SPECIFICATIONS>  update job or node configuration.
+     version                  display tool version number.
+
+  <ENTITY> may be "config", "hostnames", "hostlist", "hostlistsorted",
+       "job", "node" or "partition".
+
+  <SPECIFICATIONS> are specified in the same format as the configuration
+  file. You may wish to use the "show" keyword then use its output as
+  input for the update keyword, editing as needed.  Supported job keys are
+  TimeLimit (+/- for relative changes), Name/JobName, Partition and Nice;
+  node keys are State (DRAIN, RESUME, DOWN, UNDRAIN, IDLE) and Reason.
+"""
+
+
+class Settings:
+    """The global options that shape output."""
+
+    def __init__(self, values: dict[str, object]) -> None:
+        self.oneliner = bool(values.get("oneliner"))
+        self.details = bool(values.get("details"))
+        self.quiet = bool(values.get("quiet"))
+
+
+def keyword_matches(word: str, keyword: str, minimum: int) -> bool:
+    """Slurm's abbreviation rule: a case-insensitive prefix at least ``minimum`` long.
+
+    Args:
+        word: what the user typed.
+        keyword: the full keyword.
+        minimum: the shortest accepted abbreviation.
+
+    Returns:
+        True when ``word`` names ``keyword``.
+    """
+    return len(word) >= minimum and keyword.startswith(word.lower())
+
+
+def _fail(text: str) -> int:
+    sys.stderr.write(text + "\n")
+    return 1
+
+
+# --------------------------------------------------------------------------- show
+
+
+def show_jobs(args: list[str], settings: Settings) -> int:
+    """``show job [ID]``: every job the controller remembers, or one.
+
+    Args:
+        args: at most one job id.
+        settings: -o / -d.
+
+    Returns:
+        The exit status.
+    """
+    request: dict[str, object] = {"all_states": True}
+    if args:
+        if not args[0].isdigit():
+            return _fail("scontrol_print_job error: Invalid job id specified")
+        request["job_ids"] = [int(args[0])]
+    try:
+        reply = common.call("GetJobs", **request)
+    except RpcError as err:
+        return _fail(f"slurm_load_jobs error: {common.rpc_message(err)}")
+    jobs = sorted(reply.jobs, key=lambda j: j.job_id)
+    if not jobs:
+        sys.stdout.write("No jobs in the system\n")
+        return 0
+    sys.stdout.write("".join(show.job_text(j, settings.oneliner, settings.details) for j in jobs))
+    return 0
+
+
+def show_nodes(args: list[str], settings: Settings) -> int:
+    """``show node [NAMES]``: every node, or those of a hostlist expression.
+
+    Args:
+        args: at most one hostlist expression.
+        settings: -o.
+
+    Returns:
+        The exit status.
+    """
+    names = _expand(args[0]) if args else []
+    if names is None:
+        return _fail(f"Node {args[0]} not found")
+    try:
+        reply = common.call("GetNodes", names=names)
+    except RpcError as err:
+        return _fail(f"slurm_load_node error: {common.rpc_message(err)}")
+    if not reply.nodes:
+        return _fail(f"Node {args[0]} not found") if args else _fail("No nodes in the system")
+    sys.stdout.write("".join(show.node_text(n, settings.oneliner) for n in reply.nodes))
+    return 0
+
+
+def show_partitions(args: list[str], settings: Settings) -> int:
+    """``show partition [NAME]``.
+
+    Args:
+        args: at most one partition name.
+        settings: -o.
+
+    Returns:
+        The exit status (1 with ``Partition X not found``).
+    """
+    try:
+        reply = common.call("GetPartitions", names=args[:1])
+    except RpcError as err:
+        return _fail(f"slurm_load_partitions error: {common.rpc_message(err)}")
+    if not reply.partitions:
+        if args:
+            return _fail(f"Partition {args[0]} not found")
+        sys.stdout.write("No partitions in the system\n")
+        return 0
+    text = "".join(show.partition_text(p, settings.oneliner) for p in reply.partitions)
+    sys.stdout.write(text)
+    return 0
+
+
+def show_config(args: list[str], settings: Settings) -> int:
+    """``show config``: the controller's settings, then its ping status as Slurm adds it.
+
+    Args:
+        args: ignored (as Slurm ignores them).
+        settings: unused.
+
+    Returns:
+        The exit status.
+    """
+    try:
+        reply = common.call("GetConfig")
+    except RpcError as err:
+        return _fail(f"slurm_load_ctl_conf error: {common.rpc_message(err)}")
+    sys.stdout.write(show.config_text(list(reply.entries), time.time()))
+    return ping([], settings)
+
+
+def show_hostnames(args: list[str], settings: Settings) -> int:
+    """``show hostnames EXPR``: one host name per line (``$SLURM_JOB_NODELIST`` by default).
+
+    Args:
+        args: at most one hostlist expression.
+        settings: unused.
+
+    Returns:
+        The exit status.
+    """
+    expr = args[0] if args else os.environ.get("SLURM_JOB_NODELIST", "")
+    names = _expand(expr)
+    if names is None:
+        return _fail(f"scontrol: error: Invalid hostlist: {expr}")
+    if not names:
+        sys.stderr.write("scontrol: error: host list is empty\n")
+        return 0
+    sys.stdout.write("".join(name + "\n" for name in names))
+    return 0
+
+
+def _show_hostlist(args: list[str], sort: bool) -> int:
+    expr = args[0] if args else os.environ.get("SLURM_JOB_NODELIST", "")
+    names = _expand(expr)
+    if names is None:
+        return _fail(f"scontrol: error: Invalid hostlist: {expr}")
+    if not names:
+        sys.stderr.write("scontrol: error: host list is empty\n")
+        return 0
+    sys.stdout.write(hostlist.compress(names, sort=sort) + "\n")
+    return 0
+
+
+def _expand(expr: str) -> list[str] | None:
+    try:
+        return hostlist.expand(expr)
+    except ValueError:
+        return None
+
+
+# entity: (minimum abbreviation, handler); Slurm's order of matching.
+SHOW_ENTITIES: list[tuple[str, int, Callable[[list[str], Settings], int]]] = [
+    ("config", 1, show_config),
+    ("hostnames", 5, show_hostnames),
+    ("hostlist", 5, lambda a, s: _show_hostlist(a, False)),
+    ("hostlistsorted", 9, lambda a, s: _show_hostlist(a, True)),
+    ("jobs", 1, show_jobs),
+    ("nodes", 1, show_nodes),
+    ("partitions", 2, show_partitions),
+]
+
+
+def show_command(args: list[str], settings: Settings) -> int:
+    """``show ENTITY [ID]``.
+
+    Args:
+        args: the entity and at most one id.
+        settings: the global options.
+
+    Returns:
+        The exit status.
+    """
+    if not args:
+        return _fail("too few arguments for keyword:show")
+    if len(args) > 2:
+        return _fail("too many arguments for keyword:show")
+    for entity, minimum, handler in SHOW_ENTITIES:
+        if keyword_matches(args[0], entity, minimum):
+            return handler(args[1:], settings)
+    return _fail(f"invalid entity:{args[0]} for keyword:show ")
+
+
+# --------------------------------------------------------------------------- hold, release
+
+
+def hold_command(args: list[str], action: int, keyword: str) -> int:
+    """``hold|uhold|release JOBS...``: one call per argument, Slurm's messages per job.
+
+    Args:
+        args: job ids, each possibly a comma list.
+        action: HOLD, USER_HOLD or RELEASE.
+        keyword: the command's name, for the usage error.
+
+    Returns:
+        The exit status (1 when any job failed).
+    """
+    if not args:
+        return _fail(f"too few arguments for keyword:{keyword}")
+    status = 0
+    for word in args:
+        items = [item for item in word.split(",") if item]
+        ids = [int(item) for item in items if item.isdigit()]
+        errors = [(item, "Invalid job id specified") for item in items if not item.isdigit()]
+        if ids:
+            errors += _hold(ids, action)
+        for job, error in errors:
+            sys.stderr.write(f"{error} for job {job}\n")
+        if errors:
+            sys.stderr.write(f"slurm_suspend error: {errors[-1][1]}\n")
+            status = 1
+    return status
+
+
+def _hold(ids: list[int], action: int) -> list[tuple[str, str]]:
+    """One HoldJobs call: ``(job, error)`` for each job that failed (every job when
+    the call itself failed)."""
+    try:
+        reply = common.call("HoldJobs", job_ids=ids, action=action, requester_uid=os.getuid())
+    except RpcError as err:
+        return [(str(job_id), common.rpc_message(err)) for job_id in ids]
+    return [(str(r.job_id), r.error) for r in reply.results if r.error]
+
+
+# --------------------------------------------------------------------------- ping, dispatch
+
+
+def controller_name() -> str:
+    """The primary controller's name as slurm.conf gives it (``SlurmctldHost``).
+
+    Returns:
+        The name, or ``(null)`` when the configuration does not say.
+    """
+    path = conffile.find_config(os.environ)
+    try:
+        for record in conffile.parse_file(path or "", ("SlurmctldHost", "ControlMachine")):
+            for key, value in record.pairs:
+                if key == "SlurmctldHost":
+                    return conffile.parse_slurmctld_host(value)[0]
+                if key == "ControlMachine":
+                    return value
+    except (OSError, ValueError, ConfigError):
+        pass
+    return "(null)"
+
+
+def ping(args: list[str], settings: Settings) -> int:
+    """``ping``: whether the controller answers.
+
+    Args:
+        args: ignored.
+        settings: unused.
+
+    Returns:
+        0 when it is UP, 1 when DOWN.
+    """
+    try:
+        common.call("Ping")
+        up = True
+    except RpcError:
+        up = False
+    sys.stdout.write(f"Slurmctld(primary) at {controller_name()} is {'UP' if up else 'DOWN'}\n")
+    if not up:
+        sys.stdout.write(RESTORE_BANNER)
+    return 0 if up else 1
+
+
+def dispatch(args: list[str], settings: Settings) -> int:
+    """Run one scontrol command.
+
+    Args:
+        args: the command and its arguments.
+        settings: the global options.
+
+    Returns:
+        The exit status.
+    """
+    word, rest = args[0], args[1:]
+    if keyword_matches(word, "show", 3):
+        return show_command(rest, settings)
+    if keyword_matches(word, "update", 1):
+        return update.update_command(rest)
+    for keyword, minimum, action in (("hold", 2, HOLD), ("uhold", 2, USER_HOLD),
+                                     ("release", 3, RELEASE)):
+        if keyword_matches(word, keyword, minimum):
+            return hold_command(rest, action, keyword)
+    if keyword_matches(word, "ping", 3):
+        return ping(rest, settings)
+    if keyword_matches(word, "version", 4):
+        sys.stdout.write(VERSION_LINE + "\n")
+        return 0
+    if keyword_matches(word, "help", 2):
+        sys.stdout.write(HELP)
+        return 0
+    return _fail(f"invalid keyword: {word}")
+
+
+def _scontrol(argv: list[str]) -> int:
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv)
+    if values.get("help") or values.get("usage"):
+        sys.stdout.write(HELP)
+        return 0
+    if not rest:
+        # Interactive mode is not supported; Slurm would prompt for commands.
+        sys.stdout.write(HELP)
+        return 1
+    return dispatch(rest, Settings(values))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run scontrol.
+
+    Args:
+        argv: the arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    return common.run(PROG, _scontrol, argv)

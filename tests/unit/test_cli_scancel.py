@@ -1,0 +1,248 @@
+"""Tests of scancel against real Slurm's captures and wording (cli.scancel).
+
+The controller is replaced by a function that answers CancelJobs (and
+GetJobs for client-side filters), so no socket is opened.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cli import common, scancel
+from minislurm.h2grpc import RpcError
+from minislurm.protowire import Message
+
+REF = Path("/work/shared/reference/outputs")
+UID = os.getuid()
+
+
+def reference(name: str) -> tuple[str, str, int]:
+    """(stdout, stderr, exit status) of a capture."""
+    text = (REF / name).read_text()
+    out = text.split("--- stdout ---\n", 1)[1].split("--- stderr ---\n", 1)[0]
+    err = text.split("--- stderr ---\n", 1)[1].split("--- exit: ", 1)[0]
+    status = int(text.rsplit("--- exit: ", 1)[1].split(" ", 1)[0])
+    return out, err, status
+
+
+def job(job_id: int, **fields: Any) -> dict[str, Any]:
+    base = {"job_id": job_id, "name": f"j{job_id}", "partition": "gpu", "state": "RUNNING",
+            "account": "root", "qos": "normal", "nodes": "n1", "user": "root"}
+    return {**base, **fields}
+
+
+class Fake:
+    """CancelJobs answers from ``errors`` (job id -> Slurm's words); GetJobs from ``jobs``."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.errors: dict[int, str] = {}
+        self.jobs: list[dict[str, Any]] = [job(14), job(15, account="other", nodes="n2")]
+
+    def __call__(self, method: str, **request: Any) -> Message:
+        self.calls.append((method, request))
+        if method == "GetJobs":
+            jobs = [j for j in self.jobs if not request.get("job_ids")
+                    or j["job_id"] in request["job_ids"]]
+            if request.get("job_ids") and not jobs:
+                raise RpcError("NOT_FOUND", "Invalid job id specified")
+            return Message("minislurm.v1.GetJobsReply", {"jobs": jobs})
+        ids = request.get("job_ids") or [j["job_id"] for j in self.jobs]
+        results = [{"job_id": i, "error": self.errors.get(i, "")} for i in ids]
+        return Message("minislurm.v1.CancelJobsReply", {"results": results})
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
+    calls = Fake()
+    monkeypatch.setattr(common, "call", calls)
+    return calls
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str, int]:
+    status = scancel.main(argv)
+    captured = capsys.readouterr()
+    return captured.out, captured.err, status
+
+
+def cancel_request(**fields: Any) -> tuple[str, dict[str, Any]]:
+    base = {"signal": 0, "batch_only": False, "full": False, "requester_uid": UID}
+    return "CancelJobs", {**base, **fields}
+
+
+# --------------------------------------------------------------------------- reference captures
+
+
+@pytest.mark.parametrize(
+    ("capture", "argv", "error"),
+    [
+        ("scancel_running.txt", ["14"], ""),
+        ("err_scancel_999999.txt", ["999999"], "Invalid job id specified"),
+        ("scancel_completed_job.txt", ["20"], "Job/step already completing or completed"),
+        ("err_scancel_bad_id.txt", ["abc"], ""),
+    ],
+)
+def test_output_matches_real_scancel(
+    fake: Fake, capsys: pytest.CaptureFixture[str], capture: str, argv: list[str], error: str
+) -> None:
+    fake.errors = {int(argv[0]): error} if argv[0].isdigit() else {}
+    assert run(argv, capsys) == reference(capture)
+
+
+def test_verbose_shows_why_an_unknown_job_was_not_cancelled(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {999999: "Invalid job id specified"}
+    assert run(["-v", "999999"], capsys) == ("", (
+        "scancel: Terminating job 999999\n"
+        "scancel: error: Kill job error on job id 999999: Invalid job id specified\n"), 0)
+
+
+def test_signalling_an_unknown_job_is_an_error(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {999999: "Invalid job id specified"}
+    assert run(["--signal=USR1", "999999"], capsys) == (
+        "", "scancel: error: Kill job error on job id 999999: Invalid job id specified\n", 1)
+    assert fake.calls == [cancel_request(job_ids=[999999], signal=10)]
+
+
+def test_quiet_hides_errors_but_keeps_the_status(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {999999: "Invalid job id specified"}
+    assert run(["-Q", "-s", "USR1", "999999"], capsys) == ("", "", 1)
+
+
+def test_unreachable_controller_fails_each_named_job(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def down(method: str, **request: Any) -> Message:
+        raise RpcError("UNAVAILABLE", "refused")
+
+    monkeypatch.setattr(common, "call", down)
+    assert run(["5"], capsys) == ("", (
+        "scancel: error: Kill job error on job id 5: "
+        "Unable to contact slurm controller (connect failure)\n"), 1)
+    assert run(["-n", "x"], capsys) == (
+        "", "scancel: error: Unable to contact slurm controller (connect failure)\n", 1)
+
+
+def test_permission_denied_is_an_error_even_for_a_plain_cancel(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {14: "Access/permission denied"}
+    assert run(["14"], capsys) == (
+        "", "scancel: error: Kill job error on job id 14: Access/permission denied\n", 1)
+
+
+# --------------------------------------------------------------------------- requests
+
+
+@pytest.mark.parametrize(
+    ("argv", "fields"),
+    [
+        (["14", "15,16"], {"job_ids": [14, 15, 16]}),
+        (["-s", "SIGUSR1", "14"], {"job_ids": [14], "signal": 10}),
+        (["--signal=9", "14"], {"job_ids": [14], "signal": 9}),
+        (["-b", "-s", "TERM", "14"], {"job_ids": [14], "signal": 15, "batch_only": True}),
+        (["-b", "14"], {"job_ids": [14], "signal": 9, "batch_only": True}),
+        (["-f", "-s", "usr2", "14"], {"job_ids": [14], "signal": 12, "full": True}),
+        (["-n", "dep", "-p", "gpu", "-t", "PD,r", "-u", "root"],
+         {"name": "dep", "partition": "gpu", "states": ["PENDING", "RUNNING"], "user": "root"}),
+    ],
+)
+def test_options_become_one_canceljobs_call(
+    fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], fields: dict[str, Any]
+) -> None:
+    assert run(argv, capsys) == ("", "", 0)
+    assert fake.calls == [cancel_request(**fields)]
+
+
+def test_client_side_filters_list_the_jobs_first(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["-A", "other"], capsys) == ("", "", 0)
+    assert fake.calls == [("GetJobs", {"job_ids": []}), cancel_request(job_ids=[15])]
+
+
+def test_ids_and_filters_together_cancel_only_matching_jobs(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["-w", "n1", "-u", "root", "14", "15"], capsys) == ("", "", 0)
+    assert fake.calls[0] == ("GetJobs", {"job_ids": [14, 15], "users": ["root"]})
+    assert fake.calls[1] == cancel_request(job_ids=[14])
+
+
+def test_filters_matching_nothing_cancel_nothing(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["-v", "-q", "nosuchqos"], capsys) == (
+        "", "scancel: error: No active jobs match ALL job filters, including: \n", 0)
+    assert [method for method, _ in fake.calls] == ["GetJobs"]
+
+
+def test_interactive_asks_for_each_job(
+    fake: Fake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\nn\n"))
+    out, err, status = run(["-i", "14", "15"], capsys)
+    assert out == ("Cancel job_id=14 name=j14 partition=gpu [y/n]? "
+                   "Cancel job_id=15 name=j15 partition=gpu [y/n]? ")
+    assert (err, status) == ("", 0)
+    assert fake.calls[-1] == cancel_request(job_ids=[14])
+
+
+def test_verbose_describes_each_action(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    _, err, _ = run(["-v", "-b", "-s", "TERM", "5"], capsys)
+    assert err == "scancel: Signal 15 to batch job 5\n"
+    _, err, _ = run(["-v", "-f", "-s", "USR2", "14"], capsys)
+    assert err == "scancel: Signal 12 to full job 14\n"
+    _, err, _ = run(["-v", "-n", "j14"], capsys)
+    assert err == "scancel: Terminating job 14\nscancel: Terminating job 15\n"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("argv", "err"),
+    [
+        ([], "scancel: error: No job identification provided\n"),
+        (["-s", "USR1"], "scancel: error: No job identification provided\n"),
+        (["-s", "BOGUS", "14"], "Unknown job signal: BOGUS\n"),
+        (["-s", "0", "14"], "Unknown job signal: 0\n"),
+        (["-t", "bogus"],
+         "Invalid job state specified: bogus\nValid job states are PENDING, RUNNING, and "
+         "SUSPENDED\n"),
+        (["-u", "no-such-user-xyz"], "scancel: error: Invalid user name: no-such-user-xyz\n"),
+        (["14", "abc"], "scancel: error: Invalid job id abc\n"),
+        (["-w", "n["], "scancel: error: Invalid node name n[\n"),
+        (["123.0"],
+         "scancel: error: Invalid job id 123.0 (job steps and array tasks are not supported)\n"),
+    ],
+)
+def test_bad_input_fails_with_slurms_words_and_calls_nothing(
+    fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], err: str
+) -> None:
+    assert run(argv, capsys) == ("", err, 1)
+    assert fake.calls == []
+
+
+def test_action_text_names_the_scope() -> None:
+    plan = scancel.Plan()
+    assert scancel.action_text(plan, 3) == "Terminating job 3"
+    plan.signal = 10
+    assert scancel.action_text(plan, 3) == "Signal 10 to job 3"
+
+
+def test_help_and_usage(capsys: pytest.CaptureFixture[str]) -> None:
+    assert scancel.main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: scancel [OPTIONS]")
+    assert scancel.main(["--usage"]) == 0
+    assert capsys.readouterr().out.startswith("Usage: scancel [-A account]")
