@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 HOUSEKEEPING_SECONDS = 1.0
 ALREADY_DONE = "Job/step already completing or completed"
 NOT_PENDING = "Job is no longer pending execution"
+FINISHED = "Job has already finished"
+NOT_NOW = "Job can not be altered now, try again later"
 DENIED = "Access/permission denied"
 
 
@@ -427,7 +429,7 @@ class Controller:
             return ALREADY_DONE
         if request.signal:
             if job.state is JobState.PENDING or job.allocation is None:
-                return "Job is pending execution"
+                return NOT_NOW
             intents.append(
                 Signal(
                     job_id,
@@ -477,6 +479,8 @@ class Controller:
 
     @staticmethod
     def _hold_one(job: Job, action: int, operator: bool, now: float) -> Job:
+        if job.state in TERMINAL_JOB_STATES:
+            raise InvalidTransition(FINISHED)
         if job.state is not JobState.PENDING:
             raise InvalidTransition(NOT_PENDING)
         if action == pb.HoldJobsRequest.RELEASE:

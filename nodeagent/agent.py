@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from minislurm import VERSION_LINE, convert, jobenv
+from minislurm import SLURM_VERSION, convert, jobenv
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
@@ -132,7 +132,7 @@ class Agent:
             os=res.os,
             boot_time=int(res.boot_time),
             slurmd_start_time=int(self.start_time),
-            version=VERSION_LINE,
+            version=SLURM_VERSION,
             jobs=jobs,
             sockets=res.sockets,
             cores_per_socket=res.cores_per_socket,
