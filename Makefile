@@ -20,6 +20,7 @@ proto: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 # The whole suite: lint, unit, integration and end-to-end tests.

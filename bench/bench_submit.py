@@ -38,8 +38,16 @@ TARGETS = {"sbatch_serial": 25.0, "api_parallel": 1500.0, "submit_to_running_ms"
 def spec(work: str, hold: bool = True, script: str = "#!/bin/sh\ntrue\n") -> pb.JobSpec:
     """A small job, as sbatch would send it."""
     return pb.JobSpec(
-        name="bench", script=script.encode(), work_dir=work, submit_dir=work, batch=True,
-        hold=hold, uid=os.getuid(), gid=os.getgid(), user=str(os.getuid()), group="0",
+        name="bench",
+        script=script.encode(),
+        work_dir=work,
+        submit_dir=work,
+        batch=True,
+        hold=hold,
+        uid=os.getuid(),
+        gid=os.getgid(),
+        user=str(os.getuid()),
+        group="0",
         environment={"PATH": os.environ.get("PATH", "")},
     )
 
@@ -70,8 +78,10 @@ def bench_api(address: str, work: str, clients: int, per_client: int) -> float:
     """Concurrent durable submissions per second through the gRPC API."""
     ctx = multiprocessing.get_context("spawn")
     ready, go = ctx.Semaphore(0), ctx.Event()
-    procs = [ctx.Process(target=_api_client, args=(address, work, per_client, ready, go))
-             for _ in range(clients)]
+    procs = [
+        ctx.Process(target=_api_client, args=(address, work, per_client, ready, go))
+        for _ in range(clients)
+    ]
     for p in procs:
         p.start()
     for _ in procs:
@@ -112,8 +122,10 @@ def report(name: str, value: float, unit: str, key: str, lower_is_better: bool =
     target, real = TARGETS[key], REAL_SLURM[key]
     meets = value <= target if lower_is_better else value >= target
     ratio = real / value if lower_is_better else value / real
-    print(f"{name:<42} {value:10.1f} {unit:<6} target {target:g} ({'met' if meets else 'MISSED'})"
-          f", {ratio:.2f}x real Slurm ({real:g})")
+    print(
+        f"{name:<42} {value:10.1f} {unit:<6} target {target:g} ({'met' if meets else 'MISSED'})"
+        f", {ratio:.2f}x real Slurm ({real:g})"
+    )
 
 
 def main() -> int:
@@ -124,8 +136,11 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--latency", type=int, default=30, help="latency rounds")
     args = parser.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "minislurm", "cli"],
-                   cwd=Path(__file__).parents[1], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "minislurm", "cli"],
+        cwd=Path(__file__).parents[1],
+        check=True,
+    )
     with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
         cluster = LocalCluster(home)
         cluster.up(ClusterSpec(nodes=2))
@@ -144,10 +159,17 @@ def main() -> int:
     print(f"minislurm on {os.cpu_count()} CPUs")
     report("sbatch, serial", serial, "/s", "sbatch_serial")
     report(f"gRPC API, {args.clients} concurrent clients, durable", api, "/s", "api_parallel")
-    report("submit -> RUNNING, idle cluster (median)", statistics.median(running), "ms",
-           "submit_to_running_ms", lower_is_better=True)
-    print(f"{'submit -> script starts (median, p90)':<42} {statistics.median(script):10.1f} ms"
-          f"     p90 {statistics.quantiles(script, n=10)[-1]:.1f} ms")
+    report(
+        "submit -> RUNNING, idle cluster (median)",
+        statistics.median(running),
+        "ms",
+        "submit_to_running_ms",
+        lower_is_better=True,
+    )
+    print(
+        f"{'submit -> script starts (median, p90)':<42} {statistics.median(script):10.1f} ms"
+        f"     p90 {statistics.quantiles(script, n=10)[-1]:.1f} ms"
+    )
     return 0
 
 

@@ -43,7 +43,11 @@ class Column:
     __slots__ = ("code", "literal", "right", "suffix", "width")
 
     def __init__(
-        self, code: str, width: int = 0, right: bool = False, suffix: str = "",
+        self,
+        code: str,
+        width: int = 0,
+        right: bool = False,
+        suffix: str = "",
         literal: bool = False,
     ) -> None:
         self.code = code
@@ -282,15 +286,32 @@ def split_list(text: str) -> list[str]:
 
 # Slurm's job states and their compact codes, in the order of its error message.
 JOB_STATES = {
-    "PENDING": "PD", "RUNNING": "R", "SUSPENDED": "S", "COMPLETED": "CD", "CANCELLED": "CA",
-    "FAILED": "F", "TIMEOUT": "TO", "NODE_FAIL": "NF", "PREEMPTED": "PR", "BOOT_FAIL": "BF",
-    "DEADLINE": "DL", "OUT_OF_MEMORY": "OOM", "COMPLETING": "CG", "CONFIGURING": "CF",
-    "RESIZING": "RS", "RESV_DEL_HOLD": "RD", "REQUEUED": "RQ", "REQUEUE_FED": "RF",
-    "REQUEUE_HOLD": "RH", "REVOKED": "RV", "SIGNALING": "SI", "SPECIAL_EXIT": "SE",
-    "STAGE_OUT": "SO", "STOPPED": "ST",
+    "PENDING": "PD",
+    "RUNNING": "R",
+    "SUSPENDED": "S",
+    "COMPLETED": "CD",
+    "CANCELLED": "CA",
+    "FAILED": "F",
+    "TIMEOUT": "TO",
+    "NODE_FAIL": "NF",
+    "PREEMPTED": "PR",
+    "BOOT_FAIL": "BF",
+    "DEADLINE": "DL",
+    "OUT_OF_MEMORY": "OOM",
+    "COMPLETING": "CG",
+    "CONFIGURING": "CF",
+    "RESIZING": "RS",
+    "RESV_DEL_HOLD": "RD",
+    "REQUEUED": "RQ",
+    "REQUEUE_FED": "RF",
+    "REQUEUE_HOLD": "RH",
+    "REVOKED": "RV",
+    "SIGNALING": "SI",
+    "SPECIAL_EXIT": "SE",
+    "STAGE_OUT": "SO",
+    "STOPPED": "ST",
 }
 _STATE_BY_CODE = {code: name for name, code in JOB_STATES.items()}
-
 
 
 def job_state_name(text: str) -> str | None:
@@ -343,8 +364,16 @@ def to_json(value: object, indent: int = 0) -> str:
     return _json_string(str(value))
 
 
-_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                 "\b": "\\b", "\f": "\\f"}
+_JSON_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "/": "\\/",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
 
 
 def _json_string(text: str) -> str:

@@ -101,7 +101,10 @@ class Plan:
     def client_side(self) -> bool:
         """Whether the jobs must be listed first (filters CancelJobs lacks, -i, ids AND filters)."""
         return bool(
-            self.accounts or self.qos or self.nodes or self.interactive
+            self.accounts
+            or self.qos
+            or self.nodes
+            or self.interactive
             or (self.job_ids and self.filters)
         )
 
@@ -377,7 +380,9 @@ def execute(plan: Plan) -> int:
         The exit status.
     """
     fields: dict[str, object] = {
-        "signal": plan.signal, "batch_only": plan.batch, "full": plan.full,
+        "signal": plan.signal,
+        "batch_only": plan.batch,
+        "full": plan.full,
         "requester_uid": os.getuid(),
     }
     ids = _job_ids(plan)

@@ -378,8 +378,11 @@ def dispatch(args: list[str], settings: Settings) -> int:
         return show_command(rest, settings)
     if keyword_matches(word, "update", 1):
         return update.update_command(rest)
-    for keyword, minimum, action in (("hold", 2, HOLD), ("uhold", 2, USER_HOLD),
-                                     ("release", 3, RELEASE)):
+    for keyword, minimum, action in (
+        ("hold", 2, HOLD),
+        ("uhold", 2, USER_HOLD),
+        ("release", 3, RELEASE),
+    ):
         if keyword_matches(word, keyword, minimum):
             return hold_command(rest, action, keyword)
     if keyword_matches(word, "ping", 3):

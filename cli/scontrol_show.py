@@ -248,8 +248,9 @@ def partition_text(part: Message, oneliner: bool = False) -> str:
     Returns:
         The record, ending with a blank line (one newline with ``-o``).
     """
-    default_time = units.format_limit_long(part.default_time) if part.has("default_time") else (
-        "NONE")
+    default_time = (
+        units.format_limit_long(part.default_time) if part.has("default_time") else ("NONE")
+    )
     lines = [
         f"PartitionName={part.name}",
         f"AllowGroups={part.allow_groups or 'ALL'} AllowAccounts={part.allow_accounts or 'ALL'} "

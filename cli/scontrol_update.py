@@ -18,8 +18,18 @@ from minislurm import units
 from minislurm.h2grpc import RpcError
 
 NICE_LIMIT = 2147483645  # NICE_OFFSET - 3
-NODE_STATES = ("NORESP", "DRAIN", "FAIL", "FUTURE", "RESUME", "POWER_DOWN", "POWER_UP",
-               "UNDRAIN", "DOWN", "IDLE")
+NODE_STATES = (
+    "NORESP",
+    "DRAIN",
+    "FAIL",
+    "FUTURE",
+    "RESUME",
+    "POWER_DOWN",
+    "POWER_UP",
+    "UNDRAIN",
+    "DOWN",
+    "IDLE",
+)
 
 
 def _fail(text: str) -> int:
@@ -164,8 +174,9 @@ def update_node(names: str, pairs: list[tuple[str, str]]) -> int:
         elif lower == "reason":
             reason = value
         else:
-            return _fail(f"Update of this parameter is not supported: {key}={value}\n"
-                         "Request aborted")
+            return _fail(
+                f"Update of this parameter is not supported: {key}={value}\nRequest aborted"
+            )
     if state in ("DOWN", "DRAIN", "FAIL") and not reason:
         return _fail("You must specify a reason when DOWNING or DRAINING a node. Request denied")
     if not state and not reason:

@@ -36,8 +36,11 @@ FORMATS = {
     "reasons_long": "%20E %12U %19H %6t %N",
 }
 # "%all": every field in Slurm's order (its separators differ between the two halves).
-ALL_FIELDS = "|".join("%" + c for c in "abcdefghlmnoprstuvwz") + "|" + "".join(
-    f"%{c} |" for c in "ABCDEFGHILMNOPRSTUVXYZ")[:-1]
+ALL_FIELDS = (
+    "|".join("%" + c for c in "abcdefghlmnoprstuvwz")
+    + "|"
+    + "".join(f"%{c} |" for c in "ABCDEFGHILMNOPRSTUVXYZ")[:-1]
+)
 VALID_STATES = (
     "unknown,down,idle,allocated,?,mixed,future,drain,drained,draining,no_respond,reserved,"
     "perfctrs,cloud,completing,powering_down,powered_down,power_down,powering_up,fail,maint,"
@@ -207,8 +210,7 @@ def _iterate(values: dict[str, object]) -> int:
 
 def _widths(spec: str, parts: list[Message], records: list[fields.Record]) -> str:
     """Replace ``%#P`` and ``%#N`` by the widest partition name and node list."""
-    part_width = max([fields.MIN_FIELD_WIDTH] + [len(p.name) + int(bool(p.default))
-                                                  for p in parts])
+    part_width = max([fields.MIN_FIELD_WIDTH] + [len(p.name) + int(bool(p.default)) for p in parts])
     node_width = max([fields.MIN_FIELD_WIDTH] + [len(fields.FIELDS["N"][1](r)) for r in records])
     for code, width in (("P", part_width), ("N", node_width)):
         spec = spec.replace(f"%#{code}", f"%{width}{code}")
@@ -258,8 +260,9 @@ def report_text(view: View, nodes: list[Message], parts: list[Message]) -> str:
     spec = view.spec.replace("%all", ALL_FIELDS)
     codes = {c.code for c in fmt.parse_format(spec.replace("#", ""), fields.FIELDS)[0]}
     if view.long_names:
-        codes = {fields.LONG_NAMES.get(n.split(":")[0].lower(), "")
-                 for n in view.long_names.split(",")}
+        codes = {
+            fields.LONG_NAMES.get(n.split(":")[0].lower(), "") for n in view.long_names.split(",")
+        }
     if view.node_view:
         records = fields.node_records(nodes, parts, view)
     else:
@@ -267,8 +270,9 @@ def report_text(view: View, nodes: list[Message], parts: list[Message]) -> str:
     columns = columns_for(view, _widths(spec, parts, records))
     lines = []
     if view.header:
-        lines.append(fmt.render(
-            columns, lambda c: (fields.FIELDS[c.code][0], c.code != "N" or not c.right)))
+        lines.append(
+            fmt.render(columns, lambda c: (fields.FIELDS[c.code][0], c.code != "N" or not c.right))
+        )
     lines += [fmt.render(columns, lambda c, r=r: _value(c, r)) for r in records]  # type: ignore[misc]
     return "".join(line + "\n" for line in lines)
 

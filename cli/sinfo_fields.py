@@ -26,15 +26,44 @@ if TYPE_CHECKING:
 MIN_FIELD_WIDTH = 9  # Slurm's MIN_PART_FIELD_SIZE / MIN_NODE_FIELD_SIZE for %#P, %#N
 _BASE_RANK = {"UNKNOWN": 0, "DOWN": 1, "IDLE": 2, "ALLOCATED": 3, "MIXED": 5, "FUTURE": 6}
 STATE_WORDS = {
-    "alloc": "ALLOCATED", "allocated": "ALLOCATED", "mix": "MIXED", "mixed": "MIXED",
-    "idle": "IDLE", "down": "DOWN", "unk": "UNKNOWN", "unknown": "UNKNOWN",
-    "future": "FUTURE", "futr": "FUTURE",
+    "alloc": "ALLOCATED",
+    "allocated": "ALLOCATED",
+    "mix": "MIXED",
+    "mixed": "MIXED",
+    "idle": "IDLE",
+    "down": "DOWN",
+    "unk": "UNKNOWN",
+    "unknown": "UNKNOWN",
+    "future": "FUTURE",
+    "futr": "FUTURE",
 }
-OTHER_STATES = frozenset((
-    "drain", "drained", "draining", "drng", "no_respond", "npc", "fail", "comp", "completing",
-    "resv", "reserved", "maint", "cloud", "perfctrs", "planned", "power_down", "powered_down",
-    "powering_down", "powering_up", "reboot", "reboot^", "reboot_issued", "reboot_requested",
-))
+OTHER_STATES = frozenset(
+    (
+        "drain",
+        "drained",
+        "draining",
+        "drng",
+        "no_respond",
+        "npc",
+        "fail",
+        "comp",
+        "completing",
+        "resv",
+        "reserved",
+        "maint",
+        "cloud",
+        "perfctrs",
+        "planned",
+        "power_down",
+        "powered_down",
+        "powering_down",
+        "powering_up",
+        "reboot",
+        "reboot^",
+        "reboot_issued",
+        "reboot_requested",
+    )
+)
 _FLAG_RANK = {"DRAIN": 0x200, "COMPLETING": 0x400, "NOT_RESPONDING": 0x800, "FAIL": 0x2000}
 
 
@@ -254,30 +283,76 @@ FIELDS: dict[str, tuple[str, Getter]] = {
 
 # Node values that split groups; the second set only with -e/--exact.
 NODE_KEYS: dict[str, Callable[[Message], object]] = {
-    "t": lambda n: (n.state_compact, state_rank(n)), "T": lambda n: (n.state_long, state_rank(n)),
-    "E": lambda n: n.reason, "H": lambda n: n.reason_time, "u": lambda n: n.reason_user,
-    "U": lambda n: n.reason_user, "f": lambda n: n.features, "b": lambda n: n.features,
-    "G": lambda n: n.gres, "v": lambda n: n.version, "n": lambda n: n.name,
-    "o": lambda n: n.name, "z": _sct,
+    "t": lambda n: (n.state_compact, state_rank(n)),
+    "T": lambda n: (n.state_long, state_rank(n)),
+    "E": lambda n: n.reason,
+    "H": lambda n: n.reason_time,
+    "u": lambda n: n.reason_user,
+    "U": lambda n: n.reason_user,
+    "f": lambda n: n.features,
+    "b": lambda n: n.features,
+    "G": lambda n: n.gres,
+    "v": lambda n: n.version,
+    "n": lambda n: n.name,
+    "o": lambda n: n.name,
+    "z": _sct,
 }
 EXACT_KEYS: dict[str, Callable[[Message], object]] = {
-    "c": lambda n: n.cpus, "m": lambda n: n.real_memory, "w": lambda n: n.weight,
-    "X": lambda n: n.sockets, "Y": lambda n: n.cores_per_socket,
-    "Z": lambda n: n.threads_per_core, "O": lambda n: n.cpu_load, "e": lambda n: n.free_memory,
+    "c": lambda n: n.cpus,
+    "m": lambda n: n.real_memory,
+    "w": lambda n: n.weight,
+    "X": lambda n: n.sockets,
+    "Y": lambda n: n.cores_per_socket,
+    "Z": lambda n: n.threads_per_core,
+    "O": lambda n: n.cpu_load,
+    "e": lambda n: n.free_memory,
 }
 PARTITION_CODES = frozenset("aBghIlLMpPrRsS")
 
 # -O names (lower case) and their -o codes.
 LONG_NAMES = {
-    "allocnodes": "S", "available": "a", "cluster": "V", "cores": "Y", "cpus": "c",
-    "cpusload": "O", "cpusstate": "C", "defaulttime": "L", "disk": "d", "features": "f",
-    "features_act": "b", "freemem": "e", "gres": "G", "groups": "g", "maxcpuspernode": "B",
-    "memory": "m", "nodeaddr": "o", "nodeai": "A", "nodeaiot": "F", "nodehost": "n",
-    "nodelist": "N", "nodes": "D", "oversubscribe": "h", "partition": "P",
-    "partitionname": "R", "preemptmode": "M", "priorityjobfactor": "I", "prioritytier": "p",
-    "reason": "E", "root": "r", "size": "s", "socketcorethread": "z", "sockets": "X",
-    "statecompact": "t", "statelong": "T", "threads": "Z", "time": "l", "timestamp": "H",
-    "user": "u", "userlong": "U", "version": "v", "weight": "w",
+    "allocnodes": "S",
+    "available": "a",
+    "cluster": "V",
+    "cores": "Y",
+    "cpus": "c",
+    "cpusload": "O",
+    "cpusstate": "C",
+    "defaulttime": "L",
+    "disk": "d",
+    "features": "f",
+    "features_act": "b",
+    "freemem": "e",
+    "gres": "G",
+    "groups": "g",
+    "maxcpuspernode": "B",
+    "memory": "m",
+    "nodeaddr": "o",
+    "nodeai": "A",
+    "nodeaiot": "F",
+    "nodehost": "n",
+    "nodelist": "N",
+    "nodes": "D",
+    "oversubscribe": "h",
+    "partition": "P",
+    "partitionname": "R",
+    "preemptmode": "M",
+    "priorityjobfactor": "I",
+    "prioritytier": "p",
+    "reason": "E",
+    "root": "r",
+    "size": "s",
+    "socketcorethread": "z",
+    "sockets": "X",
+    "statecompact": "t",
+    "statelong": "T",
+    "threads": "Z",
+    "time": "l",
+    "timestamp": "H",
+    "user": "u",
+    "userlong": "U",
+    "version": "v",
+    "weight": "w",
 }
 
 
@@ -303,6 +378,7 @@ def has_state(node: Message, word: str) -> bool:
     if word in ("no_respond", "npc"):
         return "NOT_RESPONDING" in flags
     return word.upper() in flags
+
 
 def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
     """Order host names as people do: ``n2`` before ``n10``.
@@ -337,8 +413,9 @@ def node_shown(node: Message, view: View) -> bool:
         True to show it.
     """
     responding = "NOT_RESPONDING" not in node.flags
-    if view.reasons and not (base_state(node) == "DOWN" or "DRAIN" in node.flags
-                             or "FAIL" in node.flags):
+    if view.reasons and not (
+        base_state(node) == "DOWN" or "DRAIN" in node.flags or "FAIL" in node.flags
+    ):
         return False
     return (
         (not view.nodes or node.name in view.nodes)
@@ -394,8 +471,11 @@ def partition_records(
     records: list[Record] = []
     index: dict[tuple[object, ...], Record] = {}
     for part in parts:
-        shown = [by_name[name] for name in hostlist.expand(part.nodes)
-                 if name in by_name and node_shown(by_name[name], view)]
+        shown = [
+            by_name[name]
+            for name in hostlist.expand(part.nodes)
+            if name in by_name and node_shown(by_name[name], view)
+        ]
         if not shown:
             if codes & {"P", "R"} and not view.reasons:  # Slurm lists the empty partition
                 records.append(Record(part))

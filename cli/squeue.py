@@ -204,8 +204,11 @@ def _columns(values: dict[str, object], query: Query) -> None:
     else:
         spec = str(values.get("format") or os.environ.get("SQUEUE_FORMAT") or "")
         if not spec:
-            spec = LONG_FORMAT if values.get("long") else (
-                START_FORMAT if values.get("start") else DEFAULT_FORMAT)
+            spec = (
+                LONG_FORMAT
+                if values.get("long")
+                else (START_FORMAT if values.get("start") else DEFAULT_FORMAT)
+            )
         query.columns, errors = fmt.parse_format(spec.replace("%all", ALL_FIELDS), fields.SHORT)
     for code in errors:
         sys.stderr.write(f"{PROG}: error: Invalid job format specification: {code}\n")
@@ -299,7 +302,8 @@ def select_jobs(jobs: list[Message], query: Query) -> list[Message]:
     if query.no_user_matches:
         return []
     return [
-        job for job in jobs
+        job
+        for job in jobs
         if (not query.accounts or job.account in query.accounts)
         and (not query.qos or job.qos in query.qos)
         and (not query.nodes or query.nodes.intersection(hostlist.expand(job.nodes)))

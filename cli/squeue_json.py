@@ -32,11 +32,11 @@ def job_resources(job: Message) -> dict[str, object]:
         The dict (without Slurm's per-core map: JobInfo has no core ids).
     """
     return {
-        "nodes": job.nodes, "allocated_cores": job.num_cpus,
+        "nodes": job.nodes,
+        "allocated_cores": job.num_cpus,
         "allocated_hosts": len(job.allocation),
         "allocated_nodes": [
-            {"nodename": a.node, "cpus_used": a.cpus, "memory_used": 0,
-             "memory_allocated": a.mem}
+            {"nodename": a.node, "cpus_used": a.cpus, "memory_used": 0, "memory_allocated": a.mem}
             for a in job.allocation
         ],
     }
@@ -54,37 +54,62 @@ def json_job(job: Message) -> dict[str, object]:
     """
     limit = job.time_limit
     out: dict[str, object] = {
-        "account": job.account, "accrue_time": job.accrue_time, "array_job_id": 0,
-        "array_task_id": None, "batch_flag": bool(job.batch), "batch_host": job.batch_host,
-        "command": job.command, "cpus_per_task": _or_null(job.cpus_per_task),
+        "account": job.account,
+        "accrue_time": job.accrue_time,
+        "array_job_id": 0,
+        "array_task_id": None,
+        "batch_flag": bool(job.batch),
+        "batch_host": job.batch_host,
+        "command": job.command,
+        "cpus_per_task": _or_null(job.cpus_per_task),
         "eligible_time": job.eligible_time,
-        "end_time": job.end_time, "excluded_nodes": job.exc_nodes,
-        "exit_code": job.exit_code, "group_id": job.gid,
-        "group_name": fmt.group_name(job.gid, job.group), "job_id": job.job_id,
+        "end_time": job.end_time,
+        "excluded_nodes": job.exc_nodes,
+        "exit_code": job.exit_code,
+        "group_id": job.gid,
+        "group_name": fmt.group_name(job.gid, job.group),
+        "job_id": job.job_id,
     }
     if job.allocation:
         out["job_resources"] = job_resources(job)
-    out.update({
-        "job_state": job.state, "last_sched_evaluation": job.last_sched_eval,
-        "max_nodes": job.max_nodes, "name": job.name, "nodes": job.nodes,
-        "nice": _or_null(job.nice), "tasks_per_node": job.ntasks_per_node,
-        "cpus": job.num_cpus, "node_count": fields.node_count(job), "tasks": job.num_tasks,
-        "partition": job.partition, "memory_per_node": _or_null(job.mem_per_node),
-        "memory_per_cpu": _or_null(job.mem_per_cpu),
-        "minimum_cpus_per_node": fields.min_cpus(job), "priority": job.priority,
-        "qos": job.qos, "required_nodes": job.req_nodes, "requeue": bool(job.requeue),
-        "restart_cnt": job.restarts, "start_time": job.start_time,
-        "state_reason": job.reason or "None", "standard_error": job.stderr,
-        "standard_input": job.stdin, "standard_output": job.stdout,
-        "submit_time": job.submit_time,
-        "time_limit": None if limit == units.INFINITE else limit,
-        "tres_per_job": f"gres:gpu:{job.gpus}" if job.gpus else "",
-        "tres_per_node": job.tres_per_node,
-        "tres_per_task": f"gres:gpu:{job.gpus_per_task}" if job.gpus_per_task else "",
-        "tres_req_str": job.tres, "tres_alloc_str": job.tres if job.nodes else "",
-        "user_id": job.uid, "user_name": fmt.user_name(job.uid, job.user),
-        "current_working_directory": job.work_dir,
-    })
+    out.update(
+        {
+            "job_state": job.state,
+            "last_sched_evaluation": job.last_sched_eval,
+            "max_nodes": job.max_nodes,
+            "name": job.name,
+            "nodes": job.nodes,
+            "nice": _or_null(job.nice),
+            "tasks_per_node": job.ntasks_per_node,
+            "cpus": job.num_cpus,
+            "node_count": fields.node_count(job),
+            "tasks": job.num_tasks,
+            "partition": job.partition,
+            "memory_per_node": _or_null(job.mem_per_node),
+            "memory_per_cpu": _or_null(job.mem_per_cpu),
+            "minimum_cpus_per_node": fields.min_cpus(job),
+            "priority": job.priority,
+            "qos": job.qos,
+            "required_nodes": job.req_nodes,
+            "requeue": bool(job.requeue),
+            "restart_cnt": job.restarts,
+            "start_time": job.start_time,
+            "state_reason": job.reason or "None",
+            "standard_error": job.stderr,
+            "standard_input": job.stdin,
+            "standard_output": job.stdout,
+            "submit_time": job.submit_time,
+            "time_limit": None if limit == units.INFINITE else limit,
+            "tres_per_job": f"gres:gpu:{job.gpus}" if job.gpus else "",
+            "tres_per_node": job.tres_per_node,
+            "tres_per_task": f"gres:gpu:{job.gpus_per_task}" if job.gpus_per_task else "",
+            "tres_req_str": job.tres,
+            "tres_alloc_str": job.tres if job.nodes else "",
+            "user_id": job.uid,
+            "user_name": fmt.user_name(job.uid, job.user),
+            "current_working_directory": job.work_dir,
+        }
+    )
     return out
 
 

@@ -616,8 +616,11 @@ class Controller:
             job = self.state.jobs.get(job_id)
             if not agent_job.running:
                 continue
-            if job is None or job.state not in ACTIVE_JOB_STATES or job.allocation is None or (
-                node not in job.allocation.node_names
+            if (
+                job is None
+                or job.state not in ACTIVE_JOB_STATES
+                or job.allocation is None
+                or (node not in job.allocation.node_names)
             ):
                 kill.append(job_id)
             elif job.state is JobState.COMPLETING:

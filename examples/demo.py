@@ -20,8 +20,9 @@ EXAMPLES = Path(__file__).resolve().parent
 def sh(*argv: str, cwd: Path | None = None) -> str:
     """Run one of our commands, echo it and its output, and return the output."""
     print(f"$ {' '.join(argv)}", flush=True)
-    proc = subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=cwd, text=True,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [str(BIN / argv[0]), *argv[1:]], cwd=cwd, text=True, capture_output=True, check=False
+    )
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:
@@ -31,8 +32,13 @@ def sh(*argv: str, cwd: Path | None = None) -> str:
 
 def job_states(ids: list[str], cwd: Path) -> list[str]:
     """Current states of the given jobs."""
-    out = subprocess.run([str(BIN / "squeue"), "-h", "-t", "all", "-j", ",".join(ids),
-                          "-o", "%T"], cwd=cwd, text=True, capture_output=True, check=True)
+    out = subprocess.run(
+        [str(BIN / "squeue"), "-h", "-t", "all", "-j", ",".join(ids), "-o", "%T"],
+        cwd=cwd,
+        text=True,
+        capture_output=True,
+        check=True,
+    )
     return out.stdout.split()
 
 
@@ -43,8 +49,10 @@ def main() -> int:
     work = home / "demo"
     work.mkdir(parents=True, exist_ok=True)
     print(f"\nSubmitting the examples from {work}:")
-    ids = [sh("sbatch", "--parsable", str(EXAMPLES / "gpu_job.sh"), "4", cwd=work).strip()
-           for _ in range(4)]
+    ids = [
+        sh("sbatch", "--parsable", str(EXAMPLES / "gpu_job.sh"), "4", cwd=work).strip()
+        for _ in range(4)
+    ]
     ids.append(sh("sbatch", "--parsable", str(EXAMPLES / "multinode_job.sh"), cwd=work).strip())
     ids.append(sh("sbatch", "--parsable", str(EXAMPLES / "fail_job.sh"), cwd=work).strip())
     print("\nFour 4-GPU jobs fill both 8-GPU nodes; the two-node job waits for them:")
@@ -52,20 +60,23 @@ def main() -> int:
     sh("sinfo", cwd=work)
     sh("scontrol", "show", "job", ids[0], cwd=work)
     deadline = time.monotonic() + 120
-    while any(s not in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT")
-              for s in job_states(ids, work)):
+    while any(
+        s not in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT") for s in job_states(ids, work)
+    ):
         if time.monotonic() > deadline:
             sys.exit("demo: jobs did not finish within two minutes")
         time.sleep(0.5)
     print("\nAll jobs ended:")
     sh("squeue", "-t", "all", "-o", "%.6i %.10j %.10T %.8M %.10N %r", cwd=work)
     print("\nTheir output (note the disjoint CUDA_VISIBLE_DEVICES):")
-    for path in sorted(work.glob("*.out"), key=lambda p: p.stat().st_mtime)[-len(ids):]:
+    for path in sorted(work.glob("*.out"), key=lambda p: p.stat().st_mtime)[-len(ids) :]:
         print(f"--- {path.name}")
         print(path.read_text(), end="")
     sh("scontrol", "show", "job", ids[-1], cwd=work)
-    print("\nThe cluster is still up: try sbatch/squeue/scontrol/sinfo yourself;"
-          " `make demo-down` stops it.")
+    print(
+        "\nThe cluster is still up: try sbatch/squeue/scontrol/sinfo yourself;"
+        " `make demo-down` stops it."
+    )
     return 0
 
 

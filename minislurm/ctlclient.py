@@ -39,8 +39,13 @@ class ControllerClient:
         metadata: ``(key, value)`` pairs sent with every call (e.g. auth).
     """
 
-    def __init__(self, host: str, port: int, timeout: float | None = DEFAULT_TIMEOUT,
-                 metadata: Iterable[tuple[str, str | bytes]] = ()) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        metadata: Iterable[tuple[str, str | bytes]] = (),
+    ) -> None:
         self.channel = h2grpc.Channel(host, port, timeout)
         self.metadata = list(metadata)
         self.schema = protowire.default_schema()
@@ -55,8 +60,13 @@ class ControllerClient:
     def timeout(self, value: float | None) -> None:
         self.channel.timeout = value
 
-    def call(self, method: str, request: Mapping[str, Any] | protowire.Message | None = None,
-             /, **fields: Any) -> protowire.Message:
+    def call(
+        self,
+        method: str,
+        request: Mapping[str, Any] | protowire.Message | None = None,
+        /,
+        **fields: Any,
+    ) -> protowire.Message:
         """Call ``method`` and return its decoded reply.
 
         Args:
@@ -74,8 +84,9 @@ class ControllerClient:
         """
         signature = self._methods.get(method)
         if signature is None:
-            raise ValueError(f"{SERVICE} has no method {method!r}; "
-                             f"known: {', '.join(sorted(self._methods))}")
+            raise ValueError(
+                f"{SERVICE} has no method {method!r}; known: {', '.join(sorted(self._methods))}"
+            )
         input_type, output_type, client_streaming, server_streaming = signature
         if client_streaming or server_streaming:
             raise ValueError(f"{SERVICE}.{method} is a streaming method")

@@ -30,22 +30,51 @@ USER_AGENT = "minislurm-h2grpc/0.1"
 
 # gRPC status codes by number (grpc/status.h).
 STATUS_NAMES = (
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
     "UNAUTHENTICATED",
 )
 # RST_STREAM error code -> gRPC status (gRPC's PROTOCOL-HTTP2.md); others INTERNAL.
-_RST_STATUS = {7: "UNAVAILABLE", 8: "CANCELLED", 11: "RESOURCE_EXHAUSTED",
-               12: "PERMISSION_DENIED"}
+_RST_STATUS = {7: "UNAVAILABLE", 8: "CANCELLED", 11: "RESOURCE_EXHAUSTED", 12: "PERMISSION_DENIED"}
 # HTTP status -> gRPC status when a response is not a gRPC one; others UNKNOWN.
-_HTTP_STATUS = {"400": "INTERNAL", "401": "UNAUTHENTICATED", "403": "PERMISSION_DENIED",
-                "404": "UNIMPLEMENTED", "429": "UNAVAILABLE", "502": "UNAVAILABLE",
-                "503": "UNAVAILABLE", "504": "UNAVAILABLE"}
+_HTTP_STATUS = {
+    "400": "INTERNAL",
+    "401": "UNAUTHENTICATED",
+    "403": "PERMISSION_DENIED",
+    "404": "UNIMPLEMENTED",
+    "429": "UNAVAILABLE",
+    "502": "UNAVAILABLE",
+    "503": "UNAVAILABLE",
+    "504": "UNAVAILABLE",
+}
 
 _PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-(_DATA, _HEADERS, _PRIORITY, _RST_STREAM, _SETTINGS, _PUSH_PROMISE, _PING, _GOAWAY,
- _WINDOW_UPDATE, _CONTINUATION) = range(10)
+(
+    _DATA,
+    _HEADERS,
+    _PRIORITY,
+    _RST_STREAM,
+    _SETTINGS,
+    _PUSH_PROMISE,
+    _PING,
+    _GOAWAY,
+    _WINDOW_UPDATE,
+    _CONTINUATION,
+) = range(10)
 _END_STREAM = _ACK = 0x1
 _END_HEADERS, _PADDED, _PRIORITY_FLAG = 0x4, 0x8, 0x20
 _MAX_WINDOW = (1 << 31) - 1
@@ -56,8 +85,19 @@ _SEND_BATCH = 1 << 20  # DATA bytes queued per sendall
 _RECV_CHUNK = 1 << 18
 _MAX_STREAM_ID = (1 << 31) - 1
 _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
-_RESERVED = frozenset({"content-type", "te", "user-agent", "host", "connection",
-                       "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"})
+_RESERVED = frozenset(
+    {
+        "content-type",
+        "te",
+        "user-agent",
+        "host",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
 
 
 class RpcError(Exception):
@@ -84,8 +124,17 @@ class _ProtocolError(Exception):
 class _Call:
     """The state of the one stream in flight."""
 
-    __slots__ = ("data", "ended", "headers", "recv_unacked", "refused", "reset",
-                 "send_window", "stream_id", "trailers")
+    __slots__ = (
+        "data",
+        "ended",
+        "headers",
+        "recv_unacked",
+        "refused",
+        "reset",
+        "send_window",
+        "stream_id",
+        "trailers",
+    )
 
     def __init__(self, stream_id: int, send_window: int) -> None:
         self.stream_id = stream_id
@@ -100,8 +149,12 @@ class _Call:
 
 
 def _frame(kind: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
-    return (len(payload).to_bytes(3, "big") + bytes((kind, flags))
-            + stream_id.to_bytes(4, "big") + payload)
+    return (
+        len(payload).to_bytes(3, "big")
+        + bytes((kind, flags))
+        + stream_id.to_bytes(4, "big")
+        + payload
+    )
 
 
 def _remaining(deadline: float | None) -> float | None:
@@ -124,20 +177,23 @@ class Channel:
         user_agent: the ``user-agent`` header sent.
     """
 
-    def __init__(self, host: str, port: int, timeout: float | None = None, *,
-                 user_agent: str = USER_AGENT) -> None:
+    def __init__(
+        self, host: str, port: int, timeout: float | None = None, *, user_agent: str = USER_AGENT
+    ) -> None:
         self.host = host
         self.port = port
         self.timeout = timeout
         self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        self._headers = b"".join((
-            hpack.encode_indexed(3),  # :method: POST
-            hpack.encode_indexed(6),  # :scheme: http
-            hpack.encode_literal(":authority", self.authority, 1),
-            hpack.encode_literal("content-type", "application/grpc", 31),
-            hpack.encode_literal("te", "trailers"),
-            hpack.encode_literal("user-agent", user_agent, 58),
-        ))
+        self._headers = b"".join(
+            (
+                hpack.encode_indexed(3),  # :method: POST
+                hpack.encode_indexed(6),  # :scheme: http
+                hpack.encode_literal(":authority", self.authority, 1),
+                hpack.encode_literal("content-type", "application/grpc", 31),
+                hpack.encode_literal("te", "trailers"),
+                hpack.encode_literal("user-agent", user_agent, 58),
+            )
+        )
         self._sock: _socket.socket | None = None
         self._reset()
 
@@ -173,8 +229,9 @@ class Channel:
                 pass
         sock.close()
 
-    def unary(self, path: str, request: bytes, metadata: Metadata = (),
-              timeout: float | None = None) -> bytes:
+    def unary(
+        self, path: str, request: bytes, metadata: Metadata = (), timeout: float | None = None
+    ) -> bytes:
         """Make one unary call.
 
         Args:
@@ -207,8 +264,9 @@ class Channel:
             raise RpcError("DEADLINE_EXCEEDED", f"deadline of {timeout}s exceeded") from None
         except _ProtocolError as e:
             self.close()
-            raise RpcError("INTERNAL", f"HTTP/2 protocol error from {self.authority}: {e}"
-                           ) from None
+            raise RpcError(
+                "INTERNAL", f"HTTP/2 protocol error from {self.authority}: {e}"
+            ) from None
         except OSError as e:
             self.close()
             raise RpcError("UNAVAILABLE", f"connection to {self.authority} lost: {e}") from None
@@ -234,8 +292,9 @@ class Channel:
         # whose imports (re, enum, ...) cost a command ~17 ms.
         host: str | bytes = self.host.encode("ascii") if self.host.isascii() else self.host
         try:
-            addresses = _socket.getaddrinfo(host, self.port, 0, _socket.SOCK_STREAM,
-                                            _socket.IPPROTO_TCP)
+            addresses = _socket.getaddrinfo(
+                host, self.port, 0, _socket.SOCK_STREAM, _socket.IPPROTO_TCP
+            )
         except OSError as e:
             raise RpcError("UNAVAILABLE", f"cannot resolve {self.host!r}: {e}") from None
         error: OSError | None = None
@@ -246,8 +305,9 @@ class Channel:
                 sock.connect(address)
             except TimeoutError:
                 sock.close()
-                raise RpcError("DEADLINE_EXCEEDED",
-                               f"deadline exceeded connecting to {self.authority}") from None
+                raise RpcError(
+                    "DEADLINE_EXCEEDED", f"deadline exceeded connecting to {self.authority}"
+                ) from None
             except OSError as e:
                 sock.close()
                 error = e
@@ -255,10 +315,22 @@ class Channel:
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
             self._reset()
             self._sock = sock
-            self._out += _PREFACE + _frame(_SETTINGS, 0, 0, b"".join((
-                (2).to_bytes(2, "big") + (0).to_bytes(4, "big"),  # ENABLE_PUSH 0
-                (4).to_bytes(2, "big") + _MAX_WINDOW.to_bytes(4, "big"),  # INITIAL_WINDOW
-            ))) + _frame(_WINDOW_UPDATE, 0, 0, (_MAX_WINDOW - _DEFAULT_WINDOW).to_bytes(4, "big"))
+            self._out += (
+                _PREFACE
+                + _frame(
+                    _SETTINGS,
+                    0,
+                    0,
+                    b"".join(
+                        (
+                            (2).to_bytes(2, "big") + (0).to_bytes(4, "big"),  # ENABLE_PUSH 0
+                            (4).to_bytes(2, "big")
+                            + _MAX_WINDOW.to_bytes(4, "big"),  # INITIAL_WINDOW
+                        )
+                    ),
+                )
+                + _frame(_WINDOW_UPDATE, 0, 0, (_MAX_WINDOW - _DEFAULT_WINDOW).to_bytes(4, "big"))
+            )
             return
         raise RpcError("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
 
@@ -293,7 +365,7 @@ class Channel:
 
     def _queue_headers(self, stream_id: int, block: bytes) -> None:
         size = self._peer_frame
-        chunks = [block[i:i + size] for i in range(0, len(block), size)] or [b""]
+        chunks = [block[i : i + size] for i in range(0, len(block), size)] or [b""]
         for i, chunk in enumerate(chunks):
             last = _END_HEADERS if i == len(chunks) - 1 else 0
             self._out += _frame(_HEADERS if i == 0 else _CONTINUATION, last, stream_id, chunk)
@@ -311,9 +383,12 @@ class Channel:
             while offset < stop:
                 size = min(stop - offset, self._peer_frame)
                 flags = _END_STREAM if offset + size == total else 0
-                self._out += (size.to_bytes(3, "big") + bytes((_DATA, flags))
-                              + call.stream_id.to_bytes(4, "big"))
-                self._out += body[offset:offset + size]
+                self._out += (
+                    size.to_bytes(3, "big")
+                    + bytes((_DATA, flags))
+                    + call.stream_id.to_bytes(4, "big")
+                )
+                self._out += body[offset : offset + size]
                 offset += size
             self._send_window -= n
             call.send_window -= n
@@ -349,8 +424,8 @@ class Channel:
         length = _frame_length(buf)
         kind, flags = buf[3], buf[4]
         stream_id = int.from_bytes(buf[5:9], "big") & _MAX_STREAM_ID
-        payload = bytes(buf[9:9 + length])
-        del buf[:9 + length]
+        payload = bytes(buf[9 : 9 + length])
+        del buf[: 9 + length]
         if self._continuing is not None and kind != _CONTINUATION:
             raise _ProtocolError(f"frame type {kind} inside a header block")
         handler = _HANDLERS.get(kind)
@@ -426,8 +501,8 @@ class Channel:
         if flags & _ACK:
             return
         for i in range(0, len(payload), 6):
-            ident = int.from_bytes(payload[i:i + 2], "big")
-            value = int.from_bytes(payload[i + 2:i + 6], "big")
+            ident = int.from_bytes(payload[i : i + 2], "big")
+            value = int.from_bytes(payload[i + 2 : i + 6], "big")
             if ident == 4:  # INITIAL_WINDOW_SIZE: applies to open streams too
                 if value > _MAX_WINDOW:
                     raise _ProtocolError("SETTINGS_INITIAL_WINDOW_SIZE too large")
@@ -472,10 +547,15 @@ class Channel:
 
 
 _HANDLERS = {
-    _DATA: Channel._on_data, _HEADERS: Channel._on_headers, _RST_STREAM: Channel._on_rst_stream,
-    _SETTINGS: Channel._on_settings, _PUSH_PROMISE: Channel._on_push_promise,
-    _PING: Channel._on_ping, _GOAWAY: Channel._on_goaway,
-    _WINDOW_UPDATE: Channel._on_window_update, _CONTINUATION: Channel._on_continuation,
+    _DATA: Channel._on_data,
+    _HEADERS: Channel._on_headers,
+    _RST_STREAM: Channel._on_rst_stream,
+    _SETTINGS: Channel._on_settings,
+    _PUSH_PROMISE: Channel._on_push_promise,
+    _PING: Channel._on_ping,
+    _GOAWAY: Channel._on_goaway,
+    _WINDOW_UPDATE: Channel._on_window_update,
+    _CONTINUATION: Channel._on_continuation,
 }
 
 
@@ -488,7 +568,7 @@ def _unpad(flags: int, payload: bytes) -> bytes:
         return payload
     if not payload or payload[0] >= len(payload):
         raise _ProtocolError("padding longer than the frame")
-    return payload[1:len(payload) - payload[0]]
+    return payload[1 : len(payload) - payload[0]]
 
 
 def _response(call: _Call) -> bytes:
@@ -497,8 +577,10 @@ def _response(call: _Call) -> bytes:
         raise RpcError("UNAVAILABLE", "the server is going away (GOAWAY); call not processed")
     if call.trailers is None or call.headers is None:
         if call.reset is not None:
-            raise RpcError(_RST_STATUS.get(call.reset, "INTERNAL"),
-                           f"stream reset by the server (HTTP/2 error code {call.reset})")
+            raise RpcError(
+                _RST_STATUS.get(call.reset, "INTERNAL"),
+                f"stream reset by the server (HTTP/2 error code {call.reset})",
+            )
         raise RpcError("INTERNAL", "the server ended the stream without trailers")
     headers = dict(call.headers)
     status = headers.get(":status", "")
@@ -532,9 +614,12 @@ def _percent_decode(text: str) -> str:
         return text
     raw, i = bytearray(), 0
     while i < len(text):
-        hex_digits = text[i + 1:i + 3]
-        if text[i] == "%" and len(hex_digits) == 2 and all(
-                c in "0123456789abcdefABCDEF" for c in hex_digits):
+        hex_digits = text[i + 1 : i + 3]
+        if (
+            text[i] == "%"
+            and len(hex_digits) == 2
+            and all(c in "0123456789abcdefABCDEF" for c in hex_digits)
+        ):
             raw.append(int(hex_digits, 16))
             i += 3
         else:

@@ -31,19 +31,46 @@ _BYTES = tuple(bytes((i,)) for i in range(128))
 
 # Decoding operations. 0-6 read a varint, 7-12 a fixed-size value, 13-17 a
 # length-delimited payload.
-_VARINT_OPS = {"uint64": 0, "uint32": 1, "int64": 2, "int32": 3, "enum": 3, "bool": 4,
-               "sint32": 5, "sint64": 6}
-_FIXED = {"fixed32": (7, "<I"), "sfixed32": (8, "<i"), "float": (9, "<f"),
-          "fixed64": (10, "<Q"), "sfixed64": (11, "<q"), "double": (12, "<d")}
+_VARINT_OPS = {
+    "uint64": 0,
+    "uint32": 1,
+    "int64": 2,
+    "int32": 3,
+    "enum": 3,
+    "bool": 4,
+    "sint32": 5,
+    "sint64": 6,
+}
+_FIXED = {
+    "fixed32": (7, "<I"),
+    "sfixed32": (8, "<i"),
+    "float": (9, "<f"),
+    "fixed64": (10, "<Q"),
+    "sfixed64": (11, "<q"),
+    "double": (12, "<d"),
+}
 _OP_STRING, _OP_BYTES, _OP_MESSAGE, _OP_PACKED, _OP_MAP = 13, 14, 15, 16, 17
-_WIRE_TYPES = {"fixed32": 5, "sfixed32": 5, "float": 5, "fixed64": 1, "sfixed64": 1,
-               "double": 1, "string": 2, "bytes": 2, "message": 2}
+_WIRE_TYPES = {
+    "fixed32": 5,
+    "sfixed32": 5,
+    "float": 5,
+    "fixed64": 1,
+    "sfixed64": 1,
+    "double": 1,
+    "string": 2,
+    "bytes": 2,
+    "message": 2,
+}
 # How a decoded value is stored: implicit presence (a default removes it),
 # explicit presence, repeated, map.
 _IMPLICIT, _EXPLICIT, _REPEATED, _MAP = 0, 1, 2, 3
 
 _SCALAR_DEFAULTS: dict[str, object] = {
-    "double": 0.0, "float": 0.0, "bool": False, "string": "", "bytes": b"",
+    "double": 0.0,
+    "float": 0.0,
+    "bool": False,
+    "string": "",
+    "bytes": b"",
 }
 
 
@@ -256,14 +283,26 @@ def decode(type_name: str, data: bytes | bytearray | memoryview) -> Message:
 class _Field:
     """One field of a message, compiled for encoding."""
 
-    __slots__ = ("encode_value", "enum_values", "key", "label", "name", "number", "owner",
-                 "presence", "sub", "tag", "type", "write", "zero")
+    __slots__ = (
+        "encode_value",
+        "enum_values",
+        "key",
+        "label",
+        "name",
+        "number",
+        "owner",
+        "presence",
+        "sub",
+        "tag",
+        "type",
+        "write",
+        "zero",
+    )
 
     def __init__(self, owner: str, spec: tuple[int, str, str, str, bool, str, str]) -> None:
         self.number, self.name, self.type, self.label = spec[0], spec[1], spec[2], spec[3]
         self.owner = owner
-        self.presence = self.label == "optional" or (self.type == "message"
-                                                     and self.label == "")
+        self.presence = self.label == "optional" or (self.type == "message" and self.label == "")
         self.sub: _Type | None = None
         self.key: _Field | None = None
         self.enum_values: dict[str, int] = {}
@@ -288,8 +327,9 @@ class _Type:
         self.tags: dict[int, tuple[str, int, int, Any]] = {}
         self.defaults: dict[str, Any] = {}
 
-    def build(self, schema: Schema, specs: tuple[tuple[int, str, str, str, bool, str, str], ...]
-              ) -> None:
+    def build(
+        self, schema: Schema, specs: tuple[tuple[int, str, str, str, bool, str, str], ...]
+    ) -> None:
         for spec in specs:
             field = _Field(self.name, spec)
             number, name, type_, label, _, type_name, key_type = spec
@@ -326,8 +366,9 @@ class _Type:
         if label == "repeated" and type_ not in ("string", "bytes", "message"):
             # Packed and unpacked are both legal on the wire, whatever the schema says.
             self.tags[field.number << 3 | 2] = (name, _OP_PACKED, _REPEATED, (op, extra))
-        self.defaults[name] = (list if label == "repeated" else field.sub
-                               or _SCALAR_DEFAULTS.get(type_, 0))
+        self.defaults[name] = (
+            list if label == "repeated" else field.sub or _SCALAR_DEFAULTS.get(type_, 0)
+        )
 
     def default(self, name: str) -> Any:
         value = self.defaults.get(name, _MISSING)
@@ -343,12 +384,15 @@ class _Type:
 _MISSING = object()
 
 
-def _map_entry(schema: Schema, where: str, key_type: str,
-               spec: tuple[int, str, str, str, bool, str, str]) -> _Type:
+def _map_entry(
+    schema: Schema, where: str, key_type: str, spec: tuple[int, str, str, str, bool, str, str]
+) -> _Type:
     """The implicit key/value entry message of map field ``where``."""
     entry = _Type(f"{where} (map entry)")
-    entry.build(schema, ((1, "key", key_type, "", False, "", ""),
-                         (2, "value", spec[2], "", False, spec[5], "")))
+    entry.build(
+        schema,
+        ((1, "key", key_type, "", False, "", ""), (2, "value", spec[2], "", False, spec[5], "")),
+    )
     return entry
 
 
@@ -442,8 +486,7 @@ def _parse(t: _Type, data: bytes, pos: int, end: int, f: dict[str, Any]) -> None
                 try:
                     v = data[pos:stop].decode()
                 except UnicodeDecodeError:
-                    raise ValueError(f"field {t.name}.{name}: invalid UTF-8 in a string"
-                                     ) from None
+                    raise ValueError(f"field {t.name}.{name}: invalid UTF-8 in a string") from None
             pos = stop
         if store == _IMPLICIT:
             if v or ((op == 9 or op == 12) and _packer("<d").pack(v) != b"\0" * 8):
@@ -460,8 +503,9 @@ def _parse(t: _Type, data: bytes, pos: int, end: int, f: dict[str, Any]) -> None
         raise ValueError(f"truncated {t.name} message")
 
 
-def _parse_nested(spec: tuple[str, int, int, Any], data: bytes, pos: int, stop: int,
-                  f: dict[str, Any]) -> None:
+def _parse_nested(
+    spec: tuple[str, int, int, Any], data: bytes, pos: int, stop: int, f: dict[str, Any]
+) -> None:
     name, op, store, extra = spec
     if op == _OP_MESSAGE:
         if store == _EXPLICIT:
@@ -480,8 +524,7 @@ def _parse_nested(spec: tuple[str, int, int, Any], data: bytes, pos: int, stop: 
         entry: dict[str, Any] = {}
         _parse(extra, data, pos, stop, entry)
         key = entry["key"] if "key" in entry else extra.default("key")
-        f.setdefault(name, {})[key] = entry["value"] if "value" in entry else \
-            extra.default("value")
+        f.setdefault(name, {})[key] = entry["value"] if "value" in entry else extra.default("value")
 
 
 def _unpack(op: int, fixed: Any, data: bytes, pos: int, stop: int) -> list[Any]:
@@ -492,8 +535,7 @@ def _unpack(op: int, fixed: Any, data: bytes, pos: int, stop: int) -> list[Any]:
             raise ValueError("packed fixed-size field has a partial element")
         import _struct
 
-        return list(_struct.unpack_from(f"{fixed.format[0]}{count}{fixed.format[1]}",
-                                        data, pos))
+        return list(_struct.unpack_from(f"{fixed.format[0]}{count}{fixed.format[1]}", data, pos))
     values = []
     while pos < stop:
         v = data[pos]
@@ -610,8 +652,9 @@ def _items(field: _Field, v: Any, kind: type) -> Any:
         return v
     if kind is dict and hasattr(v, "items") and not isinstance(v, Message):
         return v.items()
-    raise TypeError(f"field {field.owner}.{field.name}: expected a {kind.__name__}, "
-                    f"got {type(v).__name__}")
+    raise TypeError(
+        f"field {field.owner}.{field.name}: expected a {kind.__name__}, got {type(v).__name__}"
+    )
 
 
 def _write_repeated(field: _Field, v: Any, out: bytearray) -> None:
@@ -651,8 +694,12 @@ def _write_map(field: _Field, v: Any, out: bytearray) -> None:
 
 
 _WRITERS: dict[str, Callable[[_Field, Any, bytearray], None]] = {
-    "implicit": _write_implicit, "optional": _write_explicit, "repeated": _write_repeated,
-    "packed": _write_packed, "map": _write_map, "message": _write_message,
+    "implicit": _write_implicit,
+    "optional": _write_explicit,
+    "repeated": _write_repeated,
+    "packed": _write_packed,
+    "map": _write_map,
+    "message": _write_message,
 }
 
 
@@ -739,16 +786,30 @@ def _encode_message_value(v: Any, field: _Field) -> bytes:
 
 _I32, _I64 = 1 << 31, 1 << 63
 _ENCODERS: dict[str, Encoder] = {
-    "int32": _varint_encoder(-_I32, _I32 - 1), "int64": _varint_encoder(-_I64, _I64 - 1),
-    "uint32": _varint_encoder(0, _M32), "uint64": _varint_encoder(0, _M64),
-    "sint32": _varint_encoder(-_I32, _I32 - 1, 31), "sint64": _varint_encoder(-_I64, _I64 - 1, 63),
-    "fixed32": _fixed_encoder("<I", 0, _M32), "fixed64": _fixed_encoder("<Q", 0, _M64),
+    "int32": _varint_encoder(-_I32, _I32 - 1),
+    "int64": _varint_encoder(-_I64, _I64 - 1),
+    "uint32": _varint_encoder(0, _M32),
+    "uint64": _varint_encoder(0, _M64),
+    "sint32": _varint_encoder(-_I32, _I32 - 1, 31),
+    "sint64": _varint_encoder(-_I64, _I64 - 1, 63),
+    "fixed32": _fixed_encoder("<I", 0, _M32),
+    "fixed64": _fixed_encoder("<Q", 0, _M64),
     "sfixed32": _fixed_encoder("<i", -_I32, _I32 - 1),
     "sfixed64": _fixed_encoder("<q", -_I64, _I64 - 1),
-    "float": _fixed_encoder("<f"), "double": _fixed_encoder("<d"),
-    "bool": _encode_bool, "enum": _encode_enum, "string": _encode_string,
-    "bytes": _encode_bytes, "message": _encode_message_value,
+    "float": _fixed_encoder("<f"),
+    "double": _fixed_encoder("<d"),
+    "bool": _encode_bool,
+    "enum": _encode_enum,
+    "string": _encode_string,
+    "bytes": _encode_bytes,
+    "message": _encode_message_value,
 }
 # The encoding of each type's default, which an implicit-presence field omits.
-_ZEROS = {"fixed32": b"\0" * 4, "sfixed32": b"\0" * 4, "float": b"\0" * 4,
-          "fixed64": b"\0" * 8, "sfixed64": b"\0" * 8, "double": b"\0" * 8}
+_ZEROS = {
+    "fixed32": b"\0" * 4,
+    "sfixed32": b"\0" * 4,
+    "float": b"\0" * 4,
+    "fixed64": b"\0" * 8,
+    "sfixed64": b"\0" * 8,
+    "double": b"\0" * 8,
+}

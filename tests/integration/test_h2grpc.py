@@ -45,7 +45,8 @@ class EchoController(pb_grpc.SlurmControllerServicer):
         count, size = request.job_ids[0], request.job_ids[1]
         return pb.GetJobsReply(
             jobs=[pb.JobInfo(job_id=i, name=chr(65 + i % 26) * size) for i in range(count)],
-            now=count)
+            now=count,
+        )
 
     async def GetNodes(self, request: Any, context: Any) -> Any:
         await context.abort(grpc.StatusCode.NOT_FOUND, NOT_FOUND_MESSAGE)
@@ -54,8 +55,10 @@ class EchoController(pb_grpc.SlurmControllerServicer):
         await asyncio.Event().wait()  # until the deadline cancels the call
 
     async def GetConfig(self, request: Any, context: Any) -> Any:
-        entries = [pb.ConfigEntry(key=k, value=v.hex() if isinstance(v, bytes) else v)
-                   for k, v in context.invocation_metadata()]
+        entries = [
+            pb.ConfigEntry(key=k, value=v.hex() if isinstance(v, bytes) else v)
+            for k, v in context.invocation_metadata()
+        ]
         entries.append(pb.ConfigEntry(key="time_remaining", value=str(context.time_remaining())))
         return pb.GetConfigReply(entries=entries)
 
@@ -105,8 +108,9 @@ def channel(server: AioServer) -> Iterator[Channel]:
         yield ch
 
 
-def call(ch: Channel, method: str, request: dict[str, Any], reply_type: str,
-         **kwargs: Any) -> protowire.Message:
+def call(
+    ch: Channel, method: str, request: dict[str, Any], reply_type: str, **kwargs: Any
+) -> protowire.Message:
     input_type = protowire.default_schema().services["minislurm.v1.SlurmController"][method][0]
     raw = ch.unary(f"{SERVICE}/{method}", protowire.encode(input_type, request), **kwargs)
     return protowire.decode(f"minislurm.v1.{reply_type}", raw)
@@ -126,15 +130,20 @@ def test_many_sequential_calls_reuse_one_connection(server: AioServer, channel: 
 
 def test_replies_match_their_requests(channel: Channel) -> None:
     for size in (0, 1, 100, 70_000, 3):
-        reply = call(channel, "SubmitJob", {"spec": {"name": f"j{size}", "script": b"x" * size}},
-                     "SubmitJobReply")
+        reply = call(
+            channel,
+            "SubmitJob",
+            {"spec": {"name": f"j{size}", "script": b"x" * size}},
+            "SubmitJobReply",
+        )
         assert (reply.job_id, reply.cluster) == (size, f"j{size}")
 
 
 def test_five_megabyte_request_respects_flow_control(channel: Channel) -> None:
     script = bytes(range(256)) * (5 * 1024 * 1024 // 256)
-    reply = call(channel, "SubmitJob", {"spec": {"name": "big", "script": script}},
-                 "SubmitJobReply")
+    reply = call(
+        channel, "SubmitJob", {"spec": {"name": "big", "script": script}}, "SubmitJobReply"
+    )
     assert reply.job_id == len(script)
 
 
@@ -175,12 +184,20 @@ def test_metadata_and_deadline_arrive_at_the_server(channel: Channel) -> None:
     assert 0 < float(seen["time_remaining"]) <= 20
 
 
-@pytest.mark.parametrize(("key", "value", "error"), [
-    ("X-Upper", "v", ValueError), ("grpc-timeout", "1S", ValueError), ("te", "x", ValueError),
-    ("x-bin", "not bytes", TypeError), ("x-ok", "bad\nvalue", ValueError), ("x-ok", 5, TypeError),
-])
-def test_invalid_metadata_is_rejected_before_sending(channel: Channel, key: str, value: Any,
-                                                     error: type) -> None:
+@pytest.mark.parametrize(
+    ("key", "value", "error"),
+    [
+        ("X-Upper", "v", ValueError),
+        ("grpc-timeout", "1S", ValueError),
+        ("te", "x", ValueError),
+        ("x-bin", "not bytes", TypeError),
+        ("x-ok", "bad\nvalue", ValueError),
+        ("x-ok", 5, TypeError),
+    ],
+)
+def test_invalid_metadata_is_rejected_before_sending(
+    channel: Channel, key: str, value: Any, error: type
+) -> None:
     with pytest.raises(error):
         channel.unary(f"{SERVICE}/Ping", b"", metadata=[(key, value)])
 
@@ -257,7 +274,15 @@ def test_controller_client_calls_methods_by_name(server: AioServer) -> None:
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 DATA, HEADERS, RST_STREAM, SETTINGS, PING, GOAWAY, WINDOW_UPDATE, CONTINUATION = (
-    0, 1, 3, 4, 6, 7, 8, 9)
+    0,
+    1,
+    3,
+    4,
+    6,
+    7,
+    8,
+    9,
+)
 
 
 class Peer:
@@ -284,15 +309,20 @@ class Peer:
         return header[3], header[4], int.from_bytes(header[5:9], "big"), payload
 
     def send(self, kind: int, flags: int, stream: int, payload: bytes = b"") -> None:
-        self.conn.sendall(len(payload).to_bytes(3, "big") + bytes((kind, flags))
-                          + stream.to_bytes(4, "big") + payload)
+        self.conn.sendall(
+            len(payload).to_bytes(3, "big")
+            + bytes((kind, flags))
+            + stream.to_bytes(4, "big")
+            + payload
+        )
 
     def start(self, settings: bytes = b"") -> None:
         assert self.recv_exactly(len(PREFACE)) == PREFACE
         self.send(SETTINGS, 0, 0, settings)
 
-    def read_request(self, on_data: Callable[[Peer, int], None] | None = None
-                     ) -> tuple[int, list[tuple[str, str]], bytes]:
+    def read_request(
+        self, on_data: Callable[[Peer, int], None] | None = None
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
         """Frames until a request's END_STREAM; returns (stream, headers, body)."""
         headers: list[tuple[str, str]] = []
         block = b""
@@ -324,8 +354,12 @@ class Peer:
                 self.read_frame()
 
     def respond(self, stream: int, message: bytes, status: int = 0) -> None:
-        self.send(HEADERS, 4, stream, b"\x88" + hpack.encode_literal(
-            "content-type", "application/grpc", 31))
+        self.send(
+            HEADERS,
+            4,
+            stream,
+            b"\x88" + hpack.encode_literal("content-type", "application/grpc", 31),
+        )
         self.send(DATA, 0, stream, b"\x00" + len(message).to_bytes(4, "big") + message)
         self.send(HEADERS, 5, stream, hpack.encode_literal("grpc-status", str(status)))
 
@@ -378,7 +412,8 @@ def scripted() -> Iterator[Callable[..., ScriptedServer]]:
 
 
 def test_split_padded_huffman_and_indexed_response_parts_are_reassembled(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     def handler(peer: Peer) -> None:
         peer.start()
         stream, headers, body = peer.read_request()
@@ -388,9 +423,13 @@ def test_split_padded_huffman_and_indexed_response_parts_are_reassembled(
         while peer.read_frame()[:2] != (PING, 1):  # the client must ACK our PING
             pass
         huffman = hpack.huffman_encode(b"application/grpc")
-        block = (hpack.encode_int(4096, 5, 0x20)  # dynamic table size update
-                 + b"\x88" + hpack.encode_int(31, 6, 0x40)  # content-type, added to the table
-                 + hpack.encode_int(len(huffman), 7, 0x80) + huffman)
+        block = (
+            hpack.encode_int(4096, 5, 0x20)  # dynamic table size update
+            + b"\x88"
+            + hpack.encode_int(31, 6, 0x40)  # content-type, added to the table
+            + hpack.encode_int(len(huffman), 7, 0x80)
+            + huffman
+        )
         peer.send(HEADERS, 0, stream, block[:5])
         peer.send(CONTINUATION, 0, stream, block[5:9])
         peer.send(CONTINUATION, 4, stream, block[9:])
@@ -405,7 +444,8 @@ def test_split_padded_huffman_and_indexed_response_parts_are_reassembled(
 
 
 def test_large_header_blocks_are_split_into_continuation_frames(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     big = "v" * 40_000
 
     def handler(peer: Peer) -> None:
@@ -443,10 +483,13 @@ def test_small_peer_windows_are_never_overrun(scripted: Callable[..., ScriptedSe
     assert received["n"] == 300_005
 
 
-@pytest.mark.parametrize(("code", "status"), [(7, "UNAVAILABLE"), (8, "CANCELLED"),
-                                              (2, "INTERNAL"), (11, "RESOURCE_EXHAUSTED")])
-def test_stream_reset_maps_to_a_grpc_status(scripted: Callable[..., ScriptedServer],
-                                            code: int, status: str) -> None:
+@pytest.mark.parametrize(
+    ("code", "status"),
+    [(7, "UNAVAILABLE"), (8, "CANCELLED"), (2, "INTERNAL"), (11, "RESOURCE_EXHAUSTED")],
+)
+def test_stream_reset_maps_to_a_grpc_status(
+    scripted: Callable[..., ScriptedServer], code: int, status: str
+) -> None:
     def handler(peer: Peer) -> None:
         peer.start()
         stream, _, _ = peer.read_request()
@@ -459,7 +502,8 @@ def test_stream_reset_maps_to_a_grpc_status(scripted: Callable[..., ScriptedServ
 
 
 def test_goaway_refuses_the_call_and_the_next_call_reconnects(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     def going_away(peer: Peer) -> None:
         peer.start()
         peer.read_request()
@@ -480,7 +524,8 @@ def test_goaway_refuses_the_call_and_the_next_call_reconnects(
 
 
 def test_goaway_received_while_idle_sends_the_next_call_to_a_new_connection(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     sent = threading.Event()
 
     def serve_once_then_go_away(peer: Peer) -> None:
@@ -504,7 +549,8 @@ def test_goaway_received_while_idle_sends_the_next_call_to_a_new_connection(
 
 
 def test_connection_closed_while_idle_is_replaced_transparently(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     closed = threading.Event()
 
     def serve_once_then_close(peer: Peer) -> None:
@@ -527,7 +573,8 @@ def test_connection_closed_while_idle_is_replaced_transparently(
 
 
 def test_connection_lost_mid_response_is_unavailable(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     def handler(peer: Peer) -> None:
         peer.start()
         stream, _, _ = peer.read_request()
@@ -554,12 +601,19 @@ def test_non_grpc_http_error_maps_by_http_status(scripted: Callable[..., Scripte
 
 
 def test_trailers_only_status_with_percent_encoded_message(
-        scripted: Callable[..., ScriptedServer]) -> None:
+    scripted: Callable[..., ScriptedServer],
+) -> None:
     def handler(peer: Peer) -> None:
         peer.start()
         stream, _, _ = peer.read_request()
-        peer.send(HEADERS, 5, stream, b"\x88" + hpack.encode_literal("grpc-status", "3")
-                  + hpack.encode_literal("grpc-message", "bad %E2%9C%93 100%25 %zz%"))
+        peer.send(
+            HEADERS,
+            5,
+            stream,
+            b"\x88"
+            + hpack.encode_literal("grpc-status", "3")
+            + hpack.encode_literal("grpc-message", "bad %E2%9C%93 100%25 %zz%"),
+        )
 
     server = scripted(handler)
     with pytest.raises(RpcError) as caught, Channel("127.0.0.1", server.port, timeout=10) as ch:

@@ -52,7 +52,10 @@ def test_parse_format_reads_squeues_default_format() -> None:
     columns, errors = fmt.parse_format("%.18i %.9P %.8j %.2t %R", CODES)
     assert errors == []
     assert _describe(columns) == [
-        ("i", 18, True, " "), ("P", 9, True, " "), ("j", 8, True, " "), ("t", 2, True, " "),
+        ("i", 18, True, " "),
+        ("P", 9, True, " "),
+        ("j", 8, True, " "),
+        ("t", 2, True, " "),
         ("R", 0, False, ""),
     ]
 
@@ -96,7 +99,9 @@ def test_parse_long_format_defaults_to_width_20_left_justified() -> None:
 def test_parse_long_format_reads_width_justification_and_suffix() -> None:
     columns, _ = fmt.parse_long_format("JobID:5 ,Name:.10|,State:0", {"jobid", "name", "state"})
     assert _describe(columns) == [
-        ("jobid", 5, False, " "), ("name", 10, True, "|"), ("state", 0, False, ""),
+        ("jobid", 5, False, " "),
+        ("name", 10, True, "|"),
+        ("state", 0, False, ""),
     ]
 
 
@@ -133,8 +138,15 @@ def test_date_line_has_the_ctime_shape_of_squeue_long() -> None:
 
 @pytest.mark.parametrize(
     ("text", "name"),
-    [("PD", "PENDING"), ("r", "RUNNING"), ("completed", "COMPLETED"), ("oom", "OUT_OF_MEMORY"),
-     ("CG", "COMPLETING"), ("bogus", None), ("", None)],
+    [
+        ("PD", "PENDING"),
+        ("r", "RUNNING"),
+        ("completed", "COMPLETED"),
+        ("oom", "OUT_OF_MEMORY"),
+        ("CG", "COMPLETING"),
+        ("bogus", None),
+        ("", None),
+    ],
 )
 def test_job_state_name_reads_names_and_compact_codes(text: str, name: str | None) -> None:
     assert fmt.job_state_name(text) == name

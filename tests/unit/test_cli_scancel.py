@@ -31,8 +31,16 @@ def reference(name: str) -> tuple[str, str, int]:
 
 
 def job(job_id: int, **fields: Any) -> dict[str, Any]:
-    base = {"job_id": job_id, "name": f"j{job_id}", "partition": "gpu", "state": "RUNNING",
-            "account": "root", "qos": "normal", "nodes": "n1", "user": "root"}
+    base = {
+        "job_id": job_id,
+        "name": f"j{job_id}",
+        "partition": "gpu",
+        "state": "RUNNING",
+        "account": "root",
+        "qos": "normal",
+        "nodes": "n1",
+        "user": "root",
+    }
     return {**base, **fields}
 
 
@@ -47,8 +55,11 @@ class Fake:
     def __call__(self, method: str, **request: Any) -> Message:
         self.calls.append((method, request))
         if method == "GetJobs":
-            jobs = [j for j in self.jobs if not request.get("job_ids")
-                    or j["job_id"] in request["job_ids"]]
+            jobs = [
+                j
+                for j in self.jobs
+                if not request.get("job_ids") or j["job_id"] in request["job_ids"]
+            ]
             if request.get("job_ids") and not jobs:
                 raise RpcError("NOT_FOUND", "Invalid job id specified")
             return Message("minislurm.v1.GetJobsReply", {"jobs": jobs})
@@ -98,9 +109,14 @@ def test_verbose_shows_why_an_unknown_job_was_not_cancelled(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.errors = {999999: "Invalid job id specified"}
-    assert run(["-v", "999999"], capsys) == ("", (
-        "scancel: Terminating job 999999\n"
-        "scancel: error: Kill job error on job id 999999: Invalid job id specified\n"), 0)
+    assert run(["-v", "999999"], capsys) == (
+        "",
+        (
+            "scancel: Terminating job 999999\n"
+            "scancel: error: Kill job error on job id 999999: Invalid job id specified\n"
+        ),
+        0,
+    )
 
 
 def test_signalling_an_unknown_job_is_an_error(
@@ -108,7 +124,10 @@ def test_signalling_an_unknown_job_is_an_error(
 ) -> None:
     fake.errors = {999999: "Invalid job id specified"}
     assert run(["--signal=USR1", "999999"], capsys) == (
-        "", "scancel: error: Kill job error on job id 999999: Invalid job id specified\n", 1)
+        "",
+        "scancel: error: Kill job error on job id 999999: Invalid job id specified\n",
+        1,
+    )
     assert fake.calls == [cancel_request(job_ids=[999999], signal=10)]
 
 
@@ -126,11 +145,19 @@ def test_unreachable_controller_fails_each_named_job(
         raise RpcError("UNAVAILABLE", "refused")
 
     monkeypatch.setattr(common, "call", down)
-    assert run(["5"], capsys) == ("", (
-        "scancel: error: Kill job error on job id 5: "
-        "Unable to contact slurm controller (connect failure)\n"), 1)
+    assert run(["5"], capsys) == (
+        "",
+        (
+            "scancel: error: Kill job error on job id 5: "
+            "Unable to contact slurm controller (connect failure)\n"
+        ),
+        1,
+    )
     assert run(["-n", "x"], capsys) == (
-        "", "scancel: error: Unable to contact slurm controller (connect failure)\n", 1)
+        "",
+        "scancel: error: Unable to contact slurm controller (connect failure)\n",
+        1,
+    )
 
 
 def test_permission_denied_is_an_error_even_for_a_plain_cancel(
@@ -138,7 +165,10 @@ def test_permission_denied_is_an_error_even_for_a_plain_cancel(
 ) -> None:
     fake.errors = {14: "Access/permission denied"}
     assert run(["14"], capsys) == (
-        "", "scancel: error: Kill job error on job id 14: Access/permission denied\n", 1)
+        "",
+        "scancel: error: Kill job error on job id 14: Access/permission denied\n",
+        1,
+    )
 
 
 # --------------------------------------------------------------------------- requests
@@ -153,8 +183,10 @@ def test_permission_denied_is_an_error_even_for_a_plain_cancel(
         (["-b", "-s", "TERM", "14"], {"job_ids": [14], "signal": 15, "batch_only": True}),
         (["-b", "14"], {"job_ids": [14], "signal": 9, "batch_only": True}),
         (["-f", "-s", "usr2", "14"], {"job_ids": [14], "signal": 12, "full": True}),
-        (["-n", "dep", "-p", "gpu", "-t", "PD,r", "-u", "root"],
-         {"name": "dep", "partition": "gpu", "states": ["PENDING", "RUNNING"], "user": "root"}),
+        (
+            ["-n", "dep", "-p", "gpu", "-t", "PD,r", "-u", "root"],
+            {"name": "dep", "partition": "gpu", "states": ["PENDING", "RUNNING"], "user": "root"},
+        ),
     ],
 )
 def test_options_become_one_canceljobs_call(
@@ -183,7 +215,10 @@ def test_filters_matching_nothing_cancel_nothing(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(["-v", "-q", "nosuchqos"], capsys) == (
-        "", "scancel: error: No active jobs match ALL job filters, including: \n", 0)
+        "",
+        "scancel: error: No active jobs match ALL job filters, including: \n",
+        0,
+    )
     assert [method for method, _ in fake.calls] == ["GetJobs"]
 
 
@@ -192,8 +227,10 @@ def test_interactive_asks_for_each_job(
 ) -> None:
     monkeypatch.setattr("sys.stdin", io.StringIO("y\nn\n"))
     out, err, status = run(["-i", "14", "15"], capsys)
-    assert out == ("Cancel job_id=14 name=j14 partition=gpu [y/n]? "
-                   "Cancel job_id=15 name=j15 partition=gpu [y/n]? ")
+    assert out == (
+        "Cancel job_id=14 name=j14 partition=gpu [y/n]? "
+        "Cancel job_id=15 name=j15 partition=gpu [y/n]? "
+    )
     assert (err, status) == ("", 0)
     assert fake.calls[-1] == cancel_request(job_ids=[14])
 
@@ -217,14 +254,18 @@ def test_verbose_describes_each_action(fake: Fake, capsys: pytest.CaptureFixture
         (["-s", "USR1"], "scancel: error: No job identification provided\n"),
         (["-s", "BOGUS", "14"], "Unknown job signal: BOGUS\n"),
         (["-s", "0", "14"], "Unknown job signal: 0\n"),
-        (["-t", "bogus"],
-         "Invalid job state specified: bogus\nValid job states are PENDING, RUNNING, and "
-         "SUSPENDED\n"),
+        (
+            ["-t", "bogus"],
+            "Invalid job state specified: bogus\nValid job states are PENDING, RUNNING, and "
+            "SUSPENDED\n",
+        ),
         (["-u", "no-such-user-xyz"], "scancel: error: Invalid user name: no-such-user-xyz\n"),
         (["14", "abc"], "scancel: error: Invalid job id abc\n"),
         (["-w", "n["], "scancel: error: Invalid node name n[\n"),
-        (["123.0"],
-         "scancel: error: Invalid job id 123.0 (job steps and array tasks are not supported)\n"),
+        (
+            ["123.0"],
+            "scancel: error: Invalid job id 123.0 (job steps and array tasks are not supported)\n",
+        ),
     ],
 )
 def test_bad_input_fails_with_slurms_words_and_calls_nothing(

@@ -37,11 +37,27 @@ def at(clock: str) -> int:
 
 def job(job_id: int, name: str, state: str, **fields: Any) -> Message:
     base: dict[str, Any] = {
-        "job_id": job_id, "name": name, "state": state, "partition": "gpu", "user": "root",
-        "uid": 0, "group": "root", "gid": 0, "account": "root", "qos": "normal",
-        "time_limit": INFINITE, "min_nodes": 1, "num_cpus": 1, "num_tasks": 1,
-        "cpus_per_task": 1, "batch": True, "requeue": True, "work_dir": "/cluster/work",
-        "submit_host": "localhost", "reason": "None", "stdin": "/dev/null",
+        "job_id": job_id,
+        "name": name,
+        "state": state,
+        "partition": "gpu",
+        "user": "root",
+        "uid": 0,
+        "group": "root",
+        "gid": 0,
+        "account": "root",
+        "qos": "normal",
+        "time_limit": INFINITE,
+        "min_nodes": 1,
+        "num_cpus": 1,
+        "num_tasks": 1,
+        "cpus_per_task": 1,
+        "batch": True,
+        "requeue": True,
+        "work_dir": "/cluster/work",
+        "submit_host": "localhost",
+        "reason": "None",
+        "stdin": "/dev/null",
         "stdout": f"/cluster/work/slurm-{job_id}.out",
         "stderr": f"/cluster/work/slurm-{job_id}.out",
         "tres": "cpu=1,mem=8000M,node=1,billing=1",
@@ -51,46 +67,122 @@ def job(job_id: int, name: str, state: str, **fields: Any) -> Message:
 
 
 RUNNING = job(
-    14, "running", "RUNNING", priority=4294901750, run_time=3, time_limit=5, num_cpus=2,
-    num_tasks=2, nodes="n1", batch_host="n1", submit_time=at("04:26:06"),
-    eligible_time=at("04:26:06"), accrue_time=at("04:26:06"), start_time=at("04:26:09"),
-    end_time=at("04:31:09"), last_sched_eval=at("04:26:09"),
-    tres="cpu=2,node=1,billing=2,gres/gpu=2", tres_per_node="gres:gpu:2", gpus_per_node=2,
+    14,
+    "running",
+    "RUNNING",
+    priority=4294901750,
+    run_time=3,
+    time_limit=5,
+    num_cpus=2,
+    num_tasks=2,
+    nodes="n1",
+    batch_host="n1",
+    submit_time=at("04:26:06"),
+    eligible_time=at("04:26:06"),
+    accrue_time=at("04:26:06"),
+    start_time=at("04:26:09"),
+    end_time=at("04:31:09"),
+    last_sched_eval=at("04:26:09"),
+    tres="cpu=2,node=1,billing=2,gres/gpu=2",
+    tres_per_node="gres:gpu:2",
+    gpus_per_node=2,
     allocation=[{"node": "n1", "cpus": 2, "mem": 0, "gpus": [0, 1], "ntasks": 2}],
 )
 JOBS = {
     "scontrol_show_job_running.txt": RUNNING,
     "scontrol_show_job_pending_held.txt": job(
-        15, "held", "PENDING", reason="JobHeldUser", submit_time=at("04:26:09"),
-        last_sched_eval=at("04:26:09")),
+        15,
+        "held",
+        "PENDING",
+        reason="JobHeldUser",
+        submit_time=at("04:26:09"),
+        last_sched_eval=at("04:26:09"),
+    ),
     "scontrol_show_job_after_user_hold.txt": job(
-        18, "prio", "PENDING", reason="JobHeldAdmin", submit_time=at("04:26:09"),
-        accrue_time=at("04:26:09"), last_sched_eval=at("04:26:12"), min_nodes=2, max_nodes=2,
-        num_cpus=2, num_tasks=2, tres="cpu=2,mem=16000M,node=2,billing=2,gres/gpu=16",
-        tres_per_node="gres:gpu:8"),
+        18,
+        "prio",
+        "PENDING",
+        reason="JobHeldAdmin",
+        submit_time=at("04:26:09"),
+        accrue_time=at("04:26:09"),
+        last_sched_eval=at("04:26:12"),
+        min_nodes=2,
+        max_nodes=2,
+        num_cpus=2,
+        num_tasks=2,
+        tres="cpu=2,mem=16000M,node=2,billing=2,gres/gpu=16",
+        tres_per_node="gres:gpu:8",
+    ),
     "scontrol_show_job_too_many_nodes.txt": job(
-        24, "toomanynodes", "PENDING", priority=4294901740, reason="PartitionConfig",
-        submit_time=at("04:26:15"), eligible_time=at("04:26:15"),
-        last_sched_eval=at("04:26:15"), min_nodes=3, max_nodes=3, num_cpus=3, num_tasks=3,
-        tres="cpu=3,mem=24000M,node=3,billing=3"),
+        24,
+        "toomanynodes",
+        "PENDING",
+        priority=4294901740,
+        reason="PartitionConfig",
+        submit_time=at("04:26:15"),
+        eligible_time=at("04:26:15"),
+        last_sched_eval=at("04:26:15"),
+        min_nodes=3,
+        max_nodes=3,
+        num_cpus=3,
+        num_tasks=3,
+        tres="cpu=3,mem=24000M,node=3,billing=3",
+    ),
     "scontrol_show_job_completed.txt": job(
-        20, "ok", "COMPLETED", priority=4294901744, submit_time=at("04:26:14"),
-        eligible_time=at("04:26:14"), accrue_time=at("04:26:14"), start_time=at("04:26:15"),
-        end_time=at("04:26:15"), last_sched_eval=at("04:26:15"), nodes="n1", batch_host="n1",
-        tres="cpu=1,node=1,billing=1", stdout="/cluster/work/slurm-ok-20.out",
-        stderr="/cluster/work/slurm-ok-20.out"),
+        20,
+        "ok",
+        "COMPLETED",
+        priority=4294901744,
+        submit_time=at("04:26:14"),
+        eligible_time=at("04:26:14"),
+        accrue_time=at("04:26:14"),
+        start_time=at("04:26:15"),
+        end_time=at("04:26:15"),
+        last_sched_eval=at("04:26:15"),
+        nodes="n1",
+        batch_host="n1",
+        tres="cpu=1,node=1,billing=1",
+        stdout="/cluster/work/slurm-ok-20.out",
+        stderr="/cluster/work/slurm-ok-20.out",
+    ),
     "scontrol_show_job_failed.txt": job(
-        21, "fail3", "FAILED", priority=4294901743, reason="NonZeroExitCode", exit_code=3,
-        submit_time=at("04:26:14"), eligible_time=at("04:26:14"), accrue_time=at("04:26:14"),
-        start_time=at("04:26:15"), end_time=at("04:26:15"), last_sched_eval=at("04:26:15"),
-        nodes="n1", batch_host="n1", tres="cpu=1,node=1,billing=1"),
+        21,
+        "fail3",
+        "FAILED",
+        priority=4294901743,
+        reason="NonZeroExitCode",
+        exit_code=3,
+        submit_time=at("04:26:14"),
+        eligible_time=at("04:26:14"),
+        accrue_time=at("04:26:14"),
+        start_time=at("04:26:15"),
+        end_time=at("04:26:15"),
+        last_sched_eval=at("04:26:15"),
+        nodes="n1",
+        batch_host="n1",
+        tres="cpu=1,node=1,billing=1",
+    ),
     "scontrol_show_job_timeout.txt": job(
-        1, "timeout", "TIMEOUT", priority=4294901759, reason="TimeLimit", exit_signal=15,
-        run_time=87, time_limit=1, submit_time=at("04:25:54"), eligible_time=at("04:25:54"),
-        accrue_time=at("04:25:54"), start_time=at("04:25:57"), end_time=at("04:27:24"),
-        last_sched_eval=at("04:25:57"), nodes="n1", batch_host="n1",
-        tres="cpu=1,node=1,billing=1", stdout="/cluster/work/timeout-1.out",
-        stderr="/cluster/work/timeout-1.out"),
+        1,
+        "timeout",
+        "TIMEOUT",
+        priority=4294901759,
+        reason="TimeLimit",
+        exit_signal=15,
+        run_time=87,
+        time_limit=1,
+        submit_time=at("04:25:54"),
+        eligible_time=at("04:25:54"),
+        accrue_time=at("04:25:54"),
+        start_time=at("04:25:57"),
+        end_time=at("04:27:24"),
+        last_sched_eval=at("04:25:57"),
+        nodes="n1",
+        batch_host="n1",
+        tres="cpu=1,node=1,billing=1",
+        stdout="/cluster/work/timeout-1.out",
+        stderr="/cluster/work/timeout-1.out",
+    ),
 }
 
 
@@ -98,7 +190,8 @@ def adapted(text: str) -> str:
     """The capture with what JobInfo cannot carry as we print it: the session id
     (Sid) and the CPU ids of -d (NodeAllocation has a count only)."""
     return text.replace("AllocNode:Sid=localhost:2829", "AllocNode:Sid=localhost:0").replace(
-        "CPU_IDs=1-2", "CPU_IDs=0-1")
+        "CPU_IDs=1-2", "CPU_IDs=0-1"
+    )
 
 
 # --------------------------------------------------------------------------- show job
@@ -146,15 +239,22 @@ def test_job_record_of_a_job_without_batch_script_has_no_std_paths() -> None:
 
 
 def test_detail_lines_list_each_nodes_share() -> None:
-    multinode = job(9, "run2", "RUNNING", nodes="n[1-2]", allocation=[
-        {"node": "n1", "cpus": 2, "mem": 0, "gpus": [0], "ntasks": 2},
-        {"node": "n2", "cpus": 2, "mem": 512, "gpus": [0, 1, 2, 5], "ntasks": 2},
-    ])
+    multinode = job(
+        9,
+        "run2",
+        "RUNNING",
+        nodes="n[1-2]",
+        allocation=[
+            {"node": "n1", "cpus": 2, "mem": 0, "gpus": [0], "ntasks": 2},
+            {"node": "n2", "cpus": 2, "mem": 512, "gpus": [0, 1, 2, 5], "ntasks": 2},
+        ],
+    )
     record = show.job_text(multinode, details=True)
     assert "   JOB_GRES=gpu:5\n     Nodes=n1 CPU_IDs=0-1 Mem=0 GRES=gpu:1(IDX:0)\n" in record
     assert "     Nodes=n2 CPU_IDs=0-1 Mem=512 GRES=gpu:4(IDX:0-2,5)\n" in record
-    plain = show.job_text(job(3, "cpu", "COMPLETED", allocation=[{"node": "n1", "cpus": 1}]),
-                          details=True)
+    plain = show.job_text(
+        job(3, "cpu", "COMPLETED", allocation=[{"node": "n1", "cpus": 1}]), details=True
+    )
     assert "   JOB_GRES=(null)\n     Nodes=n1 CPU_IDs=0 Mem=0 GRES=\n" in plain
 
 
@@ -163,30 +263,60 @@ def test_detail_lines_list_each_nodes_share() -> None:
 
 def node(name: str, addr: str, alloc: int, state: str, busy: str, **fields: Any) -> Message:
     base: dict[str, Any] = {
-        "name": name, "addr": addr, "hostname": name, "arch": "x86_64", "cores_per_socket": 8,
-        "cpus": 8, "alloc_cpus": alloc, "cpu_load": 1.53, "gres": "gpu:8", "gpus": 8,
-        "alloc_gpus": 2 if alloc else 0, "version": "22.05.8",
-        "os": "Linux 6.18.44-fc-v857 #1 SMP PREEMPT_DYNAMIC @0", "real_memory": 8000,
-        "free_memory": 22440, "sockets": 1, "state": state, "threads_per_core": 1, "weight": 1,
-        "partitions": ["gpu", "debug"], "boot_time": at("04:09:33"),
-        "slurmd_start_time": at("04:25:54"), "last_busy_time": at(busy),
+        "name": name,
+        "addr": addr,
+        "hostname": name,
+        "arch": "x86_64",
+        "cores_per_socket": 8,
+        "cpus": 8,
+        "alloc_cpus": alloc,
+        "cpu_load": 1.53,
+        "gres": "gpu:8",
+        "gpus": 8,
+        "alloc_gpus": 2 if alloc else 0,
+        "version": "22.05.8",
+        "os": "Linux 6.18.44-fc-v857 #1 SMP PREEMPT_DYNAMIC @0",
+        "real_memory": 8000,
+        "free_memory": 22440,
+        "sockets": 1,
+        "state": state,
+        "threads_per_core": 1,
+        "weight": 1,
+        "partitions": ["gpu", "debug"],
+        "boot_time": at("04:09:33"),
+        "slurmd_start_time": at("04:25:54"),
+        "last_busy_time": at(busy),
     }
     base.update(fields)
     return Message("minislurm.v1.NodeInfo", base)
 
 
-NODES = [node("n1", "10.233.2.11", 3, "MIXED", "04:25:54"),
-         node("n2", "10.233.2.12", 0, "IDLE", "04:26:06")]
+NODES = [
+    node("n1", "10.233.2.11", 3, "MIXED", "04:25:54"),
+    node("n2", "10.233.2.12", 0, "IDLE", "04:26:06"),
+]
 
 
 def partition(name: str, default: bool, max_time: int) -> Message:
-    return Message("minislurm.v1.PartitionInfo", {
-        "name": name, "nodes": "n[1-2]", "default": default, "max_time": max_time,
-        "max_nodes": INFINITE, "priority_tier": 1, "priority_job_factor": 1,
-        "allow_accounts": "ALL", "allow_groups": "ALL", "state": "UP", "over_subscribe": "NO",
-        "total_cpus": 16, "total_nodes": 2,
-        "tres": "cpu=16,mem=16000M,node=2,billing=16,gres/gpu=16",
-    })
+    return Message(
+        "minislurm.v1.PartitionInfo",
+        {
+            "name": name,
+            "nodes": "n[1-2]",
+            "default": default,
+            "max_time": max_time,
+            "max_nodes": INFINITE,
+            "priority_tier": 1,
+            "priority_job_factor": 1,
+            "allow_accounts": "ALL",
+            "allow_groups": "ALL",
+            "state": "UP",
+            "over_subscribe": "NO",
+            "total_cpus": 16,
+            "total_nodes": 2,
+            "tres": "cpu=16,mem=16000M,node=2,billing=16,gres/gpu=16",
+        },
+    )
 
 
 PARTITIONS = [partition("gpu", True, INFINITE), partition("debug", False, 60)]
@@ -202,10 +332,17 @@ def test_oneliner_node_record_matches_real_scontrol() -> None:
 
 
 def test_node_record_ends_with_its_reason_and_who_set_it() -> None:
-    drained = node("n2", "10.233.2.12", 0, "IDLE+DRAIN", "04:26:06", reason="maint work",
-                   reason_user="0", reason_time=at("06:25:17"))
-    assert show.node_text(drained).endswith(
-        "\n   Reason=maint work [root@2026-11-30T06:25:17]\n\n")
+    drained = node(
+        "n2",
+        "10.233.2.12",
+        0,
+        "IDLE+DRAIN",
+        "04:26:06",
+        reason="maint work",
+        reason_user="0",
+        reason_time=at("06:25:17"),
+    )
+    assert show.node_text(drained).endswith("\n   Reason=maint work [root@2026-11-30T06:25:17]\n\n")
 
 
 def test_partition_records_match_real_scontrol() -> None:
@@ -222,13 +359,21 @@ def test_oneliner_partition_record_joins_its_lines_with_spaces() -> None:
 
 def test_config_lines_are_padded_as_slurm_pads_them() -> None:
     expected = reference("scontrol_show_config_sched.txt")[0].splitlines()
-    entries = [Message("minislurm.v1.ConfigEntry", {"key": k.strip(), "value": v})
-               for k, v in (line.split(" = ", 1) for line in expected)]
+    entries = [
+        Message("minislurm.v1.ConfigEntry", {"key": k.strip(), "value": v})
+        for k, v in (line.split(" = ", 1) for line in expected)
+    ]
     text = show.config_text(entries, at("04:26:12"))
     assert text.splitlines() == ["Configuration data as of 2026-11-30T04:26:12", *expected, ""]
-    assert show.config_text([Message("minislurm.v1.ConfigEntry", {
-        "key": "AccountingStorageBackupHost", "value": "(null)"})], 0).splitlines()[1] == (
-        "AccountingStorageBackupHost = (null)")
+    assert show.config_text(
+        [
+            Message(
+                "minislurm.v1.ConfigEntry",
+                {"key": "AccountingStorageBackupHost", "value": "(null)"},
+            )
+        ],
+        0,
+    ).splitlines()[1] == ("AccountingStorageBackupHost = (null)")
 
 
 # --------------------------------------------------------------------------- commands
@@ -262,8 +407,15 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str, 
     return captured.out, captured.err, status
 
 
-@pytest.mark.parametrize("argv", [["show", "job", "14"], ["sho", "jo", "14"],
-                                  ["show", "job", "-o", "14"], ["-d", "show", "jobs", "14"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "job", "14"],
+        ["sho", "jo", "14"],
+        ["show", "job", "-o", "14"],
+        ["-d", "show", "jobs", "14"],
+    ],
+)
 def test_show_job_accepts_abbreviations_and_options_anywhere(
     fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
@@ -346,8 +498,9 @@ def test_hold_commands_are_silent_on_success(
 def test_hold_of_an_unknown_job_matches_real_scontrol(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.replies["HoldJobs"] = {"results": [{"job_id": 999999,
-                                             "error": "Invalid job id specified"}]}
+    fake.replies["HoldJobs"] = {
+        "results": [{"job_id": 999999, "error": "Invalid job id specified"}]
+    }
     assert run(["hold", "999999"], capsys) == reference("scontrol_hold_bad.txt")
 
 
@@ -355,21 +508,29 @@ def test_hold_when_the_controller_is_down_reports_each_job(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.replies["HoldJobs"] = RpcError("UNAVAILABLE", "refused")
-    assert run(["hold", "5"], capsys) == ("", (
-        "Unable to contact slurm controller (connect failure) for job 5\n"
-        "slurm_suspend error: Unable to contact slurm controller (connect failure)\n"), 1)
+    assert run(["hold", "5"], capsys) == (
+        "",
+        (
+            "Unable to contact slurm controller (connect failure) for job 5\n"
+            "slurm_suspend error: Unable to contact slurm controller (connect failure)\n"
+        ),
+        1,
+    )
 
 
 def test_hold_reports_per_argument(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     fake.replies["HoldJobs"] = {"results": [{"job_id": 13}]}
     _, err, status = run(["hold", "13,abc"], capsys)
-    assert err == ("Invalid job id specified for job abc\n"
-                   "slurm_suspend error: Invalid job id specified\n")
+    assert err == (
+        "Invalid job id specified for job abc\nslurm_suspend error: Invalid job id specified\n"
+    )
     assert status == 1 and fake.calls[0][1]["job_ids"] == [13]
 
 
 def test_ping_names_the_controller(
-    fake: Fake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    fake: Fake,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
 ) -> None:
     conf = tmp_path / "slurm.conf"
@@ -381,7 +542,10 @@ def test_ping_names_the_controller(
         "Slurmctld(primary) at vm is DOWN\n"
         "*****************************************\n"
         "** RESTORE SLURMCTLD DAEMON TO SERVICE **\n"
-        "*****************************************\n", "", 1)
+        "*****************************************\n",
+        "",
+        1,
+    )
 
 
 def test_version_prints_the_version_line(capsys: pytest.CaptureFixture[str]) -> None:
@@ -406,15 +570,16 @@ def test_update_job_sends_the_changed_fields(
     fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], changes: dict[str, Any]
 ) -> None:
     assert run(argv, capsys) == ("", "", 0)
-    assert fake.calls == [("UpdateJob", {"job_id": 3, "requester_uid": os.getuid(),
-                                         **changes})]
+    assert fake.calls == [("UpdateJob", {"job_id": 3, "requester_uid": os.getuid(), **changes})]
 
 
 @pytest.mark.parametrize(
     ("limit", "err"),
     [
-        ("-100", "scontrol: error: TimeLimit decrement larger than current time limit "
-                 "(100 > 20)\n"),
+        (
+            "-100",
+            "scontrol: error: TimeLimit decrement larger than current time limit (100 > 20)\n",
+        ),
         ("+infinite", "scontrol: error: Invalid TimeLimit value\n"),
     ],
 )
@@ -430,9 +595,14 @@ def test_relative_time_limit_of_an_unknown_job(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.replies["GetJobs"] = RpcError("NOT_FOUND", "Invalid job id specified")
-    assert run(["update", "JobId=13", "TimeLimit=+30"], capsys) == ("", (
-        "scontrol: error: Could not load state information for job 13: "
-        "Invalid job id specified\n"), 1)
+    assert run(["update", "JobId=13", "TimeLimit=+30"], capsys) == (
+        "",
+        (
+            "scontrol: error: Could not load state information for job 13: "
+            "Invalid job id specified\n"
+        ),
+        1,
+    )
 
 
 def test_relative_time_limit_reads_the_current_one(
@@ -447,21 +617,31 @@ def test_relative_time_limit_reads_the_current_one(
     ("argv", "err"),
     [
         (["update", "JobId=3", "TimeLimit=abc"], "scontrol: error: Invalid TimeLimit value\n"),
-        (["update", "JobId=3", "Bogus=1"],
-         "Update of this parameter is not supported: Bogus=1\nRequest aborted\n"),
+        (
+            ["update", "JobId=3", "Bogus=1"],
+            "Update of this parameter is not supported: Bogus=1\nRequest aborted\n",
+        ),
         (["update", "JobId=3"], "No changes specified\n"),
         (["update", "JobId=abc", "Name=x"], "Invalid job id specified for job abc\n"),
-        (["update", "JobId=3", "Nice=99999999999"],
-         "scontrol: error: Nice value out of range (+/- 2147483645). Value ignored\n"),
-        (["update", "Name=x"],
-         'No valid entity in update command\nInput line must include "NodeName", '
-         '"PartitionName", "Reservation", "JobId", or "SlurmctldDebug"\n'),
-        (["update", "NodeName=n1", "State=DRAIN"],
-         "You must specify a reason when DOWNING or DRAINING a node. Request denied\n"),
-        (["update", "NodeName=n1", "State=BOGUS"],
-         "Invalid input: State=BOGUS\nRequest aborted\nValid states are: NoResp DRAIN FAIL "
-         "FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\nNot all states are valid given a node's "
-         "prior state\n"),
+        (
+            ["update", "JobId=3", "Nice=99999999999"],
+            "scontrol: error: Nice value out of range (+/- 2147483645). Value ignored\n",
+        ),
+        (
+            ["update", "Name=x"],
+            'No valid entity in update command\nInput line must include "NodeName", '
+            '"PartitionName", "Reservation", "JobId", or "SlurmctldDebug"\n',
+        ),
+        (
+            ["update", "NodeName=n1", "State=DRAIN"],
+            "You must specify a reason when DOWNING or DRAINING a node. Request denied\n",
+        ),
+        (
+            ["update", "NodeName=n1", "State=BOGUS"],
+            "Invalid input: State=BOGUS\nRequest aborted\nValid states are: NoResp DRAIN FAIL "
+            "FUTURE RESUME POWER_DOWN POWER_UP UNDRAIN\nNot all states are valid given a node's "
+            "prior state\n",
+        ),
     ],
 )
 def test_update_rejects_bad_input_without_calling(
@@ -474,17 +654,31 @@ def test_update_rejects_bad_input_without_calling(
 def test_update_job_error_names_the_job(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
     fake.replies["UpdateJob"] = RpcError("INVALID_ARGUMENT", "Invalid partition name specified")
     assert run(["update", "JobId=3", "Partition=nosuch"], capsys) == (
-        "", "Invalid partition name specified for job 3\n", 1)
+        "",
+        "Invalid partition name specified for job 3\n",
+        1,
+    )
 
 
 def test_update_node_sends_state_and_multiword_reason(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(["update", "NodeName=n[1-2]", "State=drain", "Reason=maint work"], capsys) == (
-        "", "", 0)
-    assert fake.calls == [("UpdateNode", {"names": "n[1-2]", "state": "DRAIN",
-                                          "reason": "maint work",
-                                          "requester_uid": os.getuid()})]
+        "",
+        "",
+        0,
+    )
+    assert fake.calls == [
+        (
+            "UpdateNode",
+            {
+                "names": "n[1-2]",
+                "state": "DRAIN",
+                "reason": "maint work",
+                "requester_uid": os.getuid(),
+            },
+        )
+    ]
 
 
 def test_update_node_error_is_slurm_update_error(
@@ -492,20 +686,30 @@ def test_update_node_error_is_slurm_update_error(
 ) -> None:
     fake.replies["UpdateNode"] = RpcError("NOT_FOUND", "Invalid node name specified")
     assert run(["update", "NodeName=nosuch", "State=DRAIN", "Reason=x"], capsys) == (
-        "", "slurm_update error: Invalid node name specified\n", 1)
+        "",
+        "slurm_update error: Invalid node name specified\n",
+        1,
+    )
 
 
-@pytest.mark.parametrize(("text", "value"), [("10", 10), ("-5", -5), ("+3", 3), ("abc", 0),
-                                             ("7x", 7), ("-", 0)])
+@pytest.mark.parametrize(
+    ("text", "value"), [("10", 10), ("-5", -5), ("+3", 3), ("abc", 0), ("7x", 7), ("-", 0)]
+)
 def test_parse_nice_reads_like_strtol(text: str, value: int) -> None:
     assert scontrol_update.parse_nice(text) == value
 
 
 @pytest.mark.parametrize(
     ("word", "keyword", "minimum", "matches"),
-    [("sho", "show", 3, True), ("sh", "show", 3, False), ("SHOW", "show", 3, True),
-     ("shows", "show", 3, False), ("hostl", "hostlist", 5, True),
-     ("hostlists", "hostlist", 5, False), ("p", "partitions", 2, False)],
+    [
+        ("sho", "show", 3, True),
+        ("sh", "show", 3, False),
+        ("SHOW", "show", 3, True),
+        ("shows", "show", 3, False),
+        ("hostl", "hostlist", 5, True),
+        ("hostlists", "hostlist", 5, False),
+        ("p", "partitions", 2, False),
+    ],
 )
 def test_keyword_abbreviations_follow_slurms_minimums(
     word: str, keyword: str, minimum: int, matches: bool

@@ -32,28 +32,60 @@ def reference(name: str) -> tuple[str, str, int]:
 
 def node(name: str, alloc: int, state: str, compact: str, long: str, **extra: Any) -> Message:
     base: dict[str, Any] = {
-        "name": name, "addr": f"10.233.2.{10 + int(name[1:])}", "hostname": name, "cpus": 8,
-        "alloc_cpus": alloc, "real_memory": 8000, "free_memory": 22440, "gres": "gpu:8",
-        "gpus": 8, "state": state, "state_compact": compact, "state_long": long,
-        "sockets": 1, "cores_per_socket": 8, "threads_per_core": 1, "weight": 1,
-        "partitions": ["gpu", "debug"], "version": "22.05.8", "cpu_load": 1.53,
+        "name": name,
+        "addr": f"10.233.2.{10 + int(name[1:])}",
+        "hostname": name,
+        "cpus": 8,
+        "alloc_cpus": alloc,
+        "real_memory": 8000,
+        "free_memory": 22440,
+        "gres": "gpu:8",
+        "gpus": 8,
+        "state": state,
+        "state_compact": compact,
+        "state_long": long,
+        "sockets": 1,
+        "cores_per_socket": 8,
+        "threads_per_core": 1,
+        "weight": 1,
+        "partitions": ["gpu", "debug"],
+        "version": "22.05.8",
+        "cpu_load": 1.53,
     }
     base.update(extra)
     return Message("minislurm.v1.NodeInfo", base)
 
 
 def partition(name: str, default: bool, max_time: int, nodes: str = "n[1-2]") -> Message:
-    return Message("minislurm.v1.PartitionInfo", {
-        "name": name, "nodes": nodes, "default": default, "max_time": max_time,
-        "max_nodes": INFINITE, "state": "UP", "over_subscribe": "NO", "allow_groups": "ALL",
-        "priority_tier": 1, "priority_job_factor": 1,
-    })
+    return Message(
+        "minislurm.v1.PartitionInfo",
+        {
+            "name": name,
+            "nodes": nodes,
+            "default": default,
+            "max_time": max_time,
+            "max_nodes": INFINITE,
+            "state": "UP",
+            "over_subscribe": "NO",
+            "allow_groups": "ALL",
+            "priority_tier": 1,
+            "priority_job_factor": 1,
+        },
+    )
 
 
 NODES = [node("n1", 3, "MIXED", "mix", "mixed"), node("n2", 0, "IDLE", "idle", "idle")]
-DRAINING = node("n2", 2, "MIXED+DRAIN", "drng", "draining", flags=["DRAIN"],
-                reason="maint work", reason_user="0",
-                reason_time=parse_timestamp("2026-11-30T06:15:43"))
+DRAINING = node(
+    "n2",
+    2,
+    "MIXED+DRAIN",
+    "drng",
+    "draining",
+    flags=["DRAIN"],
+    reason="maint work",
+    reason_user="0",
+    reason_time=parse_timestamp("2026-11-30T06:15:43"),
+)
 PARTITIONS = [partition("gpu", True, INFINITE), partition("debug", False, 60)]
 
 
@@ -75,8 +107,9 @@ class Fake:
         if method == "GetNodes":
             nodes = [n.to_dict() for n in self.nodes]
             return Message("minislurm.v1.GetNodesReply", {"nodes": nodes})
-        return Message("minislurm.v1.GetPartitionsReply",
-                       {"partitions": [p.to_dict() for p in self.parts]})
+        return Message(
+            "minislurm.v1.GetPartitionsReply", {"partitions": [p.to_dict() for p in self.parts]}
+        )
 
 
 @pytest.fixture
@@ -122,22 +155,36 @@ def test_node_long_output_matches_real_sinfo_after_its_date_line(
 
 # Captured from real sinfo 22.05 on the same cluster with n2 draining ("maint work").
 DRAINING_CASES = [
-    ([], "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
-         "gpu*         up   infinite      1   drng n2\n"
-         "gpu*         up   infinite      1    mix n1\n"
-         "debug        up    1:00:00      1   drng n2\n"
-         "debug        up    1:00:00      1    mix n1\n"),
-    (["-R"], "REASON               USER      TIMESTAMP           NODELIST\n"
-             "maint work           root      2026-11-30T06:15:43 n2\n"),
-    (["-o", "%D %C %A %F"], "NODES CPUS(A/I/O/T) NODES(A/I) NODES(A/I/O/T)\n"
-                            "2 5/5/6/16 2/0 2/0/0/2\n"),
+    (
+        [],
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+        "gpu*         up   infinite      1   drng n2\n"
+        "gpu*         up   infinite      1    mix n1\n"
+        "debug        up    1:00:00      1   drng n2\n"
+        "debug        up    1:00:00      1    mix n1\n",
+    ),
+    (
+        ["-R"],
+        "REASON               USER      TIMESTAMP           NODELIST\n"
+        "maint work           root      2026-11-30T06:15:43 n2\n",
+    ),
+    (
+        ["-o", "%D %C %A %F"],
+        "NODES CPUS(A/I/O/T) NODES(A/I) NODES(A/I/O/T)\n2 5/5/6/16 2/0 2/0/0/2\n",
+    ),
     (["-o", "%t %D %N"], "STATE NODES NODELIST\ndrng 1 n2\nmix 1 n1\n"),
-    (["-o", "%P %N %E"], "PARTITION NODELIST REASON\ngpu* n2 maint work\ngpu* n1 none\n"
-                         "debug n2 maint work\ndebug n1 none\n"),
+    (
+        ["-o", "%P %N %E"],
+        "PARTITION NODELIST REASON\ngpu* n2 maint work\ngpu* n1 none\n"
+        "debug n2 maint work\ndebug n1 none\n",
+    ),
     (["-t", "drain", "-o", "%N"], "NODELIST\nn2\n"),
-    (["-s"], "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n"
-             "gpu*         up   infinite          2/0/0/2 n[1-2]\n"
-             "debug        up    1:00:00          2/0/0/2 n[1-2]\n"),
+    (
+        ["-s"],
+        "PARTITION AVAIL  TIMELIMIT   NODES(A/I/O/T) NODELIST\n"
+        "gpu*         up   infinite          2/0/0/2 n[1-2]\n"
+        "debug        up    1:00:00          2/0/0/2 n[1-2]\n",
+    ),
     (["-o", "%l %D"], "TIMELIMIT NODES\ninfinite 2\n1:00:00 2\n"),
     (["-o", "%a %D"], "AVAIL NODES\nup 2\n"),
 ]
@@ -145,7 +192,9 @@ DRAINING_CASES = [
 
 @pytest.mark.parametrize(("argv", "expected"), DRAINING_CASES)
 def test_groups_and_order_match_real_sinfo_with_a_draining_node(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
     expected: str,
 ) -> None:
     fake = Fake([node("n1", 3, "MIXED", "mix", "mixed"), DRAINING], PARTITIONS)
@@ -153,8 +202,9 @@ def test_groups_and_order_match_real_sinfo_with_a_draining_node(
     assert run(argv, capsys) == (expected, "", 0)
 
 
-def test_draining_node_long_states(monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_draining_node_long_states(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake = Fake([node("n1", 3, "MIXED", "mix", "mixed"), DRAINING], PARTITIONS)
     monkeypatch.setattr(common, "controller", lambda: fake)
     out, _, _ = run(["-N", "-l", "-h", "-p", "debug"], capsys)
@@ -173,25 +223,34 @@ def test_unknown_partition_prints_only_the_header(
     cluster: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(["-p", "nosuch"], capsys) == (
-        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n", "", 0)
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n",
+        "",
+        0,
+    )
 
 
 def test_partitions_without_matching_nodes_print_an_empty_line(
     cluster: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, _, _ = run(["-t", "alloc"], capsys)
-    assert out == ("PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
-                   "gpu*         up   infinite      0    n/a \n"
-                   "debug        up    1:00:00      0    n/a \n")
+    assert out == (
+        "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+        "gpu*         up   infinite      0    n/a \n"
+        "debug        up    1:00:00      0    n/a \n"
+    )
 
 
 @pytest.mark.parametrize(
     ("argv", "lines"),
     [
-        (["-n", "n1", "-N", "-h"], ["n1             1      gpu* mix   ",
-                                    "n1             1     debug mix   "]),
-        (["-p", "debug", "-N", "-h"], ["n1             1     debug mix   ",
-                                       "n2             1     debug idle  "]),
+        (
+            ["-n", "n1", "-N", "-h"],
+            ["n1             1      gpu* mix   ", "n1             1     debug mix   "],
+        ),
+        (
+            ["-p", "debug", "-N", "-h"],
+            ["n1             1     debug mix   ", "n2             1     debug idle  "],
+        ),
         (["-t", "IDLE", "-h", "-o", "%P %N"], ["gpu* n2", "debug n2"]),
         (["-d", "-h", "-o", "%N"], []),
         (["-r", "-h", "-o", "%N"], ["n[1-2]"]),
@@ -281,7 +340,10 @@ def test_unreachable_controller_fails(
 
     monkeypatch.setattr(common, "controller", down)
     assert run([], capsys) == (
-        "", "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n", 1)
+        "",
+        "slurm_load_partitions: Unable to contact slurm controller (connect failure)\n",
+        1,
+    )
 
 
 def test_natural_key_orders_numbers_numerically() -> None:
@@ -301,4 +363,5 @@ def test_all_prints_every_field_like_real_sinfo(
         "PARTITION |PARTITION |ALLOCNODES |STATE |USER |CLUSTER |SOCKETS |CORES |THREADS "
     )
     assert out.splitlines()[1].startswith(
-        "up|(null)|8|0|22440|(null)|all|NO|infinite|8000|n1|10.233.2.11|1|no|1-infinite|mix|")
+        "up|(null)|8|0|22440|(null)|all|NO|infinite|8000|n1|10.233.2.11|1|no|1-infinite|mix|"
+    )

@@ -37,13 +37,32 @@ def reference(name: str) -> tuple[str, str, int]:
 
 def job(job_id: int, name: str, state: str, **fields_: Any) -> Message:
     base: dict[str, Any] = {
-        "job_id": job_id, "name": name, "state": state, "partition": "gpu", "user": "root",
-        "uid": 0, "group": "root", "gid": 0, "account": "root", "qos": "normal",
-        "time_limit": INFINITE, "min_nodes": 1, "num_cpus": 1, "num_tasks": 1,
-        "cpus_per_task": 1, "batch": True, "requeue": True, "work_dir": "/cluster/work",
+        "job_id": job_id,
+        "name": name,
+        "state": state,
+        "partition": "gpu",
+        "user": "root",
+        "uid": 0,
+        "group": "root",
+        "gid": 0,
+        "account": "root",
+        "qos": "normal",
+        "time_limit": INFINITE,
+        "min_nodes": 1,
+        "num_cpus": 1,
+        "num_tasks": 1,
+        "cpus_per_task": 1,
+        "batch": True,
+        "requeue": True,
+        "work_dir": "/cluster/work",
         "submit_time": NOW - 10,
-        "state_compact": {"PENDING": "PD", "RUNNING": "R", "COMPLETED": "CD",
-                          "CANCELLED": "CA", "FAILED": "F"}[state],
+        "state_compact": {
+            "PENDING": "PD",
+            "RUNNING": "R",
+            "COMPLETED": "CD",
+            "CANCELLED": "CA",
+            "FAILED": "F",
+        }[state],
         "reason": "None",
     }
     base.update(fields_)
@@ -52,16 +71,52 @@ def job(job_id: int, name: str, state: str, **fields_: Any) -> Message:
 
 # The reference cluster's queue (squeue_default.txt), without the array job 19.
 QUEUE = [
-    job(1, "timeout", "RUNNING", priority=4294901759, run_time=15, nodes="n1", time_limit=1,
-        start_time=NOW - 15),
-    job(14, "running", "RUNNING", priority=4294901750, run_time=3, nodes="n1", time_limit=5,
-        num_cpus=2, num_tasks=2, start_time=NOW - 3),
+    job(
+        1,
+        "timeout",
+        "RUNNING",
+        priority=4294901759,
+        run_time=15,
+        nodes="n1",
+        time_limit=1,
+        start_time=NOW - 15,
+    ),
+    job(
+        14,
+        "running",
+        "RUNNING",
+        priority=4294901750,
+        run_time=3,
+        nodes="n1",
+        time_limit=5,
+        num_cpus=2,
+        num_tasks=2,
+        start_time=NOW - 3,
+    ),
     job(15, "held", "PENDING", priority=0, reason="JobHeldUser"),
     job(16, "dep", "PENDING", priority=4294901749, reason="Dependency"),
-    job(17, "big", "PENDING", priority=4294901748, reason="Resources", min_nodes=2, max_nodes=2,
-        num_cpus=2, num_tasks=2),
-    job(18, "prio", "PENDING", priority=4294901747, reason="Priority", min_nodes=2, max_nodes=2,
-        num_cpus=2, num_tasks=2),
+    job(
+        17,
+        "big",
+        "PENDING",
+        priority=4294901748,
+        reason="Resources",
+        min_nodes=2,
+        max_nodes=2,
+        num_cpus=2,
+        num_tasks=2,
+    ),
+    job(
+        18,
+        "prio",
+        "PENDING",
+        priority=4294901747,
+        reason="Priority",
+        min_nodes=2,
+        max_nodes=2,
+        num_cpus=2,
+        num_tasks=2,
+    ),
     job(20, "ok", "COMPLETED", priority=4294901744, nodes="n1"),
 ]
 
@@ -124,12 +179,16 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str, 
     ],
 )
 def test_output_matches_real_squeue(
-    controller: FakeController, capsys: pytest.CaptureFixture[str], capture: str,
+    controller: FakeController,
+    capsys: pytest.CaptureFixture[str],
+    capture: str,
     argv: list[str],
 ) -> None:
     if capture == "squeue_after_hold.txt":
-        controller.jobs = [j if j.job_id != 18 else job(18, "prio", "PENDING",
-                                                        reason="JobHeldAdmin") for j in QUEUE]
+        controller.jobs = [
+            j if j.job_id != 18 else job(18, "prio", "PENDING", reason="JobHeldAdmin")
+            for j in QUEUE
+        ]
     expected_out, expected_err, expected_status = reference(capture)
     assert run(argv, capsys) == (without_arrays(expected_out), expected_err, expected_status)
 
@@ -151,8 +210,14 @@ def test_pending_reasons_sort_by_partition_then_priority(
     controller.jobs = [
         job(24, "toomanynodes", "PENDING", priority=4294901740, reason="PartitionConfig"),
         job(25, "toomanycpus", "PENDING", priority=4294901739, reason="PartitionConfig"),
-        job(26, "overmaxtime", "PENDING", priority=4294901738, reason="PartitionConfig",
-            partition="debug"),
+        job(
+            26,
+            "overmaxtime",
+            "PENDING",
+            priority=4294901738,
+            reason="PartitionConfig",
+            partition="debug",
+        ),
         job(27, "wrap", "PENDING", priority=4294901737, reason="Priority"),
     ]
     expected = reference("squeue_pending_reasons_accepted_bad_requests.txt")
@@ -195,7 +260,9 @@ def test_unreachable_controller_is_slurm_load_jobs_error(
     ],
 )
 def test_options_become_getjobs_filters(
-    controller: FakeController, capsys: pytest.CaptureFixture[str], argv: list[str],
+    controller: FakeController,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
     request_: dict[str, Any],
 ) -> None:
     run(argv, capsys)
@@ -231,22 +298,30 @@ def test_unknown_user_beside_a_known_one_keeps_the_known_ones_jobs(
 @pytest.mark.parametrize(
     ("argv", "err"),
     [
-        (["-t", "BOGUS"],
-         "squeue: error: Invalid job state specified: BOGUS\n"
-         "squeue: error: Valid job states include: PENDING,RUNNING,SUSPENDED,COMPLETED,"
-         "CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,"
-         "COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,REQUEUE_FED,REQUEUE_HOLD,"
-         "REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n\n"),
+        (
+            ["-t", "BOGUS"],
+            "squeue: error: Invalid job state specified: BOGUS\n"
+            "squeue: error: Valid job states include: PENDING,RUNNING,SUSPENDED,COMPLETED,"
+            "CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,DEADLINE,OUT_OF_MEMORY,"
+            "COMPLETING,CONFIGURING,RESIZING,RESV_DEL_HOLD,REQUEUED,REQUEUE_FED,REQUEUE_HOLD,"
+            "REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n\n",
+        ),
         (["-j", "abc"], "squeue: error: Invalid job id: abc\n"),
         (["-w", "n[1-"], "squeue: error: Invalid node name n[1-\n"),
         (["-i", "0"], "squeue: error: --iterate=0\n\n"),
-        (["-o", "%i", "-O", "jobid"],
-         "squeue: error: -o (--format) is incompatible with -O (--Format)\n"),
-        (["-O", "jobid", "-o", "%i"],
-         "squeue: error: -O (--Format) is incompatible with -o (--format)\n"),
-        (["-l", "-o", "%i"],
-         "squeue: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
-         "Please remove one and retry.\n"),
+        (
+            ["-o", "%i", "-O", "jobid"],
+            "squeue: error: -o (--format) is incompatible with -O (--Format)\n",
+        ),
+        (
+            ["-O", "jobid", "-o", "%i"],
+            "squeue: error: -O (--Format) is incompatible with -o (--format)\n",
+        ),
+        (
+            ["-l", "-o", "%i"],
+            "squeue: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+            "Please remove one and retry.\n",
+        ),
     ],
 )
 def test_bad_values_fail_with_slurms_words(
@@ -297,9 +372,19 @@ def test_long_format_names_pad_and_cut_like_real_squeue(
 @pytest.mark.parametrize(
     ("code", "value"),
     [
-        ("%p", "0.99998474121093"), ("%Q", "4294901759"), ("%l", "1:00"), ("%L", "0:45"),
-        ("%e", "N/A"), ("%b", "N/A"), ("%B", "n/a"), ("%c", "1"), ("%m", "0"), ("%h", "OK"),
-        ("%z", "*:*:*"), ("%K", "N/A"), ("%E", "(null)"),
+        ("%p", "0.99998474121093"),
+        ("%Q", "4294901759"),
+        ("%l", "1:00"),
+        ("%L", "0:45"),
+        ("%e", "N/A"),
+        ("%b", "N/A"),
+        ("%B", "n/a"),
+        ("%c", "1"),
+        ("%m", "0"),
+        ("%h", "OK"),
+        ("%z", "*:*:*"),
+        ("%K", "N/A"),
+        ("%E", "(null)"),
     ],
 )
 def test_short_codes_print_slurms_values(code: str, value: str) -> None:
@@ -314,8 +399,11 @@ def test_short_codes_print_slurms_values(code: str, value: str) -> None:
         ({"mem_per_node": 2048}, "%m", "2G"),
         ({"mem_per_cpu": 100}, "%m", "100M"),
         ({"cpus_per_task": 2, "ntasks_per_node": 2}, "%c", "4"),
-        ({"state": "FAILED", "reason": "NonZeroExitCode", "nodes": "n1"}, "%R",
-         "(NonZeroExitCode)"),
+        (
+            {"state": "FAILED", "reason": "NonZeroExitCode", "nodes": "n1"},
+            "%R",
+            "(NonZeroExitCode)",
+        ),
         ({"state": "COMPLETED", "nodes": "n[1-2]"}, "%D", "2"),
         ({"tres_per_node": "gres:gpu:1"}, "%b", "gres:gpu:1"),
         ({"run_time": 2 * 86400 + 3723}, "%M", "2-01:02:03"),

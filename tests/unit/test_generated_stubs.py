@@ -22,10 +22,7 @@ def load_gen_proto() -> ModuleType:
 
 def committed_files() -> set[str]:
     """Everything in minislurm/rpc/ except the package marker and caches."""
-    return {
-        p.name for p in RPC_DIR.iterdir()
-        if p.is_file() and p.name != "__init__.py"
-    }
+    return {p.name for p in RPC_DIR.iterdir() if p.is_file() and p.name != "__init__.py"}
 
 
 def test_generated_files_match_the_committed_ones(tmp_path: Path) -> None:
@@ -35,20 +32,28 @@ def test_generated_files_match_the_committed_ones(tmp_path: Path) -> None:
     missing = generated - committed_files()
     extra = committed_files() - generated
     assert not missing, f"generated files not committed: {sorted(missing)}; {HOW_TO_FIX}"
-    assert not extra, f"stale files in minislurm/rpc/ no longer generated: {sorted(extra)}; " \
+    assert not extra, (
+        f"stale files in minislurm/rpc/ no longer generated: {sorted(extra)}; "
         f"delete them and {HOW_TO_FIX}"
+    )
     stale = [
-        name for name in sorted(generated)
+        name
+        for name in sorted(generated)
         if (tmp_path / name).read_bytes() != (RPC_DIR / name).read_bytes()
     ]
     assert not stale, (
-        f"minislurm/rpc/ is out of date with proto/ ({', '.join(stale)}): {HOW_TO_FIX}")
+        f"minislurm/rpc/ is out of date with proto/ ({', '.join(stale)}): {HOW_TO_FIX}"
+    )
 
 
 def test_generation_writes_the_wire_schema_for_protowire(tmp_path: Path) -> None:
     names = {p.name for p in load_gen_proto().generate(tmp_path)}
-    assert {"minislurm_pb2.py", "minislurm_pb2.pyi", "minislurm_pb2_grpc.py",
-            "minislurm_schema.py"} <= names
+    assert {
+        "minislurm_pb2.py",
+        "minislurm_pb2.pyi",
+        "minislurm_pb2_grpc.py",
+        "minislurm_schema.py",
+    } <= names
 
 
 def test_generated_schema_module_imports_nothing() -> None:

@@ -36,11 +36,16 @@ def test_integers_encode_and_decode_as_in_rfc_c1(value: int, prefix: int, encode
     [
         pytest.param(
             "400a 6375 7374 6f6d 2d6b 6579 0d63 7573 746f 6d2d 6865 6164 6572",
-            ("custom-key", "custom-header"), [("custom-key", "custom-header")], id="C.2.1"),
-        pytest.param("040c 2f73 616d 706c 652f 7061 7468", (":path", "/sample/path"), [],
-                     id="C.2.2"),
-        pytest.param("1008 7061 7373 776f 7264 0673 6563 7265 74", ("password", "secret"), [],
-                     id="C.2.3"),
+            ("custom-key", "custom-header"),
+            [("custom-key", "custom-header")],
+            id="C.2.1",
+        ),
+        pytest.param(
+            "040c 2f73 616d 706c 652f 7061 7468", (":path", "/sample/path"), [], id="C.2.2"
+        ),
+        pytest.param(
+            "1008 7061 7373 776f 7264 0673 6563 7265 74", ("password", "secret"), [], id="C.2.3"
+        ),
         pytest.param("82", (":method", "GET"), [], id="C.2.4"),
     ],
 )
@@ -57,16 +62,32 @@ def test_single_header_field_representations_decode_as_in_rfc_c2(
 
 REQUESTS = [
     [(":method", "GET"), (":scheme", "http"), (":path", "/"), (":authority", "www.example.com")],
-    [(":method", "GET"), (":scheme", "http"), (":path", "/"), (":authority", "www.example.com"),
-     ("cache-control", "no-cache")],
-    [(":method", "GET"), (":scheme", "https"), (":path", "/index.html"),
-     (":authority", "www.example.com"), ("custom-key", "custom-value")],
+    [
+        (":method", "GET"),
+        (":scheme", "http"),
+        (":path", "/"),
+        (":authority", "www.example.com"),
+        ("cache-control", "no-cache"),
+    ],
+    [
+        (":method", "GET"),
+        (":scheme", "https"),
+        (":path", "/index.html"),
+        (":authority", "www.example.com"),
+        ("custom-key", "custom-value"),
+    ],
 ]
 REQUEST_TABLES = [
     ([(":authority", "www.example.com")], 57),
     ([("cache-control", "no-cache"), (":authority", "www.example.com")], 110),
-    ([("custom-key", "custom-value"), ("cache-control", "no-cache"),
-      (":authority", "www.example.com")], 164),
+    (
+        [
+            ("custom-key", "custom-value"),
+            ("cache-control", "no-cache"),
+            (":authority", "www.example.com"),
+        ],
+        164,
+    ),
 ]
 PLAIN_REQUESTS = [
     "8286 8441 0f77 7777 2e65 7861 6d70 6c65 2e63 6f6d",
@@ -80,8 +101,9 @@ HUFFMAN_REQUESTS = [
 ]
 
 
-@pytest.mark.parametrize("blocks", [PLAIN_REQUESTS, HUFFMAN_REQUESTS],
-                         ids=["C.3 plain", "C.4 huffman"])
+@pytest.mark.parametrize(
+    "blocks", [PLAIN_REQUESTS, HUFFMAN_REQUESTS], ids=["C.3 plain", "C.4 huffman"]
+)
 def test_request_sequences_decode_with_a_shared_dynamic_table(blocks: list[str]) -> None:
     decoder = hpack.Decoder()
     for block, expected, (table, size) in zip(blocks, REQUESTS, REQUEST_TABLES, strict=True):
@@ -98,14 +120,24 @@ COOKIE = "foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1"
 RESPONSES = [
     [(":status", "302"), ("cache-control", "private"), ("date", DATE1), ("location", LOCATION)],
     [(":status", "307"), ("cache-control", "private"), ("date", DATE1), ("location", LOCATION)],
-    [(":status", "200"), ("cache-control", "private"), ("date", DATE2), ("location", LOCATION),
-     ("content-encoding", "gzip"), ("set-cookie", COOKIE)],
+    [
+        (":status", "200"),
+        ("cache-control", "private"),
+        ("date", DATE2),
+        ("location", LOCATION),
+        ("content-encoding", "gzip"),
+        ("set-cookie", COOKIE),
+    ],
 ]
 RESPONSE_TABLES = [
-    ([("location", LOCATION), ("date", DATE1), ("cache-control", "private"),
-      (":status", "302")], 222),
-    ([(":status", "307"), ("location", LOCATION), ("date", DATE1),
-      ("cache-control", "private")], 222),
+    (
+        [("location", LOCATION), ("date", DATE1), ("cache-control", "private"), (":status", "302")],
+        222,
+    ),
+    (
+        [(":status", "307"), ("location", LOCATION), ("date", DATE1), ("cache-control", "private")],
+        222,
+    ),
     ([("set-cookie", COOKIE), ("content-encoding", "gzip"), ("date", DATE2)], 215),
 ]
 PLAIN_RESPONSES = [
@@ -128,8 +160,9 @@ HUFFMAN_RESPONSES = [
 ]
 
 
-@pytest.mark.parametrize("blocks", [PLAIN_RESPONSES, HUFFMAN_RESPONSES],
-                         ids=["C.5 plain", "C.6 huffman"])
+@pytest.mark.parametrize(
+    "blocks", [PLAIN_RESPONSES, HUFFMAN_RESPONSES], ids=["C.5 plain", "C.6 huffman"]
+)
 def test_response_sequences_evict_from_a_256_octet_table(blocks: list[str]) -> None:
     decoder = hpack.Decoder(max_table_size=256)
     for block, expected, (table, size) in zip(blocks, RESPONSES, RESPONSE_TABLES, strict=True):

@@ -31,8 +31,23 @@ from minislurm.rpc import minislurm_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 FD = FieldDescriptor
-SCALARS = ["double", "float", "int64", "uint64", "int32", "fixed64", "fixed32", "bool",
-           "string", "bytes", "uint32", "sfixed32", "sfixed64", "sint32", "sint64"]
+SCALARS = [
+    "double",
+    "float",
+    "int64",
+    "uint64",
+    "int32",
+    "fixed64",
+    "fixed32",
+    "bool",
+    "string",
+    "bytes",
+    "uint32",
+    "sfixed32",
+    "sfixed64",
+    "sint32",
+    "sint64",
+]
 TYPE_NUMBERS = {name: getattr(FD, f"TYPE_{name.upper()}") for name in SCALARS}
 TEST_PACKAGE = "minislurm.test"
 
@@ -48,8 +63,9 @@ def load_gen_proto() -> Any:
 # ---------------------------------------------------------------- the all-types test proto
 
 
-def _field(message: Any, name: str, number: int, type_name: str, *, repeated: bool = False,
-           ref: str = "") -> Any:
+def _field(
+    message: Any, name: str, number: int, type_name: str, *, repeated: bool = False, ref: str = ""
+) -> Any:
     field = message.field.add(name=name, number=number)
     field.label = FD.LABEL_REPEATED if repeated else FD.LABEL_OPTIONAL
     if type_name in TYPE_NUMBERS:
@@ -78,7 +94,8 @@ def _map(message: Any, name: str, number: int, key: str, value: str, ref: str = 
 
 def all_types_file() -> descriptor_pb2.FileDescriptorProto:
     f = descriptor_pb2.FileDescriptorProto(
-        name="minislurm_test/all_types.proto", package=TEST_PACKAGE, syntax="proto3")
+        name="minislurm_test/all_types.proto", package=TEST_PACKAGE, syntax="proto3"
+    )
     color = f.enum_type.add(name="Color")
     for name, number in (("COLOR_UNSET", 0), ("RED", 1), ("BLUE", 2), ("INFRARED", -1)):
         color.value.add(name=name, number=number)
@@ -136,17 +153,23 @@ def make_test_world() -> World:
 MINISLURM = World(protowire.default_schema(), pb.DESCRIPTOR.pool)
 ALL_TYPES = make_test_world()
 CASES = [(MINISLURM, name) for name in MINISLURM.schema.messages] + [
-    (ALL_TYPES, name) for name in ALL_TYPES.schema.messages]
+    (ALL_TYPES, name) for name in ALL_TYPES.schema.messages
+]
 CASE_IDS = [name for _, name in CASES]
 
 
 # ---------------------------------------------------------------- values and comparisons
 
 INT_RANGES = {
-    "int32": (-(2**31), 2**31 - 1), "sint32": (-(2**31), 2**31 - 1),
-    "sfixed32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1),
-    "sint64": (-(2**63), 2**63 - 1), "sfixed64": (-(2**63), 2**63 - 1),
-    "uint32": (0, 2**32 - 1), "fixed32": (0, 2**32 - 1), "uint64": (0, 2**64 - 1),
+    "int32": (-(2**31), 2**31 - 1),
+    "sint32": (-(2**31), 2**31 - 1),
+    "sfixed32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "sint64": (-(2**63), 2**63 - 1),
+    "sfixed64": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1),
+    "fixed32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
     "fixed64": (0, 2**64 - 1),
 }
 TYPE_WORDS = {number: word for word, number in TYPE_NUMBERS.items()}
@@ -159,11 +182,16 @@ def scalar_strategy(field: FieldDescriptor) -> st.SearchStrategy[Any]:
     word = TYPE_WORDS[field.type]
     if word in INT_RANGES:
         low, high = INT_RANGES[word]
-        return st.one_of(st.integers(low, high), st.sampled_from([low, high, 0, 1, -1]).filter(
-            lambda v: low <= v <= high))
+        return st.one_of(
+            st.integers(low, high),
+            st.sampled_from([low, high, 0, 1, -1]).filter(lambda v: low <= v <= high),
+        )
     return {
-        "double": st.floats(), "float": st.floats(width=32), "bool": st.booleans(),
-        "string": st.text(max_size=20), "bytes": st.binary(max_size=20),
+        "double": st.floats(),
+        "float": st.floats(width=32),
+        "bool": st.booleans(),
+        "string": st.text(max_size=20),
+        "bytes": st.binary(max_size=20),
     }[word]
 
 
@@ -171,7 +199,8 @@ def scalar_strategy(field: FieldDescriptor) -> st.SearchStrategy[Any]:
 def message_strategy(descriptor: Descriptor, depth: int = 0) -> st.SearchStrategy[dict[str, Any]]:
     """Dicts of field values (each field present or not) for ``descriptor``."""
     return st.fixed_dictionaries(
-        {}, optional={f.name: field_strategy(f, depth) for f in descriptor.fields})
+        {}, optional={f.name: field_strategy(f, depth) for f in descriptor.fields}
+    )
 
 
 def element_strategy(field: FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
@@ -185,9 +214,11 @@ def element_strategy(field: FieldDescriptor, depth: int) -> st.SearchStrategy[An
 def field_strategy(field: FieldDescriptor, depth: int) -> st.SearchStrategy[Any]:
     if is_map(field):
         entry = field.message_type
-        return st.dictionaries(scalar_strategy(entry.fields_by_name["key"]),
-                               element_strategy(entry.fields_by_name["value"], depth),
-                               max_size=3)
+        return st.dictionaries(
+            scalar_strategy(entry.fields_by_name["key"]),
+            element_strategy(entry.fields_by_name["value"], depth),
+            max_size=3,
+        )
     element = element_strategy(field, depth)
     return st.lists(element, max_size=4) if field.is_repeated else element
 
@@ -241,13 +272,17 @@ def has_multi_entry_map(descriptor: Descriptor, value: dict[str, Any]) -> bool:
         elif not field.is_repeated:
             v = [v]
         if field.type == FD.TYPE_MESSAGE and any(
-                has_multi_entry_map(field.message_type, item) for item in v):
+            has_multi_entry_map(field.message_type, item) for item in v
+        ):
             return True
     return False
 
 
-PROPERTY = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+PROPERTY = settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 THOROUGH = settings(PROPERTY, max_examples=200)
 pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
 
@@ -258,8 +293,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWar
 @pytest.mark.parametrize(("world", "name"), CASES, ids=CASE_IDS)
 @PROPERTY
 @given(data=st.data())
-def test_runtime_encodings_decode_to_the_same_values(world: World, name: str,
-                                                     data: st.DataObject) -> None:
+def test_runtime_encodings_decode_to_the_same_values(
+    world: World, name: str, data: st.DataObject
+) -> None:
     value = data.draw(message_strategy(world.descriptor(name)))
     message = world.cls(name)(**value)
     decoded = world.schema.decode(name, message.SerializeToString())
@@ -269,14 +305,16 @@ def test_runtime_encodings_decode_to_the_same_values(world: World, name: str,
 @pytest.mark.parametrize(("world", "name"), CASES, ids=CASE_IDS)
 @PROPERTY
 @given(data=st.data())
-def test_protowire_encodings_are_byte_identical_to_the_runtime(world: World, name: str,
-                                                              data: st.DataObject) -> None:
+def test_protowire_encodings_are_byte_identical_to_the_runtime(
+    world: World, name: str, data: st.DataObject
+) -> None:
     descriptor = world.descriptor(name)
     value = data.draw(message_strategy(descriptor))
     encoded = world.schema.encode(name, value)
     expected = world.cls(name)(**value)
     assert canon(runtime_plain(world.cls(name).FromString(encoded))) == canon(
-        runtime_plain(expected))
+        runtime_plain(expected)
+    )
     if not has_multi_entry_map(descriptor, value):
         assert encoded == expected.SerializeToString()
 
@@ -284,14 +322,17 @@ def test_protowire_encodings_are_byte_identical_to_the_runtime(world: World, nam
 @pytest.mark.parametrize(("world", "name"), CASES, ids=CASE_IDS)
 @PROPERTY
 @given(data=st.data())
-def test_concatenated_encodings_merge_like_the_runtime(world: World, name: str,
-                                                       data: st.DataObject) -> None:
+def test_concatenated_encodings_merge_like_the_runtime(
+    world: World, name: str, data: st.DataObject
+) -> None:
     strategy = message_strategy(world.descriptor(name))
     cls = world.cls(name)
     wire = cls(**data.draw(strategy)).SerializeToString() + world.schema.encode(
-        name, data.draw(strategy))
+        name, data.draw(strategy)
+    )
     assert canon(world.schema.decode(name, wire).to_dict()) == canon(
-        runtime_plain(cls.FromString(wire)))
+        runtime_plain(cls.FromString(wire))
+    )
 
 
 @THOROUGH
@@ -319,7 +360,7 @@ def test_corrupted_input_is_rejected_with_value_error_or_decoded_like_the_runtim
     wire = bytearray(ALL_TYPES.cls(name)(**value).SerializeToString())
     if wire:
         cut = data.draw(st.integers(0, len(wire)))
-        wire[cut:cut + 1] = data.draw(st.binary(max_size=2))
+        wire[cut : cut + 1] = data.draw(st.binary(max_size=2))
     try:
         ours: Any = canon(ALL_TYPES.schema.decode(name, bytes(wire)).to_dict())
     except ValueError:
@@ -343,11 +384,14 @@ def test_schema_describes_every_message_of_the_proto() -> None:
             names += walk(d.nested_types)
         return names
 
-    assert sorted(MINISLURM.schema.messages) == sorted(walk(pb.DESCRIPTOR.message_types_by_name
-                                                            .values()))
+    assert sorted(MINISLURM.schema.messages) == sorted(
+        walk(pb.DESCRIPTOR.message_types_by_name.values())
+    )
     assert "minislurm.v1.HoldJobsRequest.Action" in MINISLURM.schema.enums
     assert MINISLURM.schema.services["minislurm.v1.SlurmController"]["Ping"][:2] == (
-        "minislurm.v1.PingRequest", "minislurm.v1.PingReply")
+        "minislurm.v1.PingRequest",
+        "minislurm.v1.PingReply",
+    )
 
 
 # ---------------------------------------------------------------- edge cases
@@ -377,8 +421,13 @@ def test_optional_set_to_its_default_is_present_unlike_an_absent_one() -> None:
 
 
 def test_implicit_fields_at_their_default_are_not_encoded() -> None:
-    assert protowire.encode("minislurm.v1.JobSpec", {"name": "", "uid": 0, "hold": False,
-                                                     "argv": [], "environment": {}}) == b""
+    assert (
+        protowire.encode(
+            "minislurm.v1.JobSpec",
+            {"name": "", "uid": 0, "hold": False, "argv": [], "environment": {}},
+        )
+        == b""
+    )
 
 
 def test_nested_messages_read_as_attributes_with_empty_defaults() -> None:
@@ -412,9 +461,11 @@ def test_unknown_fields_of_every_wire_type_are_skipped() -> None:
     known = pb.PingReply(cluster="c", now=7).SerializeToString()
     unknown = (
         b"\xa0\x06\x96\x01"  # field 100 varint
-        + b"\xa9\x06" + bytes(8)  # field 101 fixed64
+        + b"\xa9\x06"
+        + bytes(8)  # field 101 fixed64
         + b"\xb2\x06\x03abc"  # field 102 length-delimited
-        + b"\xbd\x06" + bytes(4)  # field 103 fixed32
+        + b"\xbd\x06"
+        + bytes(4)  # field 103 fixed32
         + b"\xc3\x06\x08\x01\xc4\x06"  # field 104 group holding field 1
     )
     decoded = protowire.decode("minislurm.v1.PingReply", unknown + known + unknown)
@@ -482,8 +533,9 @@ def test_every_truncation_of_a_message_raises_value_error_or_decodes_a_prefix() 
         ({"no_such_field": 1}, ValueError, "no field 'no_such_field'"),
     ],
 )
-def test_bad_values_are_rejected_naming_the_field(value: dict[str, Any], error: type,
-                                                  message: str) -> None:
+def test_bad_values_are_rejected_naming_the_field(
+    value: dict[str, Any], error: type, message: str
+) -> None:
     with pytest.raises(error, match=re.escape(message)):
         protowire.encode("minislurm.v1.JobSpec", value)
 
@@ -503,13 +555,16 @@ def test_enums_accept_value_names_and_reject_unknown_names() -> None:
 
 def test_sub_message_of_the_wrong_type_is_rejected() -> None:
     with pytest.raises(TypeError, match=r"expected a minislurm\.v1\.JobSpec message"):
-        protowire.encode("minislurm.v1.SubmitJobRequest",
-                         {"spec": Message("minislurm.v1.PingReply")})
+        protowire.encode(
+            "minislurm.v1.SubmitJobRequest", {"spec": Message("minislurm.v1.PingReply")}
+        )
 
 
 def test_none_means_absent() -> None:
-    assert protowire.encode("minislurm.v1.UpdateJobRequest",
-                            {"job_id": 1, "time_limit": None}) == b"\x08\x01"
+    assert (
+        protowire.encode("minislurm.v1.UpdateJobRequest", {"job_id": 1, "time_limit": None})
+        == b"\x08\x01"
+    )
 
 
 def test_unknown_message_type_raises_key_error() -> None:
@@ -535,8 +590,9 @@ def test_message_attribute_defaults_and_errors() -> None:
 
 def test_message_equality_repr_and_to_dict() -> None:
     a = Message("minislurm.v1.PingReply", {"cluster": "c"}, now=3)
-    b = protowire.decode("minislurm.v1.PingReply", pb.PingReply(cluster="c", now=3)
-                         .SerializeToString())
+    b = protowire.decode(
+        "minislurm.v1.PingReply", pb.PingReply(cluster="c", now=3).SerializeToString()
+    )
     assert a == b
     assert a != Message("minislurm.v1.PingReply", cluster="c")
     assert a != Message("minislurm.v1.GetNodesRequest")
@@ -551,8 +607,12 @@ def test_message_constructor_validates_like_encode() -> None:
 
 
 def test_to_dict_converts_nested_messages_and_is_a_copy() -> None:
-    reply = protowire.decode("minislurm.v1.GetJobsReply", pb.GetJobsReply(
-        jobs=[pb.JobInfo(job_id=1, allocation=[pb.NodeAllocation(node="a")])]).SerializeToString())
+    reply = protowire.decode(
+        "minislurm.v1.GetJobsReply",
+        pb.GetJobsReply(
+            jobs=[pb.JobInfo(job_id=1, allocation=[pb.NodeAllocation(node="a")])]
+        ).SerializeToString(),
+    )
     plain = reply.to_dict()
     assert plain == {"jobs": [{"job_id": 1, "allocation": [{"node": "a"}]}]}
     plain["jobs"].clear()
@@ -565,5 +625,9 @@ ENCODERS: list[Callable[..., bytes]] = [protowire.encode, MINISLURM.schema.encod
 @pytest.mark.parametrize("encode", ENCODERS)
 def test_messages_are_accepted_as_values_to_encode(encode: Callable[..., bytes]) -> None:
     spec = Message("minislurm.v1.JobSpec", name="x", environment={"A": "1"})
-    assert encode("minislurm.v1.SubmitJobRequest", {"spec": spec}) == pb.SubmitJobRequest(
-        spec=pb.JobSpec(name="x", environment={"A": "1"})).SerializeToString()
+    assert (
+        encode("minislurm.v1.SubmitJobRequest", {"spec": spec})
+        == pb.SubmitJobRequest(
+            spec=pb.JobSpec(name="x", environment={"A": "1"})
+        ).SerializeToString()
+    )
