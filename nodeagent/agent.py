@@ -178,11 +178,12 @@ class Agent:
 
     def _step_ended(self, outcome: StepOutcome) -> None:
         log.info(
-            "job=%d ended exit=%d signal=%d %s",
+            "job=%d ended exit=%d signal=%d %s %s",
             outcome.job_id,
             outcome.exit_code,
             outcome.signal,
             outcome.outcome,
+            outcome.message,
         )
         self._outbox[outcome.job_id] = outcome
         self._outbox_event.set()

@@ -219,8 +219,16 @@ class Launcher:
                 total_cpu=float(data.get("total_cpu", 0.0)),
             )
         except (OSError, ValueError, KeyError):
+            log.error("job=%d stepd left no status; its log:\n%s", job_id, self._stepd_log(job_id))
             now = time.time()
             return StepOutcome(job_id, 0, signal.SIGKILL, now, now, message="slurmstepd died")
+
+    def _stepd_log(self, job_id: int) -> str:
+        try:
+            with open(os.path.join(self.jobdir(job_id), "stepd.log"), errors="replace") as f:
+                return f.read()[-4000:]
+        except OSError:
+            return "(none)"
 
     def adopt(self) -> list[StepOutcome]:
         """After a restart: watch live stepds again; return ended, unreported jobs.

@@ -17,9 +17,14 @@ from __future__ import annotations
 
 import json
 import os
+import resource  # noqa: F401  (see below)
 import signal
 import sys
 import time
+
+# Everything is imported up front: once stepd runs as the job's user, the
+# interpreter's own files may be unreadable (a Python under /root), and
+# os.wait4 imports ``resource`` lazily.
 
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.5

@@ -113,8 +113,11 @@ class TestCluster:
         self.local.down()
 
 
-def _cluster(tmp: Path, request: pytest.FixtureRequest, spec: ClusterSpec) -> Iterator[TestCluster]:
-    cluster = TestCluster(tmp, spec)
+def run_cluster(
+    home: Path, request: pytest.FixtureRequest, spec: ClusterSpec | None = None
+) -> Iterator[TestCluster]:
+    """Start a cluster in ``home``, yield it, stop it (printing its logs if a test failed)."""
+    cluster = TestCluster(home, spec or ClusterSpec(kill_wait=2, min_job_age=600))
     failed_before = request.session.testsfailed
     cluster.start()
     try:
@@ -130,12 +133,10 @@ def cluster(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[TestCluster]:
     """A two-node cluster (8 CPUs, 8 fake GPUs, 16000 MiB each) shared by a module's tests."""
-    yield from _cluster(
-        tmp_path_factory.mktemp("cluster"), request, ClusterSpec(kill_wait=2, min_job_age=600)
-    )
+    yield from run_cluster(tmp_path_factory.mktemp("cluster"), request)
 
 
 @pytest.fixture
 def fresh_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """A cluster of the test's own (for tests that kill daemons)."""
-    yield from _cluster(tmp_path, request, ClusterSpec(kill_wait=2, min_job_age=600))
+    yield from run_cluster(tmp_path, request)
