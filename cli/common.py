@@ -111,17 +111,25 @@ def call(method: str, **fields: object) -> Message:
 
 
 def parse_or_exit(
-    prog: str, options: list[Option], argv: list[str], stop_at_positional: bool = False
+    prog: str,
+    options: list[Option],
+    argv: list[str],
+    stop_at_positional: bool = False,
+    help_text: str = "",
+    usage_text: str = "",
 ) -> tuple[dict[str, object], list[str]]:
     """Parse options; on a bad command line print getopt's message and exit.
 
-    Also handles ``-V/--version`` (an option with dest ``version``) for every command.
+    Also answers ``--help``, ``--usage`` and ``-V/--version`` (options with
+    those destinations) for every command, and exits.
 
     Args:
         prog: the command's name.
         options: its options.
         argv: its arguments.
         stop_at_positional: see :func:`cli.opts.parse`.
+        help_text: what ``--help`` prints.
+        usage_text: what ``--usage`` prints (default: the help).
 
     Returns:
         ``(values, positionals)``.
@@ -133,6 +141,9 @@ def parse_or_exit(
         sys.exit(1)
     if values.get("version"):
         print(VERSION_LINE)
+        sys.exit(0)
+    if values.get("help") or values.get("usage"):
+        sys.stdout.write(help_text if values.get("help") else usage_text or help_text)
         sys.exit(0)
     return values, rest
 
@@ -157,6 +168,8 @@ def run(prog: str, body: object, argv: list[str] | None) -> int:
     except RpcError as err:
         sys.stderr.write(f"{prog}: error: {rpc_message(err)}\n")
         return 1
+    except SystemExit as done:  # --help, --version, a bad option: main() still returns
+        return done.code if isinstance(done.code, int) else int(done.code is not None)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -357,10 +357,7 @@ def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list
     Returns:
         ``(values, script, default_name, script_args)``.
     """
-    cli_values, rest = parse_or_exit(PROG, OPTIONS, argv, stop_at_positional=True)
-    if cli_values.get("help") or cli_values.get("usage"):
-        sys.stdout.write(USAGE)
-        sys.exit(0)
+    cli_values, rest = parse_or_exit(PROG, OPTIONS, argv, True, help_text=USAGE)
     wrap = _value(cli_values, "wrap")
     path = None if wrap is not None or not rest else rest[0]
     script_args = rest[1:] if path is not None else rest

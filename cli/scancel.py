@@ -411,13 +411,7 @@ def execute(plan: Plan) -> int:
 
 
 def _scancel(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(PROG, OPTIONS, argv)
-    if values.get("help"):
-        sys.stdout.write(HELP)
-        return 0
-    if values.get("usage"):
-        sys.stdout.write(USAGE)
-        return 0
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
     try:
         plan = build_plan(values, rest)
     except BareError as err:

@@ -397,10 +397,7 @@ def dispatch(args: list[str], settings: Settings) -> int:
 
 
 def _scontrol(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(PROG, OPTIONS, argv)
-    if values.get("help") or values.get("usage"):
-        sys.stdout.write(HELP)
-        return 0
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
     if not rest:
         # Interactive mode is not supported; Slurm would prompt for commands.
         sys.stdout.write(HELP)

@@ -321,13 +321,7 @@ def run(view: View) -> int:
 
 
 def _sinfo(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(PROG, OPTIONS, argv)
-    if values.get("help"):
-        sys.stdout.write(HELP)
-        return 0
-    if values.get("usage"):
-        sys.stdout.write(USAGE)
-        return 0
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
     return run(build_view(values, rest))
 
 

@@ -11,10 +11,8 @@ Imports ctld and minislurm.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 import sys
 from dataclasses import dataclass, replace
 
@@ -25,10 +23,16 @@ from ctld.controller import Controller
 from ctld.servicer import SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
-from minislurm import VERSION_LINE
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
-from minislurm.daemon import GRPC_OPTIONS, setup_logging, write_port_file
+from minislurm.daemon import (
+    GRPC_OPTIONS,
+    Fatal,
+    add_common_flags,
+    run_daemon,
+    stop_requested,
+    write_port_file,
+)
 from minislurm.errors import ConfigError
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 
@@ -47,18 +51,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         The parsed flags.
     """
     p = argparse.ArgumentParser(prog="slurmctld", description="minislurm controller daemon")
-    p.add_argument("-D", action="store_true", help="run in the foreground (always the case)")
-    p.add_argument("-f", dest="conf", help="slurm.conf to read (default: $SLURM_CONF)")
-    p.add_argument("-L", dest="logfile", help="log to this file instead of stderr")
-    p.add_argument("-v", dest="verbose", action="count", default=0, help="more logging")
-    p.add_argument("-V", dest="version", action="store_true", help="print the version")
-    p.add_argument("--listen", default="0.0.0.0", help="address to listen on")
+    add_common_flags(p)
     p.add_argument("--port", type=int, help="port (overrides SlurmctldPort; 0 = any free)")
-    p.add_argument("--port-file", help="write the bound port here once listening")
-    p.add_argument(
-        "--db-url", help="SQLAlchemy database URL (default: SQLite in StateSaveLocation)"
-    )
-    p.add_argument("--pid-file", help="write the daemon's pid here")
+    p.add_argument("--db-url", help="SQLAlchemy URL (default: SQLite in StateSaveLocation)")
     return p.parse_args(argv)
 
 
@@ -112,12 +107,12 @@ def build_server(settings: CtldSettings) -> CtldServer:
         The parts, with the port actually bound.
 
     Raises:
-        RuntimeError: the port could not be bound.
+        Fatal: the port could not be bound.
     """
     server = grpc.aio.server(options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)])
     port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
     if port == 0:
-        raise RuntimeError(f"cannot listen on {settings.listen_host}:{settings.port}")
+        raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     settings = replace(settings, port=port)
     engine = create_engine(settings.db_url)
     if engine.dialect.name == "sqlite":
@@ -130,29 +125,24 @@ def build_server(settings: CtldSettings) -> CtldServer:
     return CtldServer(server, controller, servicer, port)
 
 
-async def serve(settings: CtldSettings) -> None:
+async def serve(args: argparse.Namespace) -> None:
     """Run the controller until asked to stop.
 
     Args:
-        settings: the daemon's settings.
+        args: the daemon's flags.
+
+    Raises:
+        Fatal: it cannot listen.
+        ConfigError: slurm.conf is missing or malformed.
     """
+    settings = settings_from(args)
     built = build_server(settings)
     await built.server.start()
     await built.controller.start()
     if settings.port_file:
         write_port_file(settings.port_file, built.port)
     log.info("slurmctld listening on %s:%d", settings.listen_host, built.port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def on_signal() -> None:
-        if stop.is_set():
-            os._exit(1)  # second signal: cold stop
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
-    await stop.wait()
+    await stop_requested()
     log.info("slurmctld shutting down")
     built.servicer.serving = False
     await built.controller.stop()
@@ -170,24 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         The exit status.
     """
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.version:
-        print(VERSION_LINE)
-        return 0
-    setup_logging("slurmctld", args.logfile, args.verbose)
-    try:
-        settings = settings_from(args)
-    except ConfigError as err:
-        print(f"slurmctld: fatal: {err}", file=sys.stderr)
-        return 1
-    if args.pid_file:
-        with open(args.pid_file, "w") as f:
-            f.write(f"{os.getpid()}\n")
-    try:
-        asyncio.run(serve(settings))
-    except RuntimeError as err:
-        print(f"slurmctld: fatal: {err}", file=sys.stderr)
-        return 1
-    return 0
+    return run_daemon("slurmctld", args, lambda: serve(args))
 
 
 if __name__ == "__main__":

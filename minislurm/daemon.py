@@ -1,14 +1,19 @@
-"""What both daemons do the same way: logging set-up and the port file.
+"""What both daemons do the same way: flags, logging, signals, the port file.
 
-Imports only the standard library.
+Imports only the standard library (and minislurm's version and errors).
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import logging
 import os
+import signal
 import sys
 import time
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 
 class _SlurmFormatter(logging.Formatter):
@@ -60,3 +65,68 @@ GRPC_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
 ]
+
+
+class Fatal(Exception):
+    """A daemon cannot start: printed as ``<daemon>: fatal: <message>``, exit status 1."""
+
+
+def add_common_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags slurmctld and slurmd share (Slurm's, plus ours for local clusters).
+
+    Args:
+        parser: the daemon's parser.
+    """
+    parser.add_argument("-D", action="store_true", help="run in the foreground (always so)")
+    parser.add_argument("-f", dest="conf", help="slurm.conf to read (default: $SLURM_CONF)")
+    parser.add_argument("-L", dest="logfile", help="log to this file instead of stderr")
+    parser.add_argument("-v", dest="verbose", action="count", default=0, help="more logging")
+    parser.add_argument("-V", dest="version", action="store_true", help="print the version")
+    parser.add_argument("--listen", default="0.0.0.0", help="address to listen on")
+    parser.add_argument("--port-file", help="write the bound port here once listening")
+    parser.add_argument("--pid-file", help="write the daemon's pid here")
+
+
+async def stop_requested() -> None:
+    """Return on SIGTERM or SIGINT; a second signal exits at once (a cold stop)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            os._exit(1)
+        stop.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, on_signal)
+    await stop.wait()
+
+
+def run_daemon(name: str, args: argparse.Namespace, body: Callable[[], Coroutine[Any, Any, None]]) -> int:
+    """A daemon's main: version, logging, pid file, then ``body`` until it returns.
+
+    Args:
+        name: the daemon's name.
+        args: its parsed flags (see :func:`add_common_flags`).
+        body: reads the configuration and serves; raises :class:`Fatal` (or a
+            ConfigError) when it cannot start.
+
+    Returns:
+        The exit status.
+    """
+    from minislurm import VERSION_LINE
+    from minislurm.errors import ConfigError
+
+    if args.version:
+        print(VERSION_LINE)
+        return 0
+    setup_logging(name, args.logfile, args.verbose)
+    if args.pid_file:
+        with open(args.pid_file, "w") as f:
+            f.write(f"{os.getpid()}\n")
+    try:
+        asyncio.run(body())
+    except (Fatal, ConfigError) as err:
+        print(f"{name}: fatal: {err}", file=sys.stderr)
+        return 1
+    return 0

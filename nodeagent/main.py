@@ -11,19 +11,23 @@ Imports nodeagent and minislurm.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
-import signal
 import socket
 import sys
 
 import grpc
 
-from minislurm import VERSION_LINE
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
-from minislurm.daemon import GRPC_OPTIONS, setup_logging, write_port_file
+from minislurm.daemon import (
+    GRPC_OPTIONS,
+    Fatal,
+    add_common_flags,
+    run_daemon,
+    stop_requested,
+    write_port_file,
+)
 from minislurm.errors import ConfigError
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent, AgentSettings
@@ -46,19 +50,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         The parsed flags.
     """
     p = argparse.ArgumentParser(prog="slurmd", description="minislurm node agent daemon")
-    p.add_argument("-D", action="store_true", help="run in the foreground (always the case)")
-    p.add_argument("-f", dest="conf", help="slurm.conf to read (default: $SLURM_CONF)")
+    add_common_flags(p)
     p.add_argument("-N", dest="node", help="this node's NodeName (default: the short hostname)")
-    p.add_argument("-L", dest="logfile", help="log to this file instead of stderr")
-    p.add_argument("-v", dest="verbose", action="count", default=0, help="more logging")
-    p.add_argument("-V", dest="version", action="store_true", help="print the version")
-    p.add_argument("--listen", default="0.0.0.0", help="address to listen on")
     p.add_argument("--port", type=int, help="port (overrides the node's Port; 0 = any free)")
-    p.add_argument("--port-file", help="write the bound port here once listening")
     p.add_argument("--addr", help="address the controller reaches this node at")
     p.add_argument("--spool-dir", help="overrides SlurmdSpoolDir")
     p.add_argument("--fake-gpus", type=int, help="pretend to have this many GPUs")
-    p.add_argument("--pid-file", help="write the daemon's pid here")
     return p.parse_args(argv)
 
 
@@ -96,42 +93,39 @@ def settings_from(args: argparse.Namespace) -> AgentSettings:
     )
 
 
-async def serve(settings: AgentSettings, fake_gpus: int | None) -> None:
+async def serve(args: argparse.Namespace) -> None:
     """Run the agent until asked to stop.
 
     Args:
-        settings: the daemon's settings.
-        fake_gpus: the --fake-gpus flag.
+        args: the daemon's flags.
+
+    Raises:
+        Fatal: it cannot listen or find its GPUs.
+        ConfigError: slurm.conf is missing or malformed.
     """
+    settings = settings_from(args)
     conf = settings.conf
     gres = load_gres_conf(conf.gres_conf_path, settings.node_name)
-    resources = discover(
-        conf.node(settings.node_name),
-        gpu_discovery(gres, fake_gpus),
-        "config_overrides" in conf.slurmd_parameters,
-    )
+    try:
+        resources = discover(
+            conf.node(settings.node_name),
+            gpu_discovery(gres, args.fake_gpus),
+            "config_overrides" in conf.slurmd_parameters,
+        )
+    except GpuDiscoveryError as err:
+        raise Fatal(str(err)) from None
     agent = Agent(settings, resources)
     server = grpc.aio.server(options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)])
     port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
     if port == 0:
-        raise RuntimeError(f"cannot listen on {settings.listen_host}:{settings.port}")
+        raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(agent), server)
     await server.start()
     await agent.start(port)
     if settings.port_file:
         write_port_file(settings.port_file, port)
     log.info("slurmd %s listening on %s:%d", settings.node_name, settings.listen_host, port)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-
-    def on_signal() -> None:
-        if stop.is_set():
-            os._exit(1)
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal)
-    await stop.wait()
+    await stop_requested()
     log.info("slurmd shutting down (running jobs keep running)")
     await agent.stop()
     await server.stop(GRACE_SECONDS)
@@ -147,24 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         The exit status.
     """
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    if args.version:
-        print(VERSION_LINE)
-        return 0
-    setup_logging("slurmd", args.logfile, args.verbose)
-    try:
-        settings = settings_from(args)
-    except ConfigError as err:
-        print(f"slurmd: fatal: {err}", file=sys.stderr)
-        return 1
-    if args.pid_file:
-        with open(args.pid_file, "w") as f:
-            f.write(f"{os.getpid()}\n")
-    try:
-        asyncio.run(serve(settings, args.fake_gpus))
-    except (RuntimeError, GpuDiscoveryError, ConfigError) as err:
-        print(f"slurmd: fatal: {err}", file=sys.stderr)
-        return 1
-    return 0
+    return run_daemon("slurmd", args, lambda: serve(args))
 
 
 if __name__ == "__main__":
