@@ -151,15 +151,29 @@ def parse_or_exit(
 def run(prog: str, body: object, argv: list[str] | None) -> int:
     """Run a command's body, turning errors into Slurm-style messages and exit codes.
 
+    Invoked from the command line (``argv`` None), the process then ends at
+    once: tearing the interpreter down would cost a command 4-6 ms.
+
     Args:
         prog: the command's name, for messages.
         body: ``body(argv) -> int``.
-        argv: its arguments (default: sys.argv[1:]).
+        argv: its arguments (None: sys.argv[1:], and exit when done).
 
     Returns:
-        The exit status.
+        The exit status (when ``argv`` was given).
     """
-    args = sys.argv[1:] if argv is None else argv
+    status = _status_of(prog, body, sys.argv[1:] if argv is None else argv)
+    if argv is None:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            pass
+        os._exit(status)
+    return status
+
+
+def _status_of(prog: str, body: object, args: list[str]) -> int:
     try:
         return int(body(args))  # type: ignore[operator]
     except CommandError as err:

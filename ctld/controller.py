@@ -328,7 +328,7 @@ class Controller:
         with self._transaction() as s:
             repo.insert_jobs(s, [(job, script)])
         self.state.put_job(job)
-        log.info("job=%d submitted by %s to %s", job_id, job.user, job.partition)
+        log.debug("job=%d submitted by %s to %s", job_id, job.user, job.partition)
         self.scheduler.kick()
         return job_id
 
