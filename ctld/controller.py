@@ -31,19 +31,13 @@ from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo
 from ctld.timers import JobTimers
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
-from minislurm.model import HOLD_ADMIN, HOLD_USER, Job, Plan
+from minislurm.model import Job, Plan
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
-from minislurm.units import INFINITE
 
 log = logging.getLogger(__name__)
 
 HOUSEKEEPING_SECONDS = 1.0
-ALREADY_DONE = "Job/step already completing or completed"
-NOT_PENDING = "Job is no longer pending execution"
-FINISHED = "Job has already finished"
-NOT_NOW = "Job can not be altered now, try again later"
-DENIED = "Access/permission denied"
 
 
 @dataclass(frozen=True)
@@ -371,7 +365,7 @@ class Controller:
 
     def _authorize(self, job: Job, uid: int) -> None:
         if uid != 0 and uid != job.uid and uid not in self.settings.operators:
-            raise PermissionDenied(DENIED)
+            raise PermissionDenied(jobops.DENIED)
 
     def _is_operator(self, uid: int) -> bool:
         return uid == 0 or uid in self.settings.operators
@@ -426,10 +420,10 @@ class Controller:
         except PermissionDenied as err:
             return str(err)
         if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
-            return ALREADY_DONE
+            return jobops.ALREADY_DONE
         if request.signal:
             if job.state is JobState.PENDING or job.allocation is None:
-                return NOT_NOW
+                return jobops.NOT_NOW
             intents.append(
                 Signal(
                     job_id,
@@ -468,7 +462,7 @@ class Controller:
                 continue
             try:
                 self._authorize(job, request.requester_uid)
-                changed.append(self._hold_one(job, request.action, operator, now))
+                changed.append(jobops.hold_action(job, request.action, operator, now))
                 results.append((job_id, ""))
             except (PermissionDenied, InvalidTransition) as err:
                 results.append((job_id, str(err)))
@@ -476,19 +470,6 @@ class Controller:
         if changed:
             self.scheduler.kick()
         return results
-
-    @staticmethod
-    def _hold_one(job: Job, action: int, operator: bool, now: float) -> Job:
-        if job.state in TERMINAL_JOB_STATES:
-            raise InvalidTransition(FINISHED)
-        if job.state is not JobState.PENDING:
-            raise InvalidTransition(NOT_PENDING)
-        if action == pb.HoldJobsRequest.RELEASE:
-            if job.hold == HOLD_ADMIN and not operator:
-                raise PermissionDenied(DENIED)
-            return jobops.release(job, now) if job.held else job
-        kind = HOLD_ADMIN if action == pb.HoldJobsRequest.HOLD and operator else HOLD_USER
-        return jobops.hold(job, kind)
 
     def update_job(self, request: pb.UpdateJobRequest) -> None:
         """scontrol update JobId=...: change what the request names.
@@ -507,37 +488,11 @@ class Controller:
             raise JobNotFound(request.job_id)
         self._authorize(job, request.requester_uid)
         operator = self._is_operator(request.requester_uid)
-        if job.state in TERMINAL_JOB_STATES:
-            raise InvalidTransition(ALREADY_DONE)
-        updated = job
-        if request.HasField("name"):
-            if not request.name or "\0" in request.name:
-                raise InvalidRequest("Invalid job name")
-            updated = replace(updated, name=request.name)
-        if request.HasField("nice"):
-            if request.nice < 0 and not operator:
-                raise PermissionDenied(DENIED)
-            updated = replace(updated, nice=request.nice)
-        if request.HasField("partition"):
-            updated = self._change_partition(updated, request.partition)
-        if request.HasField("time_limit"):
-            limit = request.time_limit or INFINITE
-            if limit > job.time_limit and not operator:
-                raise PermissionDenied(DENIED)
-            updated = replace(updated, time_limit=limit)
+        updated = jobops.updated(job, request, operator, self.state)
         self._commit([updated])
         if updated.state is JobState.RUNNING and updated.time_limit != job.time_limit:
             self.timers.arm(updated.job_id, jobops.time_limit_end(updated))
         self.scheduler.kick()
-
-    def _change_partition(self, job: Job, name: str) -> Job:
-        if job.state is not JobState.PENDING:
-            raise InvalidTransition(NOT_PENDING)
-        part = self.state.partitions.get(name)
-        if part is None:
-            raise InvalidRequest("Invalid partition name specified")
-        jobops.check_satisfiable(job.request, part, self.state)
-        return replace(job, partition=name)
 
     # ------------------------------------------------------------ node agents
 
@@ -666,7 +621,7 @@ class Controller:
             InvalidRequest: unknown node or state, or a missing reason.
         """
         if not self._is_operator(request.requester_uid):
-            raise PermissionDenied(DENIED)
+            raise PermissionDenied(jobops.DENIED)
         now = time.time()
         updated = nodeops.admin_update(self.state, request, now)
         with self._transaction() as s:

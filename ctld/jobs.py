@@ -17,7 +17,7 @@ from dataclasses import replace
 from ctld.state import ClusterState
 from minislurm import convert, hostlist, units
 from minislurm.config import PartitionConfig
-from minislurm.errors import InvalidRequest, InvalidTransition
+from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import (
     HOLD_ADMIN,
     HOLD_NONE,
@@ -28,10 +28,15 @@ from minislurm.model import (
     ResourceRequest,
 )
 from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.states import JobEvent, JobState, next_job_state
+from minislurm.states import TERMINAL_JOB_STATES, JobEvent, JobState, next_job_state
 from minislurm.units import INFINITE
 
 NOT_AVAILABLE = "Requested node configuration is not available"
+ALREADY_DONE = "Job/step already completing or completed"
+NOT_PENDING = "Job is no longer pending execution"
+FINISHED = "Job has already finished"
+NOT_NOW = "Job can not be altered now, try again later"
+DENIED = "Access/permission denied"
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # Slurm's default max_script_size
 REASON_NONE = "None"
 REASON_HELD_USER = "JobHeldUser"
@@ -460,3 +465,77 @@ def launch_request(
         conf_path=conf_path,
         kill_wait=kill_wait,
     )
+
+
+def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
+    """The job after ``scontrol hold``, ``uhold`` or ``release``.
+
+    Args:
+        job: the job.
+        action: a ``HoldJobsRequest.Action``.
+        operator: the requester is root or an operator (``hold`` is then an
+            admin hold, and admin holds may be released).
+        now: the time.
+
+    Returns:
+        The changed job.
+
+    Raises:
+        InvalidTransition: the job is not pending.
+        PermissionDenied: a user releasing an admin hold.
+    """
+    if job.state in TERMINAL_JOB_STATES:
+        raise InvalidTransition(FINISHED)
+    if job.state is not JobState.PENDING:
+        raise InvalidTransition(NOT_PENDING)
+    if action == pb.HoldJobsRequest.RELEASE:
+        if job.hold == HOLD_ADMIN and not operator:
+            raise PermissionDenied(DENIED)
+        return release(job, now) if job.held else job
+    kind = HOLD_ADMIN if action == pb.HoldJobsRequest.HOLD and operator else HOLD_USER
+    return hold(job, kind)
+
+
+def updated(job: Job, request: pb.UpdateJobRequest, operator: bool, state: ClusterState) -> Job:
+    """The job with the fields ``scontrol update`` names changed.
+
+    Args:
+        job: the job.
+        request: the fields present are the ones to change.
+        operator: the requester is root or an operator.
+        state: the cluster (partitions are checked against it).
+
+    Returns:
+        The changed job.
+
+    Raises:
+        InvalidRequest: an invalid value.
+        InvalidTransition: the job ended, or the change needs a pending job.
+        PermissionDenied: a change only operators may make (a longer time
+            limit, a negative nice).
+    """
+    if job.state in TERMINAL_JOB_STATES:
+        raise InvalidTransition(ALREADY_DONE)
+    new = job
+    if request.HasField("name"):
+        if not request.name or "\0" in request.name:
+            raise InvalidRequest("Invalid job name")
+        new = replace(new, name=request.name)
+    if request.HasField("nice"):
+        if request.nice < 0 and not operator:
+            raise PermissionDenied(DENIED)
+        new = replace(new, nice=request.nice)
+    if request.HasField("partition"):
+        if job.state is not JobState.PENDING:
+            raise InvalidTransition(NOT_PENDING)
+        part = state.partitions.get(request.partition)
+        if part is None:
+            raise InvalidRequest("Invalid partition name specified")
+        check_satisfiable(job.request, part, state)
+        new = replace(new, partition=part.name)
+    if request.HasField("time_limit"):
+        limit = request.time_limit or INFINITE
+        if limit > job.time_limit and not operator:
+            raise PermissionDenied(DENIED)
+        new = replace(new, time_limit=limit)
+    return new
