@@ -102,7 +102,9 @@ async def stop_requested() -> None:
     await stop.wait()
 
 
-def run_daemon(name: str, args: argparse.Namespace, body: Callable[[], Coroutine[Any, Any, None]]) -> int:
+def run_daemon(
+    name: str, args: argparse.Namespace, body: Callable[[], Coroutine[Any, Any, None]]
+) -> int:
     """A daemon's main: version, logging, pid file, then ``body`` until it returns.
 
     Args:

@@ -19,15 +19,17 @@ from ctld.jobs import (
     check_satisfiable,
     ended,
     hold,
+    hold_action,
     node_failed,
     release,
     resolve_request,
     start,
     time_limit_end,
+    updated,
 )
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
-from minislurm.errors import InvalidRequest, InvalidTransition
+from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import (
     HOLD_ADMIN,
     HOLD_NONE,
@@ -540,3 +542,80 @@ def test_time_limit_end_is_start_plus_the_limit(
     time_limit: int, start_time: float, end: float
 ) -> None:
     assert time_limit_end(running_job(time_limit=time_limit, start_time=start_time)) == end
+
+
+# ---------------------------------------------------------------- hold, release, update
+
+HOLD, USER_HOLD, RELEASE = (
+    pb.HoldJobsRequest.HOLD,
+    pb.HoldJobsRequest.USER_HOLD,
+    pb.HoldJobsRequest.RELEASE,
+)
+
+
+@pytest.mark.parametrize(
+    ("action", "operator", "hold", "reason"),
+    [
+        (HOLD, True, HOLD_ADMIN, "JobHeldAdmin"),
+        (HOLD, False, HOLD_USER, "JobHeldUser"),
+        (USER_HOLD, True, HOLD_USER, "JobHeldUser"),
+    ],
+)
+def test_hold_action_picks_admin_or_user_hold(
+    action: int, operator: bool, hold: str, reason: str
+) -> None:
+    job = hold_action(build(), action, operator, NOW)
+    assert (job.hold, job.reason, job.eligible_time) == (hold, reason, 0.0)
+
+
+def test_only_operators_release_admin_holds() -> None:
+    held = hold_action(build(), HOLD, True, NOW)
+    with pytest.raises(PermissionDenied):
+        hold_action(held, RELEASE, False, NOW)
+    released = hold_action(held, RELEASE, True, NOW + 1)
+    assert (released.hold, released.reason, released.eligible_time) == (HOLD_NONE, "None", NOW + 1)
+
+
+def test_hold_needs_a_pending_job() -> None:
+    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    with pytest.raises(InvalidTransition, match="no longer pending"):
+        hold_action(running, HOLD, True, NOW)
+    done = ended(running, 0, 0, NOW)
+    with pytest.raises(InvalidTransition, match="already finished"):
+        hold_action(done, RELEASE, True, NOW)
+
+
+def test_update_changes_only_the_fields_present() -> None:
+    job = build(time_limit=30)
+    new = updated(job, pb.UpdateJobRequest(job_id=5, name="renamed"), False, cluster())
+    assert (new.name, new.time_limit, new.partition) == ("renamed", 30, "gpu")
+    new = updated(
+        job, pb.UpdateJobRequest(job_id=5, time_limit=10, partition="debug"), False, cluster()
+    )
+    assert (new.time_limit, new.partition) == (10, "debug")
+
+
+@pytest.mark.parametrize(
+    ("fields", "operator", "error"),
+    [
+        ({"time_limit": 60}, False, PermissionDenied),
+        ({"nice": -1}, False, PermissionDenied),
+        ({"partition": "nosuch"}, True, InvalidRequest),
+        ({"name": ""}, True, InvalidRequest),
+    ],
+)
+def test_update_rejects_what_the_requester_may_not_do(
+    fields: dict[str, object], operator: bool, error: type[Exception]
+) -> None:
+    job = build(time_limit=30)
+    with pytest.raises(error):
+        updated(job, pb.UpdateJobRequest(job_id=5, **fields), operator, cluster())  # type: ignore[arg-type]
+    assert (
+        updated(job, pb.UpdateJobRequest(job_id=5, time_limit=60), True, cluster()).time_limit == 60
+    )
+
+
+def test_partition_of_a_running_job_cannot_change() -> None:
+    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    with pytest.raises(InvalidTransition):
+        updated(running, pb.UpdateJobRequest(job_id=5, partition="debug"), True, cluster())
