@@ -12,3 +12,5 @@ COPY cli ./cli
 RUN pip install --no-cache-dir . && python -m compileall -q /usr/local/lib/python3.11
 COPY docker/slurm.conf docker/gres.conf /etc/slurm/
 ENV SLURM_CONF=/etc/slurm/slurm.conf
+# One key baked into the image is shared by every container of the compose cluster.
+RUN minislurm keygen

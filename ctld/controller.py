@@ -23,6 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
+from ctld import steps as stepops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.sched.priority import PriorityWeights, job_priority
 from ctld.scheduling import SchedulerLoop
@@ -30,8 +31,9 @@ from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo
 from ctld.timers import JobTimers
+from minislurm import convert
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
-from minislurm.model import Job, Plan
+from minislurm.model import Job, Plan, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 
@@ -93,6 +95,7 @@ class Controller:
         self._default_partition = default.name if default else None
         self.registered: set[str] = set()  # agents seen since this controller started
         self._tasks: set[asyncio.Task[None]] = set()
+        self._job_waiters: dict[int, list[asyncio.Future[None]]] = {}
         self._housekeeping: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------ lifecycle
@@ -108,6 +111,8 @@ class Controller:
         with self._transaction() as s:
             for job in repo.load_jobs(s, now - self.conf.min_job_age):
                 self.state.put_job(job)
+            for step in repo.load_steps(s, list(self.state.jobs)):
+                self.state.put_step(step)
             self.state.last_job_id = repo.max_job_id(s)
             for saved in repo.load_nodes(s):
                 name = saved[0]
@@ -149,17 +154,38 @@ class Controller:
     # ------------------------------------------------------------ commits and intents
 
     def _commit(self, changed: Iterable[Job]) -> list[Job]:
-        """Save changed jobs in one transaction, then mirror them in memory."""
+        """Save changed jobs in one transaction, then mirror them in memory.
+
+        A job that ended takes its running steps with it (CANCELLED, as in Slurm).
+        """
         changed = list(changed)
-        if changed:
-            with self._transaction() as s:
-                for job in changed:
-                    repo.save_job(s, job)
+        if not changed:
+            return changed
+        now = time.time()
+        ended_steps = [
+            stepops.cancelled(step, now)
+            for job in changed
+            if job.state in TERMINAL_JOB_STATES
+            for step in self.state.running_steps(job.job_id)
+        ]
+        with self._transaction() as s:
             for job in changed:
-                self.state.put_job(job)
-                if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
-                    self.timers.disarm(job.job_id)
+                repo.save_job(s, job)
+            for step in ended_steps:
+                repo.save_step(s, step)
+        for job in changed:
+            self.state.put_job(job)
+            if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
+                self.timers.disarm(job.job_id)
+            self._notify(job.job_id)
+        for step in ended_steps:
+            self.state.put_step(step)
         return changed
+
+    def _notify(self, job_id: int) -> None:
+        for waiter in self._job_waiters.pop(job_id, []):
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _run(self, intents: Iterable[Intent]) -> None:
         for intent in intents:
@@ -638,3 +664,129 @@ class Controller:
             Usage per node name.
         """
         return self.state.usage()
+
+    # ------------------------------------------------------------ steps and allocations
+
+    def _owned_job(self, job_id: int, uid: int) -> Job:
+        job = self.state.jobs.get(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        self._authorize(job, uid)
+        return job
+
+    def create_step(self, spec: pb.StepSpec) -> pb.CreateStepReply:
+        """srun inside an allocation: place a step and sign its credential.
+
+        Args:
+            spec: the step's request.
+
+        Returns:
+            The step with its layout and node addresses, the credential, the job.
+
+        Raises:
+            JobNotFound: no such job.
+            PermissionDenied: not the job's owner.
+            InvalidTransition: the job is not running.
+            InvalidRequest: the step can never fit in the allocation.
+            StepBusy: it must wait for other steps to end.
+        """
+        job = self._owned_job(spec.job_id, spec.requester_uid)
+        if job.state is JobState.PENDING:
+            raise InvalidTransition(jobops.NOT_NOW)
+        if job.state is not JobState.RUNNING or job.allocation is None:
+            raise InvalidTransition(jobops.ALREADY_DONE)
+        now = time.time()
+        step_id = self.state.next_step_id(job.job_id)
+        step = stepops.place_step(spec, job, self.state.running_steps(job.job_id), step_id, now)
+        with self._transaction() as s:
+            repo.save_step(s, step, new=True)
+        self.state.put_step(step)
+        info = stepops.step_info(step, self.addresses())
+        return pb.CreateStepReply(
+            step=info,
+            credential=stepops.credential(info, job, self.settings.cluster_key, now),
+            job=convert.job_info(job, 0, now),
+        )
+
+    def addresses(self) -> dict[str, tuple[str, int]]:
+        """Every node's agent address and port."""
+        return {n.name: (n.addr or n.name, n.port) for n in self.state.nodes.values()}
+
+    def step_complete(self, request: pb.StepCompleteRequest) -> None:
+        """A node reports how a step's tasks ended there (repeats are ignored).
+
+        Args:
+            request: the node, the step and each task's exit.
+        """
+        step = self.state.steps.get(request.job_id, {}).get(request.step_id)
+        if step is None or step.state is not JobState.RUNNING or request.node in step.reported:
+            return
+        exits = [(t.exit_code, t.signal) for t in request.tasks]
+        updated = stepops.node_reported(step, request.node, exits, time.time())
+        updated = replace(
+            updated,
+            max_rss=max(updated.max_rss, request.max_rss),
+            total_cpu=updated.total_cpu + request.total_cpu,
+        )
+        with self._transaction() as s:
+            repo.save_step(s, updated)
+        self.state.put_step(updated)
+
+    def steps_of(self, job_id: int) -> list[Step]:
+        """The steps the controller remembers, of one job or of all.
+
+        Args:
+            job_id: a job, or 0 for every job.
+
+        Returns:
+            The steps, by job and step id.
+        """
+        jobs = [job_id] if job_id else sorted(self.state.steps)
+        return [step for j in jobs for _, step in sorted(self.state.steps.get(j, {}).items())]
+
+    def complete_job(self, request: pb.CompleteJobRequest) -> None:
+        """srun or salloc releases the allocation it created: the job ends.
+
+        Args:
+            request: the job and the status it ends with.
+
+        Raises:
+            JobNotFound: no such job.
+            PermissionDenied: not the job's owner.
+            InvalidTransition: a batch job (it ends when its script does).
+        """
+        job = self._owned_job(request.job_id, request.requester_uid)
+        if job.batch:
+            raise InvalidTransition("Only an allocation without a batch script can be completed")
+        if job.state is JobState.PENDING:
+            self._commit([jobops.cancel_pending(job, time.time())])
+        elif job.state is JobState.RUNNING and job.allocation is not None:
+            done = jobops.ended(job, request.exit_code, request.signal, time.time())
+            self._commit([done])
+            self._run([Terminate(job.job_id, job.allocation.node_names, "COMPLETED")])
+        self.scheduler.kick()
+
+    async def wait_job(self, job_id: int, timeout: float) -> Job:
+        """Wait until a job is no longer PENDING, or the timeout passes.
+
+        Args:
+            job_id: the job.
+            timeout: seconds.
+
+        Returns:
+            The job as it then is.
+
+        Raises:
+            JobNotFound: no such job.
+        """
+        job = self.state.jobs.get(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        if job.state is JobState.PENDING:
+            waiter = asyncio.get_running_loop().create_future()
+            self._job_waiters.setdefault(job_id, []).append(waiter)
+            try:
+                await asyncio.wait_for(waiter, timeout)
+            except TimeoutError:
+                pass
+        return self.state.jobs[job_id]

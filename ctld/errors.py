@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from ctld.steps import StepBusy
 from minislurm.errors import (
     InvalidRequest,
     InvalidTransition,
@@ -29,6 +30,7 @@ _CODES: tuple[tuple[type[MinislurmError], grpc.StatusCode], ...] = (
     (InvalidRequest, grpc.StatusCode.INVALID_ARGUMENT),
     (PermissionDenied, grpc.StatusCode.PERMISSION_DENIED),
     (InvalidTransition, grpc.StatusCode.FAILED_PRECONDITION),
+    (StepBusy, grpc.StatusCode.RESOURCE_EXHAUSTED),
 )
 
 R = TypeVar("R")

@@ -23,6 +23,7 @@ from ctld.controller import Controller
 from ctld.servicer import SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
+from minislurm import cred
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
@@ -68,6 +69,7 @@ def settings_from(args: argparse.Namespace) -> CtldSettings:
 
     Raises:
         ConfigError: slurm.conf is missing or malformed.
+        ClusterKeyError: slurm.key is missing or unsafe.
     """
     path = args.conf or find_config(os.environ)
     if not path:
@@ -84,6 +86,7 @@ def settings_from(args: argparse.Namespace) -> CtldSettings:
         port_file=args.port_file,
         db_url=args.db_url or default_db_url(conf),
         operators=frozenset({os.getuid()}),
+        cluster_key=cred.load_key(cred.key_path(path)),
     )
 
 

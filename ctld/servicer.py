@@ -17,6 +17,7 @@ from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
+from ctld.steps import step_info
 from minislurm import VERSION_LINE, convert, hostlist, units
 from minislurm.config import PartitionConfig
 from minislurm.rpc import minislurm_pb2 as pb
@@ -152,3 +153,33 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     ) -> pb.JobCompleteReply:
         self.ctl.job_ended(request.node, request.status)
         return pb.JobCompleteReply()
+
+    @grpc_errors
+    async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
+        return self.ctl.create_step(request.spec)
+
+    @grpc_errors
+    async def StepComplete(
+        self, request: pb.StepCompleteRequest, context: Ctx
+    ) -> pb.StepCompleteReply:
+        self.ctl.step_complete(request)
+        return pb.StepCompleteReply()
+
+    @grpc_errors
+    async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
+        addresses = self.ctl.addresses()
+        steps = [step_info(s, addresses) for s in self.ctl.steps_of(request.job_id)]
+        return pb.GetStepsReply(steps=steps)
+
+    @grpc_errors
+    async def CompleteJob(
+        self, request: pb.CompleteJobRequest, context: Ctx
+    ) -> pb.CompleteJobReply:
+        self.ctl.complete_job(request)
+        return pb.CompleteJobReply()
+
+    @grpc_errors
+    async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:
+        now = time.time()
+        job = await self.ctl.wait_job(request.job_id, float(min(request.timeout or 30, 300)))
+        return pb.WaitJobReply(job=convert.job_info(job, self.ctl.priority(job, now), now))

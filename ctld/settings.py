@@ -24,6 +24,7 @@ class CtldSettings:
     port_file: str | None
     db_url: str
     operators: frozenset[int]  # uids allowed to act on any job and node (besides root)
+    cluster_key: bytes  # signs step credentials (slurm.key)
 
     @property
     def controller_address(self) -> str:

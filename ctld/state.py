@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node
+from minislurm.model import Job, Node, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 
 
@@ -37,6 +37,7 @@ class ClusterState:
         self._held: set[int] = set()
         self._active: set[int] = set()
         self.last_job_id = 0
+        self.steps: dict[int, dict[int, Step]] = {}  # job id -> step id -> step
 
     def put_job(self, job: Job) -> None:
         """Record a job as it now is (after its change was committed).
@@ -68,6 +69,38 @@ class ClusterState:
     def active_jobs(self) -> Iterator[Job]:
         """Jobs holding resources (RUNNING, COMPLETING...)."""
         return (self.jobs[i] for i in sorted(self._active))
+
+    def put_step(self, step: Step) -> None:
+        """Record a step as it now is (after its change was committed).
+
+        Args:
+            step: the new record.
+        """
+        self.steps.setdefault(step.job_id, {})[step.step_id] = step
+
+    def running_steps(self, job_id: int) -> list[Step]:
+        """A job's steps that have not ended.
+
+        Args:
+            job_id: the job.
+
+        Returns:
+            The steps, by id.
+        """
+        steps = self.steps.get(job_id, {})
+        return [steps[i] for i in sorted(steps) if steps[i].state is JobState.RUNNING]
+
+    def next_step_id(self, job_id: int) -> int:
+        """The id a job's next step gets: 0, 1, 2, ...
+
+        Args:
+            job_id: the job.
+
+        Returns:
+            One more than the highest step id so far.
+        """
+        steps = self.steps.get(job_id)
+        return max(steps) + 1 if steps else 0
 
     def usage(self) -> dict[str, NodeUsage]:
         """What the active jobs hold, node by node.
@@ -102,4 +135,5 @@ class ClusterState:
         ]
         for job_id in old:
             del self.jobs[job_id]
+            self.steps.pop(job_id, None)
         return len(old)

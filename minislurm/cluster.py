@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minislurm import cred
 from minislurm.conffile import read_controller_address
 
 CTLD = "slurmctld"
@@ -188,6 +189,7 @@ class LocalCluster:
             os.makedirs(self.path(sub), exist_ok=True)
         _write_atomic(self.conf_path, render_slurm_conf(spec, self.home, PROVISIONAL_PORT))
         _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
+        cred.generate_key(cred.key_path(self.conf_path))
 
     def _spawn(self, daemon: str, argv: list[str]) -> int:
         log = open(self.path("log", f"{daemon}.out"), "ab")
@@ -315,6 +317,7 @@ class LocalCluster:
         """
         if not os.path.exists(self.conf_path):
             self.write_config(spec)
+        cred.generate_key(cred.key_path(self.conf_path))  # clusters made before keys existed
         started = []
         if self.pid(CTLD) is None:
             self.start_controller()

@@ -117,7 +117,7 @@ def run_daemon(
         The exit status.
     """
     from minislurm import VERSION_LINE
-    from minislurm.errors import ConfigError
+    from minislurm.errors import ClusterKeyError, ConfigError
 
     if args.version:
         print(VERSION_LINE)
@@ -128,7 +128,7 @@ def run_daemon(
             f.write(f"{os.getpid()}\n")
     try:
         asyncio.run(body())
-    except (Fatal, ConfigError) as err:
+    except (Fatal, ConfigError, ClusterKeyError) as err:
         print(f"{name}: fatal: {err}", file=sys.stderr)
         return 1
     return 0

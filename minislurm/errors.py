@@ -49,3 +49,11 @@ class ConfigError(MinislurmError):
         self.path = path
         self.line = line
         self.message = message
+
+
+class ClusterKeyError(MinislurmError):
+    """The cluster key is missing, unreadable or unsafe."""
+
+
+class CredentialError(MinislurmError):
+    """A credential that is forged, expired or not for this node (PERMISSION_DENIED)."""

@@ -1,15 +1,16 @@
-"""``minislurm``: manage a local cluster (``cluster up|down|status``) and show the version.
+"""``minislurm``: manage a local cluster (``cluster up|down|status``), make keys, show the version.
 
 Imports minislurm.cluster and click (start-up time does not matter here).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
-from minislurm import VERSION_LINE, __version__
+from minislurm import VERSION_LINE, __version__, cred
 from minislurm.cluster import ClusterSpec, LocalCluster, default_home
 from minislurm.conffile import read_controller_address
 
@@ -88,3 +89,19 @@ def status(home: str) -> None:
         click.echo(f"{daemon:<12} {'running pid ' + str(pid) if pid else 'down'}")
         down_count += pid is None
     sys.exit(1 if down_count else 0)
+
+
+@main.command()
+@click.argument("path", required=False)
+def keygen(path: str | None) -> None:
+    """Write a new cluster key (slurm.key beside $SLURM_CONF unless PATH is given).
+
+    Every slurmctld and slurmd of a cluster must read the same key.
+    """
+    if path is None:
+        conf = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
+        path = cred.key_path(conf)
+    if os.path.exists(path):
+        raise click.ClickException(f"{path} exists; remove it first to make a new key")
+    cred.generate_key(path)
+    click.echo(f"wrote {path} (mode 0600)")

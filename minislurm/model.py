@@ -265,3 +265,45 @@ class Node:
     last_busy: float = 0.0
     cpu_load: float = 0.0
     free_memory: int = 0
+
+
+@dataclass(frozen=True)
+class StepNodeAlloc:
+    """The part of a job step on one node: its CPUs, memory, GPUs and tasks."""
+
+    node: str
+    cpus: int
+    mem: int  # MiB
+    gpus: tuple[int, ...]
+    task_ids: tuple[int, ...]  # global ranks, ascending
+
+
+@dataclass(frozen=True)
+class Step:
+    """One job step (an srun inside an allocation)."""
+
+    job_id: int
+    step_id: int
+    name: str
+    state: JobState
+    nodes: tuple[StepNodeAlloc, ...]
+    ntasks: int
+    start_time: float
+    cpus_per_task: int = 1
+    gpus_per_task: int = 0
+    distribution: str = "block"
+    overlap: bool = False
+    argv: str = ""
+    uid: int = 0
+    gid: int = 0
+    end_time: float = 0.0
+    exit_code: int = 0
+    signal: int = 0
+    reported: frozenset[str] = frozenset()  # nodes that reported their tasks' end
+    max_rss: int = 0  # KiB
+    total_cpu: float = 0.0
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        """The step's nodes, in order."""
+        return tuple(n.node for n in self.nodes)

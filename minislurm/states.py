@@ -144,6 +144,39 @@ def next_job_state(job_id: int, state: JobState, event: JobEvent, reason: str = 
     return new
 
 
+_STEP_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
+    (JobState.RUNNING, JobEvent.EXIT_OK): JobState.COMPLETED,
+    (JobState.RUNNING, JobEvent.EXIT_FAIL): JobState.FAILED,
+    (JobState.RUNNING, JobEvent.KILLED): JobState.CANCELLED,
+    (JobState.RUNNING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
+}
+
+
+def next_step_state(job_id: int, step_id: int, state: JobState, event: JobEvent) -> JobState:
+    """The state a job step moves to on ``event`` (steps use job states).
+
+    Args:
+        job_id: for the log line.
+        step_id: for the log line.
+        state: the step's current state.
+        event: what happened.
+
+    Returns:
+        The new state.
+
+    Raises:
+        InvalidTransition: the event is not legal in ``state``.
+    """
+    try:
+        new = _STEP_TRANSITIONS[(state, event)]
+    except KeyError:
+        raise InvalidTransition(
+            f"step={job_id}.{step_id} {state.value} cannot take {event.value}"
+        ) from None
+    log.info("step=%d.%d %s -> %s", job_id, step_id, state.value, new.value)
+    return new
+
+
 class NodeState(StrEnum):
     """A node's base state.
 

@@ -44,6 +44,7 @@ class AgentSettings:
     advertise_addr: str  # the address the controller and other nodes use
     spool_dir: str
     controller: str  # host:port
+    cluster_key: bytes  # checks step credentials (slurm.key)
 
 
 def status_message(outcome: StepOutcome) -> pb.JobStatus:

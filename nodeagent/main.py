@@ -18,6 +18,7 @@ import sys
 
 import grpc
 
+from minislurm import cred
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
@@ -90,6 +91,7 @@ def settings_from(args: argparse.Namespace) -> AgentSettings:
         advertise_addr=args.addr or addr,
         spool_dir=args.spool_dir or conf.slurmd_spool_dir_for(name),
         controller=f"{conf.controller_addr}:{conf.controller_port}",
+        cluster_key=cred.load_key(cred.key_path(path)),
     )
 
 

@@ -8,6 +8,8 @@ Imports only SQLAlchemy and the standard library.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -83,3 +85,30 @@ class NodeRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     reason_uid: Mapped[int] = mapped_column(Integer)
     reason_time: Mapped[float] = mapped_column(Float)
+
+
+class StepRow(Base):
+    """One job step: its layout on the nodes, state and outcome."""
+
+    __tablename__ = "steps"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.job_id"), primary_key=True)
+    step_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    name: Mapped[str] = mapped_column(String)
+    state: Mapped[str] = mapped_column(String)
+    nodes: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    ntasks: Mapped[int] = mapped_column(Integer)
+    cpus_per_task: Mapped[int] = mapped_column(Integer)
+    gpus_per_task: Mapped[int] = mapped_column(Integer)
+    distribution: Mapped[str] = mapped_column(String)
+    overlap: Mapped[bool] = mapped_column(Boolean)
+    argv: Mapped[str] = mapped_column(Text)
+    uid: Mapped[int] = mapped_column(Integer)
+    gid: Mapped[int] = mapped_column(Integer)
+    start_time: Mapped[float] = mapped_column(Float)
+    end_time: Mapped[float] = mapped_column(Float)
+    exit_code: Mapped[int] = mapped_column(Integer)
+    signal: Mapped[int] = mapped_column(Integer)
+    reported: Mapped[list[str]] = mapped_column(JSON)
+    max_rss: Mapped[int] = mapped_column(Integer)
+    total_cpu: Mapped[float] = mapped_column(Float)

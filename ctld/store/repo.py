@@ -15,14 +15,23 @@ from typing import Any
 from sqlalchemy import Engine, Table, event, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
-from ctld.store.models import Base, JobRow, JobScriptRow, NodeRow
-from minislurm.model import Allocation, Job, JobScript, NodeAlloc, ResourceRequest
+from ctld.store.models import Base, JobRow, JobScriptRow, NodeRow, StepRow
+from minislurm.model import (
+    Allocation,
+    Job,
+    JobScript,
+    NodeAlloc,
+    ResourceRequest,
+    Step,
+    StepNodeAlloc,
+)
 from minislurm.states import ACTIVE_JOB_STATES, JobState
 
 _JOB_FIELDS = tuple(f.name for f in fields(Job))
 # Inserts go to the tables (Core), not through the ORM's per-object bookkeeping.
 JOBS: Table = JobRow.__table__  # type: ignore[assignment]
 JOB_SCRIPTS: Table = JobScriptRow.__table__  # type: ignore[assignment]
+STEPS: Table = StepRow.__table__  # type: ignore[assignment]
 _ROW_ONLY = frozenset({"request", "allocation", "state"})
 
 
@@ -240,3 +249,69 @@ def load_nodes(session: Session) -> list[tuple[str, str, bool, str, int, float]]
         (r.name, r.state, r.drain, r.reason, r.reason_uid, r.reason_time)
         for r in session.scalars(select(NodeRow))
     ]
+
+
+_STEP_FIELDS = tuple(f.name for f in fields(Step))
+
+
+def _step_values(step: Step) -> dict[str, Any]:
+    values: dict[str, Any] = {name: getattr(step, name) for name in _STEP_FIELDS}
+    values["state"] = step.state.value
+    values["reported"] = sorted(step.reported)
+    values["nodes"] = [
+        {
+            "node": n.node,
+            "cpus": n.cpus,
+            "mem": n.mem,
+            "gpus": list(n.gpus),
+            "task_ids": list(n.task_ids),
+        }
+        for n in step.nodes
+    ]
+    return values
+
+
+def _step_from_row(row: StepRow) -> Step:
+    values = {name: getattr(row, name) for name in _STEP_FIELDS}
+    values["state"] = JobState(row.state)
+    values["reported"] = frozenset(row.reported)
+    values["nodes"] = tuple(
+        StepNodeAlloc(n["node"], n["cpus"], n["mem"], tuple(n["gpus"]), tuple(n["task_ids"]))
+        for n in row.nodes
+    )
+    return Step(**values)
+
+
+def save_step(session: Session, step: Step, new: bool = False) -> None:
+    """Insert a new step or write every column of an existing one.
+
+    Args:
+        session: the open transaction.
+        step: the record as it now is.
+        new: insert rather than update.
+    """
+    values = _step_values(step)
+    if new:
+        session.execute(insert(STEPS), [values])
+    else:
+        session.execute(
+            update(StepRow)
+            .where(StepRow.job_id == step.job_id, StepRow.step_id == step.step_id)
+            .values(values)
+        )
+
+
+def load_steps(session: Session, job_ids: list[int]) -> list[Step]:
+    """The steps of the given jobs.
+
+    Args:
+        session: the open transaction.
+        job_ids: the jobs.
+
+    Returns:
+        Their steps, by job and step id.
+    """
+    rows = session.scalars(
+        select(StepRow).where(StepRow.job_id.in_(job_ids)).order_by(StepRow.job_id, StepRow.step_id)
+    )
+    return [_step_from_row(r) for r in rows]

@@ -624,6 +624,234 @@ class JobCompleteReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class StepSpec(_message.Message):
+    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    ARGV_FIELD_NUMBER: _ClassVar[int]
+    MIN_NODES_FIELD_NUMBER: _ClassVar[int]
+    MAX_NODES_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    CPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    GRES_FIELD_NUMBER: _ClassVar[int]
+    NODELIST_FIELD_NUMBER: _ClassVar[int]
+    EXCLUDE_FIELD_NUMBER: _ClassVar[int]
+    DISTRIBUTION_FIELD_NUMBER: _ClassVar[int]
+    EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
+    OVERLAP_FIELD_NUMBER: _ClassVar[int]
+    MEM_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    MEM_PER_CPU_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    CWD_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    name: str
+    argv: _containers.RepeatedScalarFieldContainer[str]
+    min_nodes: int
+    max_nodes: int
+    ntasks: int
+    ntasks_per_node: int
+    cpus_per_task: int
+    gpus: int
+    gpus_per_node: int
+    gpus_per_task: int
+    gres: str
+    nodelist: str
+    exclude: str
+    distribution: str
+    exclusive: bool
+    overlap: bool
+    mem_per_node: int
+    mem_per_cpu: int
+    requester_uid: int
+    cwd: str
+    exact: bool
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ...) -> None: ...
+
+class StepNode(_message.Message):
+    __slots__ = ("node", "addr", "port", "cpus", "gpus", "task_ids", "mem")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    ADDR_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    CPUS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    TASK_IDS_FIELD_NUMBER: _ClassVar[int]
+    MEM_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    addr: str
+    port: int
+    cpus: int
+    gpus: _containers.RepeatedScalarFieldContainer[int]
+    task_ids: _containers.RepeatedScalarFieldContainer[int]
+    mem: int
+    def __init__(self, node: _Optional[str] = ..., addr: _Optional[str] = ..., port: _Optional[int] = ..., cpus: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., task_ids: _Optional[_Iterable[int]] = ..., mem: _Optional[int] = ...) -> None: ...
+
+class StepInfo(_message.Message):
+    __slots__ = ("job_id", "step_id", "name", "state", "nodes", "ntasks", "cpus_per_task", "gpus_per_task", "nodelist", "start_time", "end_time", "exit_code", "signal", "distribution", "argv", "max_rss", "total_cpu", "uid", "gid")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_FIELD_NUMBER: _ClassVar[int]
+    CPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    GPUS_PER_TASK_FIELD_NUMBER: _ClassVar[int]
+    NODELIST_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    DISTRIBUTION_FIELD_NUMBER: _ClassVar[int]
+    ARGV_FIELD_NUMBER: _ClassVar[int]
+    MAX_RSS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    name: str
+    state: str
+    nodes: _containers.RepeatedCompositeFieldContainer[StepNode]
+    ntasks: int
+    cpus_per_task: int
+    gpus_per_task: int
+    nodelist: str
+    start_time: int
+    end_time: int
+    exit_code: int
+    signal: int
+    distribution: str
+    argv: str
+    max_rss: int
+    total_cpu: float
+    uid: int
+    gid: int
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., name: _Optional[str] = ..., state: _Optional[str] = ..., nodes: _Optional[_Iterable[_Union[StepNode, _Mapping]]] = ..., ntasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., nodelist: _Optional[str] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., distribution: _Optional[str] = ..., argv: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ...) -> None: ...
+
+class StepCredential(_message.Message):
+    __slots__ = ("job_id", "step_id", "uid", "gid", "user", "expires", "nodes", "ntasks")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    uid: int
+    gid: int
+    user: str
+    expires: int
+    nodes: _containers.RepeatedCompositeFieldContainer[StepNode]
+    ntasks: int
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., expires: _Optional[int] = ..., nodes: _Optional[_Iterable[_Union[StepNode, _Mapping]]] = ..., ntasks: _Optional[int] = ...) -> None: ...
+
+class SignedCredential(_message.Message):
+    __slots__ = ("payload", "signature")
+    PAYLOAD_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    payload: bytes
+    signature: bytes
+    def __init__(self, payload: _Optional[bytes] = ..., signature: _Optional[bytes] = ...) -> None: ...
+
+class CreateStepRequest(_message.Message):
+    __slots__ = ("spec",)
+    SPEC_FIELD_NUMBER: _ClassVar[int]
+    spec: StepSpec
+    def __init__(self, spec: _Optional[_Union[StepSpec, _Mapping]] = ...) -> None: ...
+
+class CreateStepReply(_message.Message):
+    __slots__ = ("step", "credential", "job")
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    step: StepInfo
+    credential: SignedCredential
+    job: JobInfo
+    def __init__(self, step: _Optional[_Union[StepInfo, _Mapping]] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
+
+class TaskExit(_message.Message):
+    __slots__ = ("task_id", "exit_code", "signal")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    task_id: int
+    exit_code: int
+    signal: int
+    def __init__(self, task_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ...) -> None: ...
+
+class StepCompleteRequest(_message.Message):
+    __slots__ = ("node", "job_id", "step_id", "tasks", "start_time", "end_time", "max_rss", "total_cpu")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    MAX_RSS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    job_id: int
+    step_id: int
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskExit]
+    start_time: int
+    end_time: int
+    max_rss: int
+    total_cpu: float
+    def __init__(self, node: _Optional[str] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., tasks: _Optional[_Iterable[_Union[TaskExit, _Mapping]]] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ...) -> None: ...
+
+class StepCompleteReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetStepsRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    def __init__(self, job_id: _Optional[int] = ...) -> None: ...
+
+class GetStepsReply(_message.Message):
+    __slots__ = ("steps",)
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    steps: _containers.RepeatedCompositeFieldContainer[StepInfo]
+    def __init__(self, steps: _Optional[_Iterable[_Union[StepInfo, _Mapping]]] = ...) -> None: ...
+
+class CompleteJobRequest(_message.Message):
+    __slots__ = ("job_id", "exit_code", "signal", "requester_uid")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    exit_code: int
+    signal: int
+    requester_uid: int
+    def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class CompleteJobReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class WaitJobRequest(_message.Message):
+    __slots__ = ("job_id", "timeout")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    timeout: int
+    def __init__(self, job_id: _Optional[int] = ..., timeout: _Optional[int] = ...) -> None: ...
+
+class WaitJobReply(_message.Message):
+    __slots__ = ("job",)
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    job: JobInfo
+    def __init__(self, job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
+
 class BatchLaunchRequest(_message.Message):
     __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait")
     JOB_FIELD_NUMBER: _ClassVar[int]
@@ -685,3 +913,124 @@ class AgentPingReply(_message.Message):
     NAME_FIELD_NUMBER: _ClassVar[int]
     name: str
     def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class LaunchTasksRequest(_message.Message):
+    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host")
+    class EnvironmentEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    ARGV_FIELD_NUMBER: _ClassVar[int]
+    ENVIRONMENT_FIELD_NUMBER: _ClassVar[int]
+    CWD_FIELD_NUMBER: _ClassVar[int]
+    STDOUT_FIELD_NUMBER: _ClassVar[int]
+    STDERR_FIELD_NUMBER: _ClassVar[int]
+    STDIN_FIELD_NUMBER: _ClassVar[int]
+    STDIN_ALL_FIELD_NUMBER: _ClassVar[int]
+    GPU_BIND_FIELD_NUMBER: _ClassVar[int]
+    UNBUFFERED_FIELD_NUMBER: _ClassVar[int]
+    UMASK_FIELD_NUMBER: _ClassVar[int]
+    KILL_WAIT_FIELD_NUMBER: _ClassVar[int]
+    KILL_ON_BAD_EXIT_FIELD_NUMBER: _ClassVar[int]
+    MASTER_ADDR_FIELD_NUMBER: _ClassVar[int]
+    MASTER_PORT_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    CONF_PATH_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    LAUNCH_HOST_FIELD_NUMBER: _ClassVar[int]
+    credential: SignedCredential
+    job_id: int
+    step_id: int
+    argv: _containers.RepeatedScalarFieldContainer[str]
+    environment: _containers.ScalarMap[str, str]
+    cwd: str
+    stdout: str
+    stderr: str
+    stdin: str
+    stdin_all: bool
+    gpu_bind: str
+    unbuffered: bool
+    umask: int
+    kill_wait: int
+    kill_on_bad_exit: bool
+    master_addr: str
+    master_port: int
+    cluster: str
+    conf_path: str
+    job: JobInfo
+    step: StepInfo
+    launch_host: str
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ...) -> None: ...
+
+class TaskEvent(_message.Message):
+    __slots__ = ("kind", "task_id", "data", "exit_code", "signal", "node", "error")
+    class Kind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+        __slots__ = ()
+        STARTED: _ClassVar[TaskEvent.Kind]
+        STDOUT: _ClassVar[TaskEvent.Kind]
+        STDERR: _ClassVar[TaskEvent.Kind]
+        EXITED: _ClassVar[TaskEvent.Kind]
+        NODE_DONE: _ClassVar[TaskEvent.Kind]
+    STARTED: TaskEvent.Kind
+    STDOUT: TaskEvent.Kind
+    STDERR: TaskEvent.Kind
+    EXITED: TaskEvent.Kind
+    NODE_DONE: TaskEvent.Kind
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    kind: TaskEvent.Kind
+    task_id: int
+    data: bytes
+    exit_code: int
+    signal: int
+    node: str
+    error: str
+    def __init__(self, kind: _Optional[_Union[TaskEvent.Kind, str]] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., node: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
+
+class TaskInputRequest(_message.Message):
+    __slots__ = ("job_id", "step_id", "task_id", "data", "eof", "credential")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    DATA_FIELD_NUMBER: _ClassVar[int]
+    EOF_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    task_id: int
+    data: bytes
+    eof: bool
+    credential: SignedCredential
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., eof: _Optional[bool] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ...) -> None: ...
+
+class TaskInputReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class SignalTasksRequest(_message.Message):
+    __slots__ = ("job_id", "step_id", "signal", "credential")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    signal: int
+    credential: SignedCredential
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., signal: _Optional[int] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ...) -> None: ...
+
+class SignalTasksReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...

@@ -99,6 +99,31 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteReply.FromString,
                 _registered_method=True)
+        self.CreateStep = channel.unary_unary(
+                '/minislurm.v1.SlurmController/CreateStep',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.CreateStepRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.CreateStepReply.FromString,
+                _registered_method=True)
+        self.StepComplete = channel.unary_unary(
+                '/minislurm.v1.SlurmController/StepComplete',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteReply.FromString,
+                _registered_method=True)
+        self.GetSteps = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetSteps',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsReply.FromString,
+                _registered_method=True)
+        self.CompleteJob = channel.unary_unary(
+                '/minislurm.v1.SlurmController/CompleteJob',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.CompleteJobRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.CompleteJobReply.FromString,
+                _registered_method=True)
+        self.WaitJob = channel.unary_unary(
+                '/minislurm.v1.SlurmController/WaitJob',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobReply.FromString,
+                _registered_method=True)
 
 
 class SlurmControllerServicer:
@@ -182,6 +207,36 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateStep(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def StepComplete(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetSteps(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompleteJob(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def WaitJob(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SlurmControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -249,6 +304,31 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.JobComplete,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteReply.SerializeToString,
+            ),
+            'CreateStep': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateStep,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.CreateStepRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.CreateStepReply.SerializeToString,
+            ),
+            'StepComplete': grpc.unary_unary_rpc_method_handler(
+                    servicer.StepComplete,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteReply.SerializeToString,
+            ),
+            'GetSteps': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetSteps,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsReply.SerializeToString,
+            ),
+            'CompleteJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompleteJob,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.CompleteJobRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.CompleteJobReply.SerializeToString,
+            ),
+            'WaitJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.WaitJob,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -612,6 +692,141 @@ class SlurmController:
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def CreateStep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/CreateStep',
+            minislurm_dot_v1_dot_minislurm__pb2.CreateStepRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.CreateStepReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StepComplete(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/StepComplete',
+            minislurm_dot_v1_dot_minislurm__pb2.StepCompleteRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.StepCompleteReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetSteps(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetSteps',
+            minislurm_dot_v1_dot_minislurm__pb2.GetStepsRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetStepsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompleteJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/CompleteJob',
+            minislurm_dot_v1_dot_minislurm__pb2.CompleteJobRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.CompleteJobReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def WaitJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/WaitJob',
+            minislurm_dot_v1_dot_minislurm__pb2.WaitJobRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.WaitJobReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class NodeAgentStub:
     """Missing associated documentation comment in .proto file."""
@@ -642,6 +857,21 @@ class NodeAgentStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingReply.FromString,
                 _registered_method=True)
+        self.LaunchTasks = channel.unary_stream(
+                '/minislurm.v1.NodeAgent/LaunchTasks',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.LaunchTasksRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.FromString,
+                _registered_method=True)
+        self.TaskInput = channel.unary_unary(
+                '/minislurm.v1.NodeAgent/TaskInput',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.TaskInputRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TaskInputReply.FromString,
+                _registered_method=True)
+        self.SignalTasks = channel.unary_unary(
+                '/minislurm.v1.NodeAgent/SignalTasks',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksReply.FromString,
+                _registered_method=True)
 
 
 class NodeAgentServicer:
@@ -671,6 +901,24 @@ class NodeAgentServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def LaunchTasks(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def TaskInput(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SignalTasks(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NodeAgentServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -693,6 +941,21 @@ def add_NodeAgentServicer_to_server(servicer, server):
                     servicer.Ping,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingReply.SerializeToString,
+            ),
+            'LaunchTasks': grpc.unary_stream_rpc_method_handler(
+                    servicer.LaunchTasks,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.LaunchTasksRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.SerializeToString,
+            ),
+            'TaskInput': grpc.unary_unary_rpc_method_handler(
+                    servicer.TaskInput,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TaskInputRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.TaskInputReply.SerializeToString,
+            ),
+            'SignalTasks': grpc.unary_unary_rpc_method_handler(
+                    servicer.SignalTasks,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -803,6 +1066,87 @@ class NodeAgent:
             '/minislurm.v1.NodeAgent/Ping',
             minislurm_dot_v1_dot_minislurm__pb2.AgentPingRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.AgentPingReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LaunchTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/LaunchTasks',
+            minislurm_dot_v1_dot_minislurm__pb2.LaunchTasksRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def TaskInput(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/TaskInput',
+            minislurm_dot_v1_dot_minislurm__pb2.TaskInputRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.TaskInputReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SignalTasks(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/SignalTasks',
+            minislurm_dot_v1_dot_minislurm__pb2.SignalTasksRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.SignalTasksReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,320 @@
+"""Job steps: placing an srun's tasks inside its job's allocation, and a step's end.
+
+Slurm's rules (since 21.08): steps do not share CPUs unless ``--overlap``;
+without ``--exact`` a step is given every CPU of the job on the nodes it
+uses; a step that asks for no GPUs is given all of the job's GPUs on its
+nodes, otherwise exactly those it asks for. A step that does not fit now
+but would fit in the whole allocation waits (``StepBusy``: srun retries);
+one that can never fit is rejected. Task ranks go to nodes in block (by
+default) or cyclic order.
+
+Pure functions; imports ctld.sched.select and minislurm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ctld.sched.select import select_nodes
+from minislurm import cred, hostlist, units
+from minislurm.errors import InvalidRequest, MinislurmError
+from minislurm.model import (
+    Allocation,
+    Job,
+    NodeView,
+    ResourceRequest,
+    Step,
+    StepNodeAlloc,
+)
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import JobEvent, JobState, next_step_state
+
+NOT_AVAILABLE = "Requested node configuration is not available"
+BUSY = "Requested nodes are busy"
+UNLIMITED_MEM = 1 << 40  # MiB: a job that asked for no memory does not limit its steps
+
+
+class StepBusy(MinislurmError):
+    """The step would fit in the allocation, but other steps hold the resources now."""
+
+
+def _wants_gpus(spec: pb.StepSpec) -> bool:
+    return bool(spec.gres or spec.gpus or spec.gpus_per_node or spec.gpus_per_task)
+
+
+def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
+    """The step's request, with Slurm's defaults inside an allocation.
+
+    Args:
+        spec: what srun asked for.
+        job: the running job.
+
+    Returns:
+        The resolved request (GPUs as asked; none when the step takes the job's).
+
+    Raises:
+        InvalidRequest: malformed values or nodes outside the allocation.
+    """
+    assert job.allocation is not None
+    job_nodes = job.allocation.node_names
+
+    def names(expr: str) -> tuple[str, ...]:
+        try:
+            found = hostlist.expand(expr)
+        except ValueError as err:
+            raise InvalidRequest(str(err)) from None
+        if any(n not in job_nodes for n in found):
+            raise InvalidRequest(NOT_AVAILABLE)
+        return tuple(dict.fromkeys(found))
+
+    try:
+        gres = sum(c for name, _t, c in units.parse_gres(spec.gres) if name == "gpu")
+    except ValueError:
+        raise InvalidRequest("Invalid generic resource (gres) specification") from None
+    req_nodes = names(spec.nodelist) if spec.nodelist else ()
+    tpn = spec.ntasks_per_node
+    min_nodes = max(spec.min_nodes, len(req_nodes), 1)
+    ntasks = spec.ntasks or (tpn * min_nodes if tpn else min_nodes)
+    max_nodes = spec.max_nodes or (min_nodes if spec.min_nodes else len(job_nodes))
+    if ntasks < min_nodes or max_nodes < min_nodes:
+        raise InvalidRequest(f"can't run {ntasks} processes on {min_nodes} nodes")
+    return ResourceRequest(
+        min_nodes=min_nodes,
+        max_nodes=min(max_nodes, ntasks, len(job_nodes)) or 1,
+        ntasks=ntasks,
+        ntasks_per_node=tpn,
+        cpus_per_task=spec.cpus_per_task or 1,
+        mem_per_node=spec.mem_per_node if spec.HasField("mem_per_node") else 0,
+        mem_per_cpu=spec.mem_per_cpu if spec.HasField("mem_per_cpu") else 0,
+        gpus_per_node=max(gres, spec.gpus_per_node),
+        gpus_per_task=spec.gpus_per_task,
+        gpus=spec.gpus,
+        req_nodes=req_nodes,
+        exc_nodes=names(spec.exclude) if spec.exclude else (),
+    )
+
+
+def step_views(alloc: Allocation, holding: list[Step]) -> list[NodeView]:
+    """The job's nodes as a step sees them: the job's share minus what steps hold.
+
+    Args:
+        alloc: the job's allocation.
+        holding: running steps that do not overlap.
+
+    Returns:
+        One view per node of the allocation, in allocation order.
+    """
+    views = []
+    for part in alloc.nodes:
+        cpus, mem, gpus = part.cpus, part.mem or UNLIMITED_MEM, set(part.gpus)
+        for step in holding:
+            for used in step.nodes:
+                if used.node == part.node:
+                    cpus -= used.cpus
+                    mem -= used.mem
+                    gpus -= set(used.gpus)
+        views.append(
+            NodeView(
+                name=part.node,
+                cpus=part.cpus,
+                mem=part.mem or UNLIMITED_MEM,
+                gpus=part.gpus,
+                free_cpus=cpus,
+                free_mem=mem,
+                free_gpus=tuple(sorted(gpus)),
+                usable=True,
+            )
+        )
+    return views
+
+
+def assign_tasks(counts: list[int], cyclic: bool) -> list[tuple[int, ...]]:
+    """Global task ranks per node: consecutive (block) or dealt round-robin (cyclic).
+
+    Args:
+        counts: tasks per node, in node order.
+        cyclic: deal ranks one node at a time.
+
+    Returns:
+        The ranks of each node, ascending.
+    """
+    if not cyclic:
+        ranks, first = [], 0
+        for count in counts:
+            ranks.append(tuple(range(first, first + count)))
+            first += count
+        return ranks
+    dealt: list[list[int]] = [[] for _ in counts]
+    rank = 0
+    while rank < sum(counts):
+        for i, count in enumerate(counts):
+            if len(dealt[i]) < count:
+                dealt[i].append(rank)
+                rank += 1
+    return [tuple(d) for d in dealt]
+
+
+def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, now: float) -> Step:
+    """Choose where a new step runs inside its job.
+
+    Args:
+        spec: what srun asked for.
+        job: the running job.
+        running: the job's running steps.
+        step_id: the id the step gets.
+        now: the time.
+
+    Returns:
+        The RUNNING step.
+
+    Raises:
+        InvalidRequest: it can never fit in the allocation.
+        StepBusy: it fits, but not while the running steps hold their resources.
+    """
+    assert job.allocation is not None
+    req = step_request(spec, job)
+    exact = spec.exclusive or spec.exact
+    holding = [] if spec.overlap else [s for s in running if not s.overlap]
+    chosen = select_nodes(req, step_views(job.allocation, holding))
+    if chosen is None:
+        if select_nodes(req, step_views(job.allocation, [])) is None:
+            raise InvalidRequest(NOT_AVAILABLE)
+        raise StepBusy(BUSY)
+    views = {v.name: v for v in step_views(job.allocation, holding)}
+    ranks = assign_tasks([p.ntasks for p in chosen.nodes], spec.distribution == "cyclic")
+    nodes = []
+    for part, task_ids in zip(chosen.nodes, ranks, strict=True):
+        view = views[part.node]
+        cpus = part.cpus if exact else max(view.free_cpus, part.cpus)
+        gpus = part.gpus if _wants_gpus(spec) else view.free_gpus
+        mem = part.mem if part.mem < UNLIMITED_MEM else 0
+        nodes.append(StepNodeAlloc(part.node, cpus, mem, gpus, task_ids))
+    return Step(
+        job_id=job.job_id,
+        step_id=step_id,
+        name=spec.name or "bash",
+        state=JobState.RUNNING,
+        nodes=tuple(nodes),
+        ntasks=req.ntasks,
+        start_time=now,
+        cpus_per_task=req.cpus_per_task,
+        gpus_per_task=req.gpus_per_task,
+        distribution=spec.distribution or "block",
+        overlap=spec.overlap,
+        argv=" ".join(spec.argv),
+        uid=job.uid,
+        gid=job.gid,
+    )
+
+
+def node_reported(step: Step, node: str, exits: list[tuple[int, int]], now: float) -> Step:
+    """A step after one of its nodes reported its tasks' ends.
+
+    The step ends when every node has reported: COMPLETED when every task
+    exited 0, else FAILED, with the highest exit code (and a signal, if one
+    killed a task) as Slurm reports them.
+
+    Args:
+        step: a RUNNING step.
+        node: the reporting node.
+        exits: ``(exit_code, signal)`` of each task on that node.
+        now: the time.
+
+    Returns:
+        The updated step.
+    """
+    code = max([step.exit_code, *(c for c, _ in exits)])
+    sig = step.signal or next((s for _, s in exits if s), 0)
+    reported = step.reported | {node}
+    updated = replace(step, exit_code=code, signal=sig, reported=reported)
+    if set(step.node_names) - reported:
+        return updated
+    event = JobEvent.EXIT_OK if code == 0 and sig == 0 else JobEvent.EXIT_FAIL
+    state = next_step_state(step.job_id, step.step_id, step.state, event)
+    return replace(updated, state=state, end_time=now)
+
+
+def cancelled(step: Step, now: float) -> Step:
+    """A running step ended because its job ended (or it was cancelled).
+
+    Args:
+        step: a RUNNING step.
+        now: the time.
+
+    Returns:
+        The CANCELLED step.
+    """
+    state = next_step_state(step.job_id, step.step_id, step.state, JobEvent.KILLED)
+    return replace(step, state=state, end_time=now)
+
+
+CREDENTIAL_LIFETIME = 300  # seconds to launch a step after the controller created it
+
+
+def step_info(step: Step, addresses: dict[str, tuple[str, int]]) -> pb.StepInfo:
+    """A step as srun and the commands see it.
+
+    Args:
+        step: the record.
+        addresses: node name -> the agent's (address, port).
+
+    Returns:
+        The message.
+    """
+    return pb.StepInfo(
+        job_id=step.job_id,
+        step_id=step.step_id,
+        name=step.name,
+        state=step.state.value,
+        nodes=[
+            pb.StepNode(
+                node=n.node,
+                addr=addresses.get(n.node, ("", 0))[0],
+                port=addresses.get(n.node, ("", 0))[1],
+                cpus=n.cpus,
+                gpus=n.gpus,
+                task_ids=n.task_ids,
+                mem=n.mem,
+            )
+            for n in step.nodes
+        ],
+        ntasks=step.ntasks,
+        cpus_per_task=step.cpus_per_task,
+        gpus_per_task=step.gpus_per_task,
+        nodelist=hostlist.compress(step.node_names),
+        start_time=int(step.start_time),
+        end_time=int(step.end_time),
+        exit_code=step.exit_code,
+        signal=step.signal,
+        distribution=step.distribution,
+        argv=step.argv,
+        max_rss=step.max_rss,
+        total_cpu=step.total_cpu,
+        uid=step.uid,
+        gid=step.gid,
+    )
+
+
+def credential(info: pb.StepInfo, job: Job, key: bytes, now: float) -> pb.SignedCredential:
+    """The signed promise that lets the step's nodes launch its tasks.
+
+    Args:
+        info: the step, with its layout.
+        job: its job.
+        key: the cluster key.
+        now: the time (the credential expires CREDENTIAL_LIFETIME later).
+
+    Returns:
+        The encoded StepCredential and its signature.
+    """
+    payload = pb.StepCredential(
+        job_id=job.job_id,
+        step_id=info.step_id,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        expires=int(now) + CREDENTIAL_LIFETIME,
+        nodes=info.nodes,
+        ntasks=info.ntasks,
+    ).SerializeToString()
+    return pb.SignedCredential(payload=payload, signature=cred.sign(key, payload))
