@@ -4,7 +4,8 @@ Method names, request and reply types come from the schema generated from the
 .proto (minislurm.rpc.minislurm_schema); requests are encoded and replies
 decoded by minislurm.protowire and carried by minislurm.h2grpc, so a command
 pays neither grpcio's nor protobuf's import time. Errors surface as
-:class:`minislurm.h2grpc.RpcError`.
+:class:`minislurm.h2grpc.RpcError`. :class:`ServiceClient` is the part shared
+with the clients of our other services (minislurm.agentclient).
 
 Example::
 
@@ -23,21 +24,27 @@ from minislurm.rpc import minislurm_schema
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
-    from typing import Any
+    from typing import Any, Self
+
+    Request = Mapping[str, Any] | protowire.Message | None
 
 SERVICE = "minislurm.v1.SlurmController"
 DEFAULT_TIMEOUT = 30.0
 
 
-class ControllerClient:
-    """Calls SlurmController methods on one reused connection.
+class ServiceClient:
+    """Calls the methods of one gRPC service (``SERVICE``) on one reused connection.
+
+    Subclasses name the service in the class attribute ``SERVICE``.
 
     Args:
-        host: the controller's host name or address.
-        port: its port (SlurmctldPort, 6817 by default).
-        timeout: the deadline of each call in seconds (None: wait forever).
+        host: the server's host name or address.
+        port: its port.
+        timeout: the deadline of each unary call in seconds (None: wait forever).
         metadata: ``(key, value)`` pairs sent with every call (e.g. auth).
     """
+
+    SERVICE = ""
 
     def __init__(
         self,
@@ -49,25 +56,19 @@ class ControllerClient:
         self.channel = h2grpc.Channel(host, port, timeout)
         self.metadata = list(metadata)
         self.schema = protowire.default_schema()
-        self._methods = minislurm_schema.SERVICES[SERVICE]
+        self._methods = minislurm_schema.SERVICES[self.SERVICE]
 
     @property
     def timeout(self) -> float | None:
-        """The deadline of each call in seconds (settable)."""
+        """The deadline of each unary call in seconds (settable)."""
         return self.channel.timeout
 
     @timeout.setter
     def timeout(self, value: float | None) -> None:
         self.channel.timeout = value
 
-    def call(
-        self,
-        method: str,
-        request: Mapping[str, Any] | protowire.Message | None = None,
-        /,
-        **fields: Any,
-    ) -> protowire.Message:
-        """Call ``method`` and return its decoded reply.
+    def call(self, method: str, request: Request = None, /, **fields: Any) -> protowire.Message:
+        """Call the unary ``method`` and return its decoded reply.
 
         Args:
             method: the RPC name, e.g. ``"SubmitJob"`` or ``"GetJobs"``.
@@ -79,17 +80,33 @@ class ControllerClient:
 
         Raises:
             minislurm.h2grpc.RpcError: the call failed (status name in ``code``).
-            ValueError: unknown method, unknown field or bad value.
+            ValueError: unknown or streaming method, unknown field or bad value.
+            TypeError: a field value of the wrong type.
+        """
+        path, payload, output_type = self._request(method, False, request, fields)
+        reply = self.channel.unary(path, payload, self.metadata)
+        return self._decode(method, output_type, reply)
+
+    def _request(
+        self, method: str, streaming: bool, request: Request, fields: dict[str, Any]
+    ) -> tuple[str, bytes, str]:
+        """The path, encoded request and reply type of a call of ``method``.
+
+        Raises:
+            ValueError: unknown method, or not of the kind asked for (``streaming``:
+                server-streaming; otherwise unary); bad field values.
             TypeError: a field value of the wrong type.
         """
         signature = self._methods.get(method)
         if signature is None:
             raise ValueError(
-                f"{SERVICE} has no method {method!r}; known: {', '.join(sorted(self._methods))}"
+                f"{self.SERVICE} has no method {method!r}; "
+                f"known: {', '.join(sorted(self._methods))}"
             )
         input_type, output_type, client_streaming, server_streaming = signature
-        if client_streaming or server_streaming:
-            raise ValueError(f"{SERVICE}.{method} is a streaming method")
+        if client_streaming or server_streaming != streaming:
+            kind = "a streaming" if server_streaming or client_streaming else "a unary"
+            raise ValueError(f"{self.SERVICE}.{method} is {kind} method")
         body: Mapping[str, Any] | protowire.Message
         if fields:
             base = request.to_dict() if isinstance(request, protowire.Message) else request
@@ -97,9 +114,11 @@ class ControllerClient:
         else:
             body = {} if request is None else request
         payload = self.schema.encode(input_type, body)
-        reply = self.channel.unary(f"/{SERVICE}/{method}", payload, self.metadata)
+        return f"/{self.SERVICE}/{method}", payload, output_type
+
+    def _decode(self, method: str, output_type: str, data: bytes) -> protowire.Message:
         try:
-            return self.schema.decode(output_type, reply)
+            return self.schema.decode(output_type, data)
         except ValueError as e:
             raise h2grpc.RpcError("INTERNAL", f"malformed {method} reply: {e}") from None
 
@@ -107,8 +126,21 @@ class ControllerClient:
         """Close the connection."""
         self.channel.close()
 
-    def __enter__(self) -> ControllerClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class ControllerClient(ServiceClient):
+    """Calls SlurmController methods on one reused connection.
+
+    Args:
+        host: the controller's host name or address.
+        port: its port (SlurmctldPort, 6817 by default).
+        timeout: the deadline of each call in seconds (None: wait forever).
+        metadata: ``(key, value)`` pairs sent with every call (e.g. auth).
+    """
+
+    SERVICE = SERVICE

@@ -1,16 +1,34 @@
-"""A minimal unary gRPC client over HTTP/2 on a plain socket, for the commands.
+"""A minimal synchronous gRPC client over HTTP/2 on a plain socket, for the commands.
 
 grpcio costs the commands more start-up time than their whole budget, so they
-talk to the controller's grpcio server with this instead: cleartext HTTP/2
-with prior knowledge (RFC 9113), one unary call at a time per connection
-(streams 1, 3, 5, ...), request headers as HPACK literals, responses decoded
+talk to our grpcio servers with this instead: cleartext HTTP/2 with prior
+knowledge (RFC 9113), request headers as HPACK literals, responses decoded
 with a full HPACK decoder (minislurm.hpack). It honours the peer's flow
 control and frame size, so multi-megabyte requests and responses work, and
 maps failures to gRPC status names in :class:`RpcError`.
 
-Not thread-safe: use one :class:`Channel` per thread. Imports at module level
-only ``_socket``, ``time`` and minislurm.hpack (no ``socket``, whose import
-alone costs the commands ~15 ms); none of ctld, nodeagent or cli.
+One :class:`Channel` (one connection) carries any number of calls at once:
+unary calls (:meth:`Channel.unary`, which block until their reply) and
+server-streaming calls (:meth:`Channel.start_stream`, which return a
+:class:`Stream` at once). Whatever arrives for a stream while the caller is
+busy elsewhere on the channel is buffered in that stream, so one thread can
+wait on many channels with ``select.poll`` on :meth:`Channel.fileno`::
+
+    stream = channel.start_stream("/pkg.Svc/Watch", request)
+    poller.register(channel.fileno(), select.POLLIN)
+    while not stream.done:
+        if not channel.pending():          # nothing buffered: wait for the socket
+            poller.poll()
+        for message in stream.read(block=False):
+            ...
+
+A stream's messages are credited back to the server's flow-control window as
+:meth:`Stream.read` hands them over, so a reader that falls behind slows the
+server down instead of buffering without bound (``window`` bytes per stream).
+
+Not thread-safe: use a channel from one thread. Imports at module level only
+``_socket``, ``time`` and minislurm.hpack (no ``socket``, whose import alone
+costs the commands ~15 ms); none of ctld, nodeagent or cli.
 """
 
 from __future__ import annotations
@@ -22,7 +40,7 @@ from minislurm import hpack
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     Metadata = Iterable[tuple[str, "str | bytes"]]
 
@@ -77,13 +95,16 @@ _PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 ) = range(10)
 _END_STREAM = _ACK = 0x1
 _END_HEADERS, _PADDED, _PRIORITY_FLAG = 0x4, 0x8, 0x20
+_CANCEL = 8  # the RST_STREAM error code
 _MAX_WINDOW = (1 << 31) - 1
 _DEFAULT_WINDOW = 65535
-_DEFAULT_FRAME = 16384  # also the largest frame we accept: we do not advertise more
-_REFILL = 1 << 30  # received bytes after which a window is topped up again
+_DEFAULT_FRAME = 16384
+_MAX_FRAME = 1 << 18  # the largest frame we accept (SETTINGS_MAX_FRAME_SIZE we advertise)
 _SEND_BATCH = 1 << 20  # DATA bytes queued per sendall
 _RECV_CHUNK = 1 << 18
+_PUMP_LIMIT = 1 << 22  # bytes one non-blocking read takes from the socket at most
 _MAX_STREAM_ID = (1 << 31) - 1
+_INF = float("inf")
 _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")
 _RESERVED = frozenset(
     {
@@ -122,30 +143,53 @@ class _ProtocolError(Exception):
 
 
 class _Call:
-    """The state of the one stream in flight."""
+    """The state of one call (one HTTP/2 stream).
+
+    Receive flow control of a stream: ``received`` bytes arrived, ``queued``
+    of them sit in complete messages not yet handed to the caller, and
+    ``credited`` were given back to the server beyond the initial window. The
+    server may thus send ``window - queued`` bytes ahead of the reader.
+    """
 
     __slots__ = (
+        "credited",
         "data",
+        "deadline",
         "ended",
+        "error",
         "headers",
-        "recv_unacked",
-        "refused",
+        "messages",
+        "queued",
+        "received",
         "reset",
         "send_window",
         "stream_id",
+        "streaming",
+        "timeout",
         "trailers",
     )
 
-    def __init__(self, stream_id: int, send_window: int) -> None:
+    def __init__(
+        self,
+        stream_id: int,
+        send_window: int,
+        streaming: bool,
+        timeout: float | None,
+        deadline: float | None,
+    ) -> None:
         self.stream_id = stream_id
         self.send_window = send_window
+        self.streaming = streaming
+        self.timeout = timeout
+        self.deadline = deadline
         self.headers: list[tuple[str, str]] | None = None
         self.trailers: list[tuple[str, str]] | None = None
-        self.data = bytearray()
+        self.data = bytearray()  # a unary reply; a stream's incomplete next message
+        self.messages: list[bytes] = []
         self.ended = False
         self.reset: int | None = None
-        self.refused = False
-        self.recv_unacked = 0
+        self.error: RpcError | None = None  # decided on our side: deadline, lost, refused
+        self.received = self.queued = self.credited = 0
 
 
 def _frame(kind: int, flags: int, stream_id: int, payload: bytes = b"") -> bytes:
@@ -167,6 +211,71 @@ def _remaining(deadline: float | None) -> float | None:
     return left
 
 
+class Stream:
+    """One server-streaming call, from :meth:`Channel.start_stream`.
+
+    Read it until :attr:`done` or an :class:`RpcError`, or :meth:`cancel` it:
+    a stream that ended but was never read keeps :meth:`Channel.pending` true.
+    """
+
+    __slots__ = ("_call", "_channel")
+
+    def __init__(self, channel: Channel, call: _Call) -> None:
+        self._channel = channel
+        self._call = call
+
+    @property
+    def done(self) -> bool:
+        """True once the call ended with status OK and every message was read."""
+        call = self._call
+        return call.ended and not call.messages and _stream_status(call) is None
+
+    def read(self, block: bool = True) -> list[bytes]:
+        """The messages received for this call since the last read.
+
+        Args:
+            block: wait until at least one message arrives or the call ends
+                (up to the call's deadline); False: only take what the socket
+                already holds, handling frames of the channel's other calls
+                too (buffered for them).
+
+        Returns:
+            The serialized messages in order; empty when none is waiting (or,
+            with ``block``, once the call has ended with status OK).
+
+        Raises:
+            RpcError: the call ended with a non-OK status, was reset or
+                refused (GOAWAY), lost its connection, hit its deadline or was
+                cancelled; raised once every message received before it has
+                been returned, and again by every later read.
+        """
+        call = self._call
+        if not call.messages and not call.ended:
+            self._channel._receive(call, block)
+        if call.messages:
+            messages, call.messages = call.messages, []
+            self._channel._consumed(call, messages)
+            return messages
+        if call.ended:
+            self._channel._unseen.discard(call)
+            error = _stream_status(call)
+            if error is not None:
+                raise error
+        return []
+
+    def cancel(self) -> None:
+        """Cancel the call (RST_STREAM CANCEL); later reads raise CANCELLED.
+
+        Messages not yet read are dropped. Does nothing once the call ended.
+        """
+        call = self._call
+        if call.ended:
+            return
+        call.messages = []
+        call.error = RpcError("CANCELLED", "cancelled by the client")
+        self._channel._cancel(call)
+
+
 class Channel:
     """One HTTP/2 connection to a gRPC server, opened on the first call.
 
@@ -175,14 +284,30 @@ class Channel:
         port: the TCP port.
         timeout: the default deadline of each call in seconds (None: none).
         user_agent: the ``user-agent`` header sent.
+        window: the flow-control window advertised for the connection and for
+            each stream, in bytes: how far the server may send ahead of what
+            the caller has read from a stream.
+
+    Raises:
+        ValueError: ``window`` outside 65535 .. 2**31-1.
     """
 
     def __init__(
-        self, host: str, port: int, timeout: float | None = None, *, user_agent: str = USER_AGENT
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        *,
+        user_agent: str = USER_AGENT,
+        window: int = _MAX_WINDOW,
     ) -> None:
+        if not _DEFAULT_WINDOW <= window <= _MAX_WINDOW:
+            raise ValueError(f"window {window} outside {_DEFAULT_WINDOW}..{_MAX_WINDOW}")
         self.host = host
         self.port = port
         self.timeout = timeout
+        self.window = window
+        self._refill = window // 2  # received bytes after which a window is topped up
         self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._headers = b"".join(
             (
@@ -195,6 +320,7 @@ class Channel:
             )
         )
         self._sock: _socket.socket | None = None
+        self._unseen: set[_Call] = set()  # ended streams whose end no read() saw yet
         self._reset()
 
     def _reset(self) -> None:
@@ -205,9 +331,10 @@ class Channel:
         self._peer_frame = _DEFAULT_FRAME
         self._peer_window = _DEFAULT_WINDOW  # initial window of each new stream
         self._send_window = _DEFAULT_WINDOW  # the connection's
-        self._recv_unacked = 0
+        self._recv_unacked = 0  # the connection's
         self._goaway = False
-        self._call: _Call | None = None
+        self._torn = False  # a send timed out part-way: the framing is lost
+        self._open: dict[int, _Call] = {}
         self._continuing: tuple[int, int, bytearray] | None = None
 
     def __enter__(self) -> Channel:
@@ -217,29 +344,59 @@ class Channel:
         self.close()
 
     def close(self) -> None:
-        """Close the connection (a later call opens a new one)."""
-        sock, self._sock = self._sock, None
-        if sock is None:
-            return
-        if self._call is None and not self._out:  # between calls: say goodbye politely
+        """Close the connection (a later call opens a new one).
+
+        Calls still open end with CANCELLED.
+        """
+        sock = self._sock
+        if sock is not None and not self._open and not self._out:  # say goodbye politely
             try:
                 sock.settimeout(0.0)
                 sock.send(_frame(_GOAWAY, 0, 0, bytes(8)))
             except OSError:
                 pass
-        sock.close()
+        self._drop("CANCELLED", "the channel was closed")
+
+    def fileno(self) -> int:
+        """The connection's socket, to wait on with ``select.poll``/``select.select``.
+
+        Returns:
+            The file descriptor, or -1 while not connected. A call made after
+            the connection was lost opens a new one with a new descriptor.
+        """
+        return -1 if self._sock is None else self._sock.fileno()
+
+    def pending(self) -> bool:
+        """Whether a stream's :meth:`Stream.read` would return something at once.
+
+        True when messages or the end of a stream were already taken off the
+        socket (for instance during another call on the channel): check this
+        before waiting on :meth:`fileno`, which will not wake for them.
+
+        Returns:
+            True if some stream of this channel has buffered messages, an end
+            not yet read, or the socket data already read holds a whole frame.
+        """
+        if self._unseen:
+            return True
+        for call in self._open.values():
+            if call.messages:
+                return True
+        buf = self._inbuf
+        return len(buf) >= 9 and len(buf) >= 9 + _frame_length(buf)
 
     def unary(
         self, path: str, request: bytes, metadata: Metadata = (), timeout: float | None = None
     ) -> bytes:
-        """Make one unary call.
+        """Make one unary call (streams open on the channel keep receiving).
 
         Args:
             path: ``/package.Service/Method``.
             request: the serialized request message.
             metadata: ``(key, value)`` pairs; keys lowercase ASCII, values
                 printable ASCII ``str`` (or ``bytes`` for keys ending ``-bin``).
-            timeout: this call's deadline in seconds (default: the channel's).
+            timeout: this call's deadline in seconds (default: the channel's;
+                ``float("inf")``: none).
 
         Returns:
             The serialized response message.
@@ -250,42 +407,157 @@ class Channel:
                 away), INTERNAL (protocol violation, malformed response).
             ValueError, TypeError: bad path or metadata.
         """
+        call = self._start(path, request, metadata, timeout, streaming=False)
+        if not call.ended:
+            self._guarded(call, self._await_end, call)
+        error = _final_status(call)
+        if error is not None:
+            raise error
+        return _unframe(call.data)
+
+    def start_stream(
+        self, path: str, request: bytes, metadata: Metadata = (), timeout: float | None = None
+    ) -> Stream:
+        """Start a server-streaming (or unary) call and return without waiting.
+
+        Connects first if needed, and sends the request (waiting only if it
+        exceeds the server's flow-control window).
+
+        Args:
+            path: ``/package.Service/Method``.
+            request: the serialized request message.
+            metadata: as for :meth:`unary`.
+            timeout: the whole call's deadline in seconds (default: the
+                channel's; ``float("inf")``: none).
+
+        Returns:
+            The call's :class:`Stream`.
+
+        Raises:
+            RpcError: UNAVAILABLE (cannot connect; the server is going away
+                while other streams still use the connection) or
+                DEADLINE_EXCEEDED while connecting. Later failures are raised
+                by :meth:`Stream.read`.
+            ValueError, TypeError: bad path or metadata.
+        """
+        return Stream(self, self._start(path, request, metadata, timeout, streaming=True))
+
+    # ------------------------------------------------------------ calls
+
+    def _start(
+        self,
+        path: str,
+        request: bytes,
+        metadata: Metadata,
+        timeout: float | None,
+        streaming: bool,
+    ) -> _Call:
         if timeout is None:
             timeout = self.timeout
+        if timeout == _INF:
+            timeout = None
         deadline = None if timeout is None else time.monotonic() + timeout
         block = self._headers + hpack.encode_literal(":path", path, 4)
         if timeout is not None:
             block += hpack.encode_literal("grpc-timeout", _grpc_timeout(timeout))
         block += b"".join(_metadata_field(key, value) for key, value in metadata)
-        try:
-            call = self._exchange(block, request, deadline)
-        except TimeoutError:
-            self.close()
-            raise RpcError("DEADLINE_EXCEEDED", f"deadline of {timeout}s exceeded") from None
-        except _ProtocolError as e:
-            self.close()
-            raise RpcError(
-                "INTERNAL", f"HTTP/2 protocol error from {self.authority}: {e}"
-            ) from None
-        except OSError as e:
-            self.close()
-            raise RpcError("UNAVAILABLE", f"connection to {self.authority} lost: {e}") from None
-        finally:
-            self._call = None
-        return _response(call)
-
-    def _exchange(self, block: bytes, request: bytes, deadline: float | None) -> _Call:
         if not self._usable():
-            self.close()
+            if self._open:
+                raise RpcError(
+                    "UNAVAILABLE",
+                    f"{self.authority} takes no new calls on a connection (GOAWAY) "
+                    "that open streams still use",
+                )
+            self._drop("UNAVAILABLE", "")
             self._connect(deadline)
-        call = self._call = _Call(self._next_stream, self._peer_window)
+        call = _Call(self._next_stream, self._peer_window, streaming, timeout, deadline)
         self._next_stream += 2
+        self._open[call.stream_id] = call
         self._queue_headers(call.stream_id, block)
-        self._send_message(call, request, deadline)
-        while not call.ended:
-            self._read_frame(deadline)
-        self._flush(deadline)
+        self._guarded(call, self._send_message, call, request)
         return call
+
+    def _await_end(self, call: _Call) -> None:
+        while not call.ended:
+            self._read_frame(call.deadline)
+        self._drain_buffered()
+
+    def _await_message(self, call: _Call) -> None:
+        while not call.messages and not call.ended:
+            self._read_frame(call.deadline)
+        self._drain_buffered()
+
+    def _receive(self, call: _Call, block: bool) -> None:
+        """Take frames off the socket for ``call`` (and, in passing, the others)."""
+        if block:
+            self._guarded(call, self._await_message, call)
+        elif call.deadline is not None and time.monotonic() >= call.deadline:
+            self._expire(call)
+        else:
+            self._guarded(call, self._pump, call.deadline)
+
+    def _guarded(self, call: _Call, action: Callable[..., None], *args: object) -> None:
+        """Run one I/O step of ``call``, turning failures into call errors."""
+        try:
+            action(*args)
+        except TimeoutError:
+            self._expire(call)
+        except _ProtocolError as e:
+            self._drop("INTERNAL", f"HTTP/2 protocol error from {self.authority}: {e}")
+        except OSError as e:
+            self._drop("UNAVAILABLE", f"connection to {self.authority} lost: {e}")
+
+    def _end(self, call: _Call) -> None:
+        if call.ended:
+            return
+        call.ended = True
+        del self._open[call.stream_id]
+        if call.streaming:
+            self._unseen.add(call)
+
+    def _expire(self, call: _Call) -> None:
+        """``call`` ran past its deadline: reset it, or drop a connection no one else uses."""
+        if call.ended:
+            return
+        call.error = RpcError("DEADLINE_EXCEEDED", f"deadline of {call.timeout}s exceeded")
+        self._end(call)
+        if self._torn or not self._open:
+            self._drop("UNAVAILABLE", f"connection to {self.authority} closed after a timeout")
+        else:
+            self._out += _frame(_RST_STREAM, 0, call.stream_id, _CANCEL.to_bytes(4, "big"))
+            self._try_flush()
+
+    def _cancel(self, call: _Call) -> None:
+        self._end(call)
+        self._unseen.discard(call)
+        if self._sock is not None:
+            self._out += _frame(_RST_STREAM, 0, call.stream_id, _CANCEL.to_bytes(4, "big"))
+            self._try_flush()
+
+    def _drop(self, code: str, details: str) -> None:
+        """Close the connection; the calls still open on it end with ``code``."""
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            sock.close()
+        for call in list(self._open.values()):
+            call.error = RpcError(code, details)
+            self._end(call)
+        self._reset()
+
+    def _consumed(self, call: _Call, messages: list[bytes]) -> None:
+        """``messages`` were handed to the caller: give their room back to the server."""
+        call.queued -= sum(len(m) for m in messages) + 5 * len(messages)
+        if not call.ended:
+            self._credit(call)
+            self._try_flush()
+
+    def _credit(self, call: _Call) -> None:
+        grant = call.received - call.queued - call.credited
+        if grant >= self._refill:
+            self._out += _frame(_WINDOW_UPDATE, 0, call.stream_id, grant.to_bytes(4, "big"))
+            call.credited += grant
+
+    # ------------------------------------------------------------ connecting
 
     def _connect(self, deadline: float | None) -> None:
         # An ASCII host goes as bytes: for str, getaddrinfo loads the "idna" codec,
@@ -315,53 +587,57 @@ class Channel:
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
             self._reset()
             self._sock = sock
-            self._out += (
-                _PREFACE
-                + _frame(
-                    _SETTINGS,
-                    0,
-                    0,
-                    b"".join(
-                        (
-                            (2).to_bytes(2, "big") + (0).to_bytes(4, "big"),  # ENABLE_PUSH 0
-                            (4).to_bytes(2, "big")
-                            + _MAX_WINDOW.to_bytes(4, "big"),  # INITIAL_WINDOW
-                        )
-                    ),
-                )
-                + _frame(_WINDOW_UPDATE, 0, 0, (_MAX_WINDOW - _DEFAULT_WINDOW).to_bytes(4, "big"))
-            )
+            settings = b"".join(
+                ident.to_bytes(2, "big") + value.to_bytes(4, "big")
+                for ident, value in ((2, 0), (4, self.window), (5, _MAX_FRAME))
+            )  # ENABLE_PUSH 0, INITIAL_WINDOW_SIZE, MAX_FRAME_SIZE
+            self._out += _PREFACE + _frame(_SETTINGS, 0, 0, settings)
+            if self.window > _DEFAULT_WINDOW:
+                increment = self.window - _DEFAULT_WINDOW
+                self._out += _frame(_WINDOW_UPDATE, 0, 0, increment.to_bytes(4, "big"))
             return
         raise RpcError("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
 
     def _usable(self) -> bool:
-        """Handle what arrived while idle; False if the connection cannot take a call."""
-        sock = self._sock
-        if sock is None or self._goaway or self._next_stream > _MAX_STREAM_ID:
+        """Handle what arrived meanwhile; False if the connection cannot take a call."""
+        if self._sock is None:
             return False
-        sock.settimeout(0.0)
         try:
-            chunk = sock.recv(_RECV_CHUNK)
-        except BlockingIOError:
-            chunk = None
-        except OSError:
+            self._pump(None)
+        except _ProtocolError as e:
+            self._drop("INTERNAL", f"HTTP/2 protocol error from {self.authority}: {e}")
             return False
-        if chunk == b"":  # the server closed the connection (idle timeout, restart)
+        except OSError as e:  # closed by the server (idle timeout, restart)
+            self._drop("UNAVAILABLE", f"connection to {self.authority} lost: {e}")
             return False
-        if chunk:
-            self._inbuf += chunk
-        # Frames that came after the last call's end (GOAWAY, PING, SETTINGS).
-        while len(self._inbuf) >= 9 and len(self._inbuf) >= 9 + _frame_length(self._inbuf):
-            self._next_frame()
-        return not self._goaway
+        return not self._goaway and self._next_stream <= _MAX_STREAM_ID
 
     # ------------------------------------------------------------ sending
 
     def _flush(self, deadline: float | None) -> None:
         if self._out and self._sock is not None:
             self._sock.settimeout(_remaining(deadline))
-            self._sock.sendall(self._out)
+            try:
+                self._sock.sendall(self._out)
+            except TimeoutError:
+                self._torn = True  # sendall does not say how much it sent
+                raise
             del self._out[:]
+
+    def _try_flush(self) -> None:
+        """Send what the socket takes without waiting; the rest goes with the next send."""
+        sock = self._sock
+        if not self._out or sock is None:
+            return
+        sock.settimeout(0.0)
+        try:
+            sent = sock.send(self._out)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            self._drop("UNAVAILABLE", f"connection to {self.authority} lost: {e}")
+            return
+        del self._out[:sent]
 
     def _queue_headers(self, stream_id: int, block: bytes) -> None:
         size = self._peer_frame
@@ -370,7 +646,8 @@ class Channel:
             last = _END_HEADERS if i == len(chunks) - 1 else 0
             self._out += _frame(_HEADERS if i == 0 else _CONTINUATION, last, stream_id, chunk)
 
-    def _send_message(self, call: _Call, request: bytes, deadline: float | None) -> None:
+    def _send_message(self, call: _Call, request: bytes) -> None:
+        deadline = call.deadline
         body = memoryview(b"\x00" + len(request).to_bytes(4, "big") + request)
         offset, total = 0, len(body)
         while offset < total and not call.ended:
@@ -393,8 +670,9 @@ class Channel:
             self._send_window -= n
             call.send_window -= n
             self._flush(deadline)
-        if offset < total and call.reset is None:  # answered early: stop the upload
-            self._out += _frame(_RST_STREAM, 0, call.stream_id, (8).to_bytes(4, "big"))
+        if offset < total and call.reset is None and call.error is None:
+            # answered early: stop the upload
+            self._out += _frame(_RST_STREAM, 0, call.stream_id, _CANCEL.to_bytes(4, "big"))
 
     # ------------------------------------------------------------ receiving
 
@@ -402,7 +680,7 @@ class Channel:
         if len(self._inbuf) < 9:
             self._fill(9, deadline)
         length = _frame_length(self._inbuf)
-        if length > _DEFAULT_FRAME:
+        if length > _MAX_FRAME:
             raise _ProtocolError(f"frame of {length} bytes exceeds our maximum frame size")
         if len(self._inbuf) < 9 + length:
             self._fill(9 + length, deadline)
@@ -418,6 +696,38 @@ class Channel:
             if not chunk:
                 raise ConnectionResetError("the server closed the connection")
             self._inbuf += chunk
+
+    def _pump(self, deadline: float | None) -> None:
+        """Read what the socket holds without waiting and handle every whole frame."""
+        sock = self._sock
+        assert sock is not None
+        sock.settimeout(0.0)
+        taken = 0
+        while taken < _PUMP_LIMIT:
+            try:
+                chunk = sock.recv(_RECV_CHUNK)
+            except BlockingIOError:
+                break
+            if not chunk:
+                self._drain_buffered()  # what came before the close still counts
+                raise ConnectionResetError("the server closed the connection")
+            self._inbuf += chunk
+            taken += len(chunk)
+            if len(chunk) < _RECV_CHUNK:
+                break
+        self._drain_buffered()
+        self._flush(deadline)
+
+    def _drain_buffered(self) -> None:
+        """Handle every whole frame already read from the socket."""
+        buf = self._inbuf
+        while len(buf) >= 9:
+            length = _frame_length(buf)
+            if length > _MAX_FRAME:
+                raise _ProtocolError(f"frame of {length} bytes exceeds our maximum frame size")
+            if len(buf) < 9 + length:
+                return
+            self._next_frame()
 
     def _next_frame(self) -> None:
         buf = self._inbuf
@@ -435,20 +745,32 @@ class Channel:
     def _on_data(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id == 0:
             raise _ProtocolError("DATA on stream 0")
+        # The connection's window is credited on arrival, so that a stream whose
+        # reader lags never holds up the others; each stream's own window bounds it.
         self._recv_unacked += len(payload)
-        if self._recv_unacked >= _REFILL:
+        if self._recv_unacked >= self._refill:
             self._out += _frame(_WINDOW_UPDATE, 0, 0, self._recv_unacked.to_bytes(4, "big"))
             self._recv_unacked = 0
-        call = self._call
-        if call is None or stream_id != call.stream_id or call.ended:
+        call = self._open.get(stream_id)
+        if call is None:  # cancelled or expired: its data only counts for the connection
             return
-        call.recv_unacked += len(payload)
-        if call.recv_unacked >= _REFILL:
-            self._out += _frame(_WINDOW_UPDATE, 0, stream_id, call.recv_unacked.to_bytes(4, "big"))
-            call.recv_unacked = 0
+        call.received += len(payload)
         call.data += _unpad(flags, payload)
+        if call.streaming and len(call.data) >= 5:
+            try:
+                messages = split_messages(call.data)
+            except ValueError as e:
+                call.error = RpcError("INTERNAL", str(e))
+                self._out += _frame(_RST_STREAM, 0, stream_id, _CANCEL.to_bytes(4, "big"))
+                self._end(call)
+                return
+            if messages:
+                call.messages += messages
+                call.queued += sum(len(m) for m in messages) + 5 * len(messages)
         if flags & _END_STREAM:
-            call.ended = True
+            self._end(call)
+        else:
+            self._credit(call)
 
     def _on_headers(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id == 0:
@@ -475,8 +797,8 @@ class Channel:
             headers = self._decoder.decode(block)
         except ValueError as e:
             raise _ProtocolError(str(e)) from None
-        call = self._call
-        if call is None or stream_id != call.stream_id or call.ended:
+        call = self._open.get(stream_id)
+        if call is None:
             return
         if call.headers is None:
             call.headers = headers
@@ -485,15 +807,15 @@ class Channel:
         else:
             call.trailers = headers
         if flags & _END_STREAM:
-            call.ended = True
+            self._end(call)
 
     def _on_rst_stream(self, flags: int, stream_id: int, payload: bytes) -> None:
         if len(payload) != 4:
             raise _ProtocolError("RST_STREAM of the wrong size")
-        call = self._call
-        if call is not None and stream_id == call.stream_id and not call.ended:
+        call = self._open.get(stream_id)
+        if call is not None:
             call.reset = int.from_bytes(payload, "big")
-            call.ended = True
+            self._end(call)
 
     def _on_settings(self, flags: int, stream_id: int, payload: bytes) -> None:
         if stream_id != 0 or len(payload) % 6:
@@ -506,8 +828,8 @@ class Channel:
             if ident == 4:  # INITIAL_WINDOW_SIZE: applies to open streams too
                 if value > _MAX_WINDOW:
                     raise _ProtocolError("SETTINGS_INITIAL_WINDOW_SIZE too large")
-                if self._call is not None:
-                    self._call.send_window += value - self._peer_window
+                for call in self._open.values():
+                    call.send_window += value - self._peer_window
                 self._peer_window = value
             elif ident == 5:  # MAX_FRAME_SIZE
                 if not _DEFAULT_FRAME <= value < 1 << 24:
@@ -526,10 +848,12 @@ class Channel:
             raise _ProtocolError("malformed GOAWAY")
         self._goaway = True
         last_stream = int.from_bytes(payload[:4], "big") & _MAX_STREAM_ID
-        call = self._call
-        if call is not None and call.stream_id > last_stream and not call.ended:
-            call.refused = True  # never processed: the server is shutting down
-            call.ended = True
+        for call in list(self._open.values()):
+            if call.stream_id > last_stream:  # never processed: the server is shutting down
+                call.error = RpcError(
+                    "UNAVAILABLE", "the server is going away (GOAWAY); call not processed"
+                )
+                self._end(call)
 
     def _on_window_update(self, flags: int, stream_id: int, payload: bytes) -> None:
         if len(payload) != 4:
@@ -539,8 +863,10 @@ class Channel:
             self._send_window += increment
             if self._send_window > _MAX_WINDOW:
                 raise _ProtocolError("connection flow-control window overflow")
-        elif self._call is not None and stream_id == self._call.stream_id:
-            self._call.send_window += increment
+        else:
+            call = self._open.get(stream_id)
+            if call is not None:
+                call.send_window += increment
 
     def _on_push_promise(self, flags: int, stream_id: int, payload: bytes) -> None:
         raise _ProtocolError("PUSH_PROMISE although push is disabled")
@@ -559,6 +885,30 @@ _HANDLERS = {
 }
 
 
+def split_messages(buf: bytearray) -> list[bytes]:
+    """Take the complete gRPC length-prefixed messages off the front of ``buf``.
+
+    Args:
+        buf: received message bytes; an incomplete last message stays in it.
+
+    Returns:
+        The messages' payloads, in order (possibly none).
+
+    Raises:
+        ValueError: a message is flagged compressed (we offer no compression).
+    """
+    messages = []
+    while len(buf) >= 5:
+        if buf[0] != 0:
+            raise ValueError("the server sent a compressed message; none was offered")
+        end = 5 + int.from_bytes(buf[1:5], "big")
+        if len(buf) < end:
+            break
+        messages.append(bytes(buf[5:end]))
+        del buf[:end]
+    return messages
+
+
 def _frame_length(buf: bytearray) -> int:
     return int.from_bytes(buf[0:3], "big")
 
@@ -571,31 +921,39 @@ def _unpad(flags: int, payload: bytes) -> bytes:
     return payload[1 : len(payload) - payload[0]]
 
 
-def _response(call: _Call) -> bytes:
-    """The response message of a finished call, or its error as RpcError."""
-    if call.refused:
-        raise RpcError("UNAVAILABLE", "the server is going away (GOAWAY); call not processed")
+def _final_status(call: _Call) -> RpcError | None:
+    """The error an ended call finished with, or None for status OK."""
+    if call.error is not None:
+        return call.error
     if call.trailers is None or call.headers is None:
         if call.reset is not None:
-            raise RpcError(
+            return RpcError(
                 _RST_STATUS.get(call.reset, "INTERNAL"),
                 f"stream reset by the server (HTTP/2 error code {call.reset})",
             )
-        raise RpcError("INTERNAL", "the server ended the stream without trailers")
+        return RpcError("INTERNAL", "the server ended the stream without trailers")
     headers = dict(call.headers)
     status = headers.get(":status", "")
     if status != "200":
-        raise RpcError(_HTTP_STATUS.get(status, "UNKNOWN"), f"HTTP status {status or 'missing'}")
+        return RpcError(_HTTP_STATUS.get(status, "UNKNOWN"), f"HTTP status {status or 'missing'}")
     trailers = dict(call.trailers)
     number = trailers.get("grpc-status")
     if number is None:
-        raise RpcError("UNKNOWN", "the response has no grpc-status")
+        return RpcError("UNKNOWN", "the response has no grpc-status")
     code = STATUS_NAMES[int(number)] if number.isdigit() and int(number) < 17 else "UNKNOWN"
     if code != "OK":
-        raise RpcError(code, _percent_decode(trailers.get("grpc-message", "")))
+        return RpcError(code, _percent_decode(trailers.get("grpc-message", "")))
     if not headers.get("content-type", "").startswith("application/grpc"):
-        raise RpcError("UNKNOWN", f"content-type {headers.get('content-type')!r} is not gRPC")
-    return _unframe(call.data)
+        return RpcError("UNKNOWN", f"content-type {headers.get('content-type')!r} is not gRPC")
+    return None
+
+
+def _stream_status(call: _Call) -> RpcError | None:
+    """Like :func:`_final_status`, for a streaming call's end."""
+    error = _final_status(call)
+    if error is None and call.data:
+        return RpcError("INTERNAL", "the stream ended inside a message")
+    return error
 
 
 def _unframe(data: bytearray) -> bytes:
