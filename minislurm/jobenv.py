@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from minislurm.hostlist import compress
 from minislurm.model import Job
+from minislurm.units import compress_counts
 
 SLURM_PROTOCOL_VERSION = "9728"  # 22.05's, as SLURM_WORKING_CLUSTER carries it
 SELECT_PLUGIN_ID = "109"  # select/cons_tres
@@ -30,24 +31,6 @@ class NodeContext:
     conf_path: str
     controller_host: str
     controller_port: int
-
-
-def compress_counts(counts: list[int]) -> str:
-    """Slurm's compact form of per-node counts: ``[4, 4]`` -> ``4(x2)``, ``[8, 4]`` -> ``8,4``.
-
-    Args:
-        counts: one count per node, in node order.
-
-    Returns:
-        The compact text.
-    """
-    groups: list[list[int]] = []
-    for c in counts:
-        if groups and groups[-1][0] == c:
-            groups[-1][1] += 1
-        else:
-            groups.append([c, 1])
-    return ",".join(str(c) if n == 1 else f"{c}(x{n})" for c, n in groups)
 
 
 def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
@@ -70,16 +53,15 @@ def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
     }
 
 
-def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[str, str]:
-    """The environment of a job's batch script on its first node.
+def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
+    """The job's variables as seen on one of its nodes (batch script and tasks alike).
 
     Args:
-        base: the environment the user exported with the job.
         job: the job, with its allocation.
-        ctx: the node the script runs on.
+        ctx: the node.
 
     Returns:
-        ``base`` overlaid with Slurm's variables.
+        Slurm's job variables, GPUs of the job on that node included.
 
     Raises:
         ValueError: the job has no allocation on ``ctx.node_name``.
@@ -88,26 +70,20 @@ def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[
     here = alloc.on(ctx.node_name) if alloc else None
     if alloc is None or here is None:
         raise ValueError(f"job {job.job_id} has no allocation on {ctx.node_name}")
-    env = dict(base)
-    env.update(_job_variables(job))
+    env = _job_variables(job)
     nodelist = compress(list(alloc.node_names))
     env.update(
         {
-            "ENVIRONMENT": "BATCH",
             "HOSTNAME": ctx.hostname,
             "SLURMD_NODENAME": ctx.node_name,
             "SLURM_CLUSTER_NAME": ctx.cluster,
             "SLURM_CONF": ctx.conf_path,
             "SLURM_CPUS_ON_NODE": str(here.cpus),
-            "SLURM_GTIDS": "0",
             "SLURM_JOB_CPUS_PER_NODE": compress_counts([n.cpus for n in alloc.nodes]),
             "SLURM_JOB_NODELIST": nodelist,
             "SLURM_NODELIST": nodelist,
             "SLURM_JOB_NUM_NODES": str(len(alloc.nodes)),
             "SLURM_NNODES": str(len(alloc.nodes)),
-            "SLURM_LOCALID": "0",
-            "SLURM_NODEID": "0",
-            "SLURM_PROCID": "0",
             "SLURM_NODE_ALIASES": "(null)",
             "SLURM_TASKS_PER_NODE": compress_counts([n.ntasks for n in alloc.nodes]),
             "SLURM_TOPOLOGY_ADDR": ctx.node_name,
@@ -124,10 +100,37 @@ def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[
         }
     )
     if here.gpus:
-        text = ",".join(str(g) for g in here.gpus)
         env.update(gpu_variables(here.gpus))
-        env["SLURM_JOB_GPUS"] = text
+        env["SLURM_JOB_GPUS"] = ",".join(str(g) for g in here.gpus)
         env["SLURM_GPUS_ON_NODE"] = str(len(here.gpus))
+    return env
+
+
+def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[str, str]:
+    """The environment of a job's batch script on its first node.
+
+    Args:
+        base: the environment the user exported with the job.
+        job: the job, with its allocation.
+        ctx: the node the script runs on.
+
+    Returns:
+        ``base`` overlaid with Slurm's variables.
+
+    Raises:
+        ValueError: the job has no allocation on ``ctx.node_name``.
+    """
+    env = dict(base)
+    env.update(job_node_variables(job, ctx))
+    env.update(
+        {
+            "ENVIRONMENT": "BATCH",
+            "SLURM_GTIDS": "0",
+            "SLURM_LOCALID": "0",
+            "SLURM_NODEID": "0",
+            "SLURM_PROCID": "0",
+        }
+    )
     return env
 
 
@@ -163,3 +166,169 @@ def _job_variables(job: Job) -> dict[str, str]:
     }
     env.update({k: str(v) for k, v in optional.items() if v})
     return env
+
+
+MASTER_PORT_BASE = 20000
+MASTER_PORT_SPAN = 20000
+
+
+def master_port(job_id: int) -> int:
+    """The MASTER_PORT of a job's steps: stable for the job, spread over 20000-39999.
+
+    Args:
+        job_id: the job.
+
+    Returns:
+        The port.
+    """
+    return MASTER_PORT_BASE + job_id % MASTER_PORT_SPAN
+
+
+@dataclass(frozen=True)
+class TaskPlace:
+    """Where one task of a step runs and what it is bound to."""
+
+    rank: int  # SLURM_PROCID, RANK
+    local_id: int  # SLURM_LOCALID, LOCAL_RANK
+    node_index: int  # SLURM_NODEID, NODE_RANK
+    gpus: tuple[int, ...]  # CUDA_VISIBLE_DEVICES
+    node_tasks: tuple[int, ...]  # ranks on this node (SLURM_GTIDS)
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """The step a task belongs to."""
+
+    step_id: int
+    ntasks: int
+    nodelist: str  # compressed
+    tasks_per_node: tuple[int, ...]  # in node order
+    cpus_on_node: int
+    gpus_on_node: tuple[int, ...]
+    distribution: str
+    master_addr: str
+    master_port: int
+    launch_host: str
+    gpus_per_task: int = 0
+    cpus_per_task: int = 0  # 0 when -c was not given
+
+
+def task_environment(
+    base: dict[str, str],
+    job: Job,
+    ctx: NodeContext,
+    step: StepContext,
+    task: TaskPlace,
+    umask: int,
+) -> dict[str, str]:
+    """The environment of one task of an srun step (real Slurm's step variables).
+
+    ``base`` is srun's environment (inside a batch job it holds the job's
+    variables); Slurm's step variables override it. Beyond Slurm, the
+    variables torch.distributed reads with ``init_method="env://"`` are set,
+    but a value the user exported for them wins.
+
+    Args:
+        base: srun's environment.
+        job: the job the step belongs to (with its allocation).
+        ctx: the node.
+        step: the step.
+        task: the task.
+        umask: the submitter's umask.
+
+    Returns:
+        The task's environment.
+
+    Raises:
+        ValueError: the job has no allocation on ``ctx.node_name``.
+    """
+    nnodes = len(step.tasks_per_node)
+    env = dict(base)
+    env.update(job_node_variables(job, ctx))
+    torch = {
+        "RANK": str(task.rank),
+        "LOCAL_RANK": str(task.local_id),
+        "WORLD_SIZE": str(step.ntasks),
+        "LOCAL_WORLD_SIZE": str(len(task.node_tasks)),
+        "NODE_RANK": str(task.node_index),
+        "MASTER_ADDR": step.master_addr,
+        "MASTER_PORT": str(step.master_port),
+    }
+    for name, value in torch.items():
+        env.setdefault(name, value)
+    tasks_per_node = compress_counts(list(step.tasks_per_node))
+    env.update(
+        {
+            "SLURM_CPUS_ON_NODE": str(step.cpus_on_node),
+            "SLURM_DISTRIBUTION": step.distribution,
+            "SLURM_GTIDS": ",".join(str(t) for t in task.node_tasks),
+            "SLURM_LAUNCH_NODE_IPADDR": step.launch_host,
+            "SLURM_SRUN_COMM_HOST": step.launch_host,
+            "SLURM_LOCALID": str(task.local_id),
+            "SLURM_NODEID": str(task.node_index),
+            "SLURM_PROCID": str(task.rank),
+            "SLURM_NNODES": str(nnodes),
+            "SLURM_NODELIST": step.nodelist,
+            "SLURM_NTASKS": str(step.ntasks),
+            "SLURM_NPROCS": str(step.ntasks),
+            "SLURM_STEPID": str(step.step_id),
+            "SLURM_STEP_ID": str(step.step_id),
+            "SLURM_STEP_NODELIST": step.nodelist,
+            "SLURM_STEP_NUM_NODES": str(nnodes),
+            "SLURM_STEP_NUM_TASKS": str(step.ntasks),
+            "SLURM_STEP_TASKS_PER_NODE": tasks_per_node,
+            "SLURM_TASKS_PER_NODE": tasks_per_node,
+            "SLURM_UMASK": f"{umask:04o}",
+        }
+    )
+    for name in (*gpu_variables((0,)), "SLURM_STEP_GPUS", "SLURM_GPUS_ON_NODE"):
+        env.pop(name, None)
+    if step.gpus_on_node:
+        env["SLURM_GPUS_ON_NODE"] = str(len(step.gpus_on_node))
+    if task.gpus:
+        env.update(gpu_variables(task.gpus))
+        env["SLURM_STEP_GPUS"] = ",".join(str(g) for g in task.gpus)
+    if step.gpus_per_task:
+        env["SLURM_GPUS_PER_TASK"] = str(step.gpus_per_task)
+    if step.cpus_per_task:
+        env["SLURM_CPUS_PER_TASK"] = str(step.cpus_per_task)
+    return env
+
+
+def bind_gpus(
+    gpus: tuple[int, ...], local_id: int, ntasks_here: int, gpu_bind: str, gpus_per_task: int
+) -> tuple[int, ...]:
+    """The GPUs one task sees, from the step's GPUs on its node (``--gpu-bind``).
+
+    ``none`` (the default without ``--gpus-per-task``): every task sees all;
+    ``per_task:N`` (implied by ``--gpus-per-task=N``): task *i* gets the
+    *i*-th group of N; ``single:N``: each GPU is shared by N consecutive
+    tasks; ``map_gpu:a,b,...``: task *i* gets entry *i* (cycling).
+
+    Args:
+        gpus: the step's GPU indices on the node, ascending.
+        local_id: the task's local id on the node.
+        gpu_bind: the --gpu-bind value ("" for the default).
+        gpus_per_task: --gpus-per-task (0: not given).
+
+    Returns:
+        The task's GPU indices.
+
+    Raises:
+        ValueError: a malformed --gpu-bind.
+    """
+    kind, _, arg = gpu_bind.partition(":")
+    if not kind:
+        kind, arg = ("per_task", str(gpus_per_task)) if gpus_per_task else ("none", "")
+    if kind == "none" or not gpus:
+        return gpus
+    if kind == "per_task":
+        n = int(arg)
+        return gpus[local_id * n : (local_id + 1) * n]
+    if kind == "single":
+        share = int(arg)
+        return (gpus[min(local_id // share, len(gpus) - 1)],) if share > 0 else gpus
+    if kind == "map_gpu":
+        chosen = [int(x) for x in arg.split(",") if x]
+        return (chosen[local_id % len(chosen)],)
+    raise ValueError(f"invalid --gpu-bind specification: {gpu_bind}")

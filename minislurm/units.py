@@ -398,3 +398,21 @@ def format_exit_code(exit_code: int, signal: int = 0) -> str:
         ``"<exit_code>:<signal>"``.
     """
     return f"{exit_code}:{signal}"
+
+
+def compress_counts(counts: list[int]) -> str:
+    """Slurm's compact form of per-node counts: ``[4, 4]`` -> ``4(x2)``, ``[8, 4]`` -> ``8,4``.
+
+    Args:
+        counts: one count per node, in node order.
+
+    Returns:
+        The compact text.
+    """
+    groups: list[list[int]] = []
+    for c in counts:
+        if groups and groups[-1][0] == c:
+            groups[-1][1] += 1
+        else:
+            groups.append([c, 1])
+    return ",".join(str(c) if n == 1 else f"{c}(x{n})" for c, n in groups)
