@@ -1,33 +1,131 @@
-"""slurmstepd: the supervisor of one job's batch script on a node.
+"""slurmstepd: the supervisor of one batch script, or of one srun step's tasks, on a node.
 
 Started by slurmd as ``python -m nodeagent.stepd JOBDIR`` in a session of
 its own, so it and its tasks outlive a restart of slurmd. It reads
 ``JOBDIR/job.json``, becomes a child subreaper (orphaned descendants come
-back to it, so nothing escapes the kill), drops to the job's user, opens
-the output files as that user, forks the script in its own process group,
-and waits. On SIGTERM it kills the job: SIGTERM to every process, SIGKILL
-after KillWait; the reason (``JOBDIR/terminate.json``) decides the line it
-writes to the job's stderr. When the script ends, leftover processes are
-killed, and ``JOBDIR/status.json`` records the outcome for slurmd.
+back to it, so nothing escapes the kill), drops to the job's user and
+starts the work. ``job.json``'s ``"mode"`` chooses what:
 
-Imports only the standard library: it starts for every job.
+- batch (the default): opens the output files as the user, forks the
+  script in its own process group, and waits. On SIGTERM it kills the job:
+  SIGTERM to every process, SIGKILL after KillWait; the reason
+  (``JOBDIR/terminate.json``) decides the line it writes to the job's
+  stderr. When the script ends, leftover processes are killed, and
+  ``JOBDIR/status.json`` records the outcome for slurmd.
+- ``"step"`` (an srun job step, written by :mod:`nodeagent.stepio`): first
+  connects, still as root, to slurmd's Unix socket ``JOBDIR/stepio.sock``,
+  then starts every task of the step on this node in ONE process group
+  (led by the first task, as Slurm's ``job->pgid``), each with its own
+  argv, environment, working directory and standard streams (files opened
+  as the user, or pipes relayed to and from slurmd as frames). Signals go
+  to that group with ``killpg`` and, individually, to any other descendant
+  (a ``setsid`` escapee), so they reach every task and its children. A
+  TERMINATE frame (or SIGTERM with ``terminate.json``) kills the step as a
+  batch job is killed, with ``*** STEP J.S ON node CANCELLED AT ... ***``
+  on the first task's stderr. Each task's start and exit is reported as it
+  happens; a task that ends does not stop the others. After the last task,
+  leftovers are killed, the pipes drained, ``status.json`` written
+  (per-task results too) and a DONE frame sent. If slurmd goes away the
+  step runs on: the frames meant for it are appended to
+  ``JOBDIR/lost-output`` (same format, at most LOST_OUTPUT_LIMIT bytes of
+  output) and task stdin gets EOF.
+
+The frame format (defined here, documented in :mod:`nodeagent.stepio`) is
+a 9-byte header ``!BII`` (kind, task id, payload length) then the payload.
+
+Imports only the standard library, all of it up front: stepd starts for
+every job and step, and once it runs as the job's user the interpreter's
+own files may be unreadable (a Python under /root); os.wait4 imports
+``resource`` lazily.
 """
 
 from __future__ import annotations
 
+import enum
+import itertools
 import json
 import os
-import resource  # noqa: F401  (see below)
+import resource
+import select
 import signal
+import socket
+import struct
 import sys
 import time
-
-# Everything is imported up front: once stepd runs as the job's user, the
-# interpreter's own files may be unreadable (a Python under /root), and
-# os.wait4 imports ``resource`` lazily.
+import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to the user)
+from collections import deque
 
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.5
+
+# --- The wire format between stepd and slurmd (see nodeagent.stepio) -------------------------
+
+PROTOCOL_VERSION = 1
+HEADER = struct.Struct("!BII")  # kind, task id, payload length
+PID = struct.Struct("!i")  # STARTED payload
+EXIT = struct.Struct("!ii")  # EXITED payload head: exit code, signal (then the error text)
+SIGNUM = struct.Struct("!i")  # SIGNAL payload
+ALL_TASKS = 0xFFFFFFFF  # the task id of frames about the whole step
+MAX_PAYLOAD = 16 << 20
+SOCKET_NAME = "stepio.sock"
+UNIX_PATH_MAX = 108
+
+
+class Kind(enum.IntEnum):
+    """Frame kinds: 1-15 from stepd to slurmd, 16 and up from slurmd to stepd."""
+
+    HELLO = 1
+    STARTED = 2
+    STDOUT = 3
+    STDERR = 4
+    EXITED = 5
+    DONE = 6
+    STDIN = 16
+    STDIN_EOF = 17
+    SIGNAL = 18
+    TERMINATE = 19
+
+
+def encode_frame(kind: int, task_id: int, payload: bytes = b"") -> bytes:
+    """One frame, header and payload.
+
+    Args:
+        kind: a :class:`Kind`.
+        task_id: the task, or ALL_TASKS.
+        payload: at most MAX_PAYLOAD bytes.
+
+    Returns:
+        The bytes to send.
+
+    Raises:
+        ValueError: the payload is too large.
+    """
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError(f"frame payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
+    return HEADER.pack(kind, task_id, len(payload)) + payload
+
+
+def unix_path(directory: str, name: str) -> tuple[str, int]:
+    """An AF_UNIX address for ``directory/name``, short enough for sun_path.
+
+    Spool paths can pass the 108-byte limit; then the address goes through
+    ``/proc/self/fd/N`` of an O_PATH descriptor of the directory.
+
+    Args:
+        directory: the socket's directory.
+        name: the socket's file name.
+
+    Returns:
+        The address and the descriptor to close once bound/connected (-1: none).
+    """
+    path = os.path.join(directory, name)
+    if len(os.fsencode(path)) < UNIX_PATH_MAX:
+        return path, -1
+    fd = os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    return f"/proc/self/fd/{fd}/{name}", fd
+
+
+# --- Shared by both modes ---------------------------------------------------------------------
 
 
 def _log(message: str) -> None:
@@ -68,6 +166,51 @@ def _open_output(path: str, mode: int) -> int:
     if mode == 0:
         flags |= os.O_TRUNC
     return os.open(path, flags, 0o666)
+
+
+def descendants(root: int) -> list[tuple[int, int]]:
+    """Every process below ``root`` (orphans included when it is their subreaper).
+
+    Args:
+        root: the ancestor's pid.
+
+    Returns:
+        ``(pid, process group)`` of each, zombies included.
+    """
+    children: dict[int, list[tuple[int, int]]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        children.setdefault(int(fields[1]), []).append((int(entry), int(fields[2])))
+    found, todo = [], list(children.get(root, []))
+    while todo:
+        proc = todo.pop()
+        found.append(proc)
+        todo.extend(children.get(proc[0], []))
+    return found
+
+
+def _cancel_line(what: str, node: str, request: dict[str, object]) -> str:
+    """Slurm's ``*** JOB 12 ON n1 CANCELLED AT ... ***`` line (``what`` = "JOB 12", "STEP 12.0")."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(float(request["time"])))  # type: ignore[arg-type]
+    why = " DUE TO TIME LIMIT" if request.get("outcome") == "TIMEOUT" else ""
+    return f"slurmstepd-{node}: error: *** {what} ON {node} CANCELLED AT {stamp}{why} ***\n"
+
+
+def _exit_of(status: int | None) -> tuple[int, int]:
+    """(exit code, signal) of a wait status (None: never ran)."""
+    status = status or 0
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0
+    return code, os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
+
+
+# --- Batch mode -------------------------------------------------------------------------------
 
 
 def open_streams(job: dict[str, object]) -> tuple[int, int, int]:
@@ -151,24 +294,7 @@ class Step:
 
     def descendants(self) -> list[int]:
         """Every process below this one (orphans included, as we are their subreaper)."""
-        me = os.getpid()
-        children: dict[int, list[int]] = {}
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                continue
-            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-            children.setdefault(ppid, []).append(int(entry))
-        found, todo = [], list(children.get(me, []))
-        while todo:
-            pid = todo.pop()
-            found.append(pid)
-            todo.extend(children.get(pid, []))
-        return found
+        return [pid for pid, _ in descendants(os.getpid())]
 
     def signal_all(self, sig: int) -> None:
         """Send ``sig`` to the script's process group and every other descendant."""
@@ -182,13 +308,7 @@ class Step:
         if self.killing is not None:
             return
         self.killing = request
-        node = str(self.job["node"])
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(float(request["time"])))  # type: ignore[arg-type]
-        why = " DUE TO TIME LIMIT" if request.get("outcome") == "TIMEOUT" else ""
-        line = (
-            f"slurmstepd-{node}: error: *** JOB {self.job['job_id']} ON {node} "
-            f"CANCELLED AT {stamp}{why} ***\n"
-        )
+        line = _cancel_line(f"JOB {self.job['job_id']}", str(self.job["node"]), request)
         if self.err_fd >= 0:
             _try(os.write, self.err_fd, line.encode())
         self.signal_all(signal.SIGCONT)
@@ -262,8 +382,731 @@ def _try(fn: object, *args: object) -> None:
         pass
 
 
+# --- Step mode: the link to slurmd ------------------------------------------------------------
+
+READ_SIZE = 64 << 10  # one read of a task's pipe (a pipe's default capacity)
+OUT_LIMIT = 1 << 20  # frames queued for slurmd before task pipes are left unread
+STDIN_LIMIT = 1 << 20  # stdin buffered for tasks before slurmd's frames are left unread
+LOST_OUTPUT_LIMIT = 64 << 20  # output kept in lost-output once slurmd is gone
+CONNECT_SECONDS = 10.0
+FLUSH_SECONDS = 10.0  # for the last frames, once the step is done
+CLEANUP_SECONDS = 5.0  # for leftovers to die and pipes to close after the last task
+
+
+class AgentLink:
+    """stepd's end of the connection to slurmd: frames queued out, frames parsed in.
+
+    Without a connection (lost, or closed by slurmd) frames are appended to
+    ``lost-output`` instead, in the same format; output (STDOUT/STDERR)
+    beyond LOST_OUTPUT_LIMIT bytes is dropped and counted.
+    """
+
+    def __init__(self, sock: socket.socket | None, lost_fd: int) -> None:
+        self.sock = sock
+        self.lost_fd = lost_fd
+        self.lost_bytes = 0
+        self.dropped_bytes = 0
+        self.queued = 0
+        self._out: deque[bytes] = deque()
+        self._sent = 0  # bytes of _out[0] already sent
+        self._in = bytearray()
+
+    def fileno(self) -> int:
+        """The socket's descriptor, -1 once lost."""
+        return self.sock.fileno() if self.sock is not None else -1
+
+    def send(self, kind: int, task_id: int, payload: bytes = b"") -> None:
+        """Queue a frame for slurmd (or keep it in lost-output).
+
+        Args:
+            kind: a Kind.
+            task_id: the task, or ALL_TASKS.
+            payload: the frame's payload.
+        """
+        frame = encode_frame(kind, task_id, payload)
+        if self.sock is None:
+            self._keep(frame)
+            return
+        self._out.append(frame)
+        self.queued += len(frame)
+
+    def flush(self) -> None:
+        """Send what the socket takes now, without blocking."""
+        while self._out and self.sock is not None:
+            head = memoryview(self._out[0])[self._sent :]
+            buffers: list[bytes | memoryview] = [head, *itertools.islice(self._out, 1, 256)]
+            try:
+                sent = self.sock.sendmsg(buffers, [], socket.MSG_NOSIGNAL)
+            except BlockingIOError:
+                return
+            except OSError as error:
+                self.lose(f"send failed: {error}")
+                return
+            finally:
+                head.release()
+            self.queued -= sent
+            sent += self._sent
+            while self._out and sent >= len(self._out[0]):
+                sent -= len(self._out.popleft())
+            self._sent = sent
+
+    def receive(self) -> list[tuple[int, int, bytes]]:
+        """Read what slurmd sent, without blocking.
+
+        Returns:
+            The complete frames received: (kind, task id, payload).
+        """
+        if self.sock is None:
+            return []
+        try:
+            data = self.sock.recv(READ_SIZE)
+        except BlockingIOError:
+            return []
+        except OSError as error:
+            self.lose(f"receive failed: {error}")
+            return []
+        if not data:
+            self.lose("slurmd closed the connection")
+            return []
+        self._in += data
+        frames = []
+        while len(self._in) >= HEADER.size:
+            kind, task_id, size = HEADER.unpack_from(self._in)
+            if size > MAX_PAYLOAD:
+                self.lose(f"protocol error: frame of {size} bytes")
+                break
+            if len(self._in) < HEADER.size + size:
+                break
+            frames.append((kind, task_id, bytes(self._in[HEADER.size : HEADER.size + size])))
+            del self._in[: HEADER.size + size]
+        return frames
+
+    def lose(self, reason: str) -> None:
+        """Give up the connection; what was queued goes to lost-output.
+
+        Args:
+            reason: for stepd's log.
+        """
+        if self.sock is None:
+            return
+        _log(f"connection to slurmd lost ({reason}); the step runs on")
+        self.sock.close()
+        self.sock = None
+        # The first frame may be partly delivered; it is kept whole (at most a duplicate).
+        for frame in self._out:
+            self._keep(frame)
+        self._out.clear()
+        self._sent = self.queued = 0
+
+    def finish(self, timeout: float) -> None:
+        """Send the last frames (waiting up to ``timeout``) and close.
+
+        Args:
+            timeout: seconds slurmd has to take them.
+        """
+        deadline = time.monotonic() + timeout
+        while self._out and self.sock is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.lose("slurmd does not read")
+                break
+            poller = select.poll()
+            poller.register(self.sock.fileno(), select.POLLOUT)
+            poller.poll(left * 1000)
+            self.flush()
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+
+    def _keep(self, frame: bytes) -> None:
+        if frame[0] in (Kind.STDOUT, Kind.STDERR):
+            if self.lost_bytes + len(frame) > LOST_OUTPUT_LIMIT:
+                self.dropped_bytes += len(frame) - HEADER.size
+                return
+        try:
+            view = memoryview(frame)
+            while view:
+                view = view[os.write(self.lost_fd, view) :]
+            self.lost_bytes += len(frame)
+        except OSError as error:
+            self.dropped_bytes += len(frame) - HEADER.size
+            _log(f"lost-output: {error}")
+
+
+# --- Step mode: the tasks ---------------------------------------------------------------------
+
+# Python handles these (or ignores SIGPIPE/SIGXFSZ); a task starts with Slurm's defaults.
+_TASK_DEFAULTS = (signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ)
+
+
+class SetupError(Exception):
+    """A task could not be set up (a file, a pipe, fork); ``code`` is its exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class TaskRun:
+    """One task of a step: what to run, stepd's ends of its pipes, how it ended."""
+
+    def __init__(self, desc: dict[str, object], cwd: str) -> None:
+        self.task_id = int(desc["task_id"])  # type: ignore[call-overload]
+        self.local_id = int(desc.get("local_id", 0))  # type: ignore[call-overload]
+        self.argv = [str(a) for a in desc["argv"]]  # type: ignore[attr-defined]
+        self.env = {str(k): str(v) for k, v in desc["env"].items()}  # type: ignore[attr-defined]
+        self.cwd = str(desc.get("cwd") or cwd)
+        self.stdout: str | None = _opt_str(desc.get("stdout"))  # None: a pipe to slurmd
+        self.stderr: str | None = _opt_str(desc.get("stderr"))
+        self.stdin: str | None = _opt_str(desc.get("stdin"))  # None: a pipe from slurmd
+        self.append = bool(desc.get("append", False))
+        self.pid = 0
+        self.out_r = self.err_r = self.in_w = -1
+        self.stdin_buf = bytearray()
+        self.stdin_eof = False
+        self.status: int | None = None
+        self.rusage: resource.struct_rusage | None = None
+        self.code = 0  # exit code when it never ran
+        self.error = ""
+        self.ended = False
+
+    def result(self) -> dict[str, object]:
+        """The task's entry in status.json."""
+        code, sig = _exit_of(self.status) if self.status is not None else (self.code, 0)
+        ru = self.rusage
+        return {
+            "task_id": self.task_id,
+            "local_id": self.local_id,
+            "pid": self.pid,
+            "exit_code": code,
+            "signal": sig,
+            "error": self.error,
+            "max_rss": ru.ru_maxrss if ru else 0,
+            "total_cpu": ru.ru_utime + ru.ru_stime if ru else 0.0,
+        }
+
+
+def _opt_str(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _open_task_file(path: str, what: str, flags: int) -> int:
+    try:
+        return os.open(path, flags | os.O_CLOEXEC, 0o666)
+    except OSError as error:
+        raise SetupError(
+            f"Could not open {what} file {path}: {error.strerror}", error.errno or 1
+        ) from error
+
+
+def _pipe(nonblocking_end: int) -> tuple[int, int]:
+    r, w = os.pipe()
+    os.set_blocking((r, w)[nonblocking_end], False)
+    return r, w
+
+
+def _exec_task(task: TaskRun, fds: tuple[int, int, int], pgid: int, report: int) -> None:
+    """In the forked child: join the step's group, take the streams, exec. Never returns."""
+    try:
+        os.setpgid(0, pgid)
+        for sig in _TASK_DEFAULTS:
+            signal.signal(sig, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_NOFILE, _NOFILE)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        try:
+            os.chdir(task.cwd)
+        except OSError as error:
+            os.write(
+                2,
+                f"slurmstepd: error: couldn't chdir to `{task.cwd}': "
+                f"{error.strerror}: going to /tmp instead\n".encode(),
+            )
+            os.chdir("/tmp")
+        task.env["SLURM_TASK_PID"] = str(os.getpid())
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        os.execvpe(task.argv[0], task.argv, task.env)
+    except OSError as error:
+        message = f"execve(): {task.argv[0]}: {error.strerror}"
+        _try(os.write, 2, f"slurmstepd: error: {message}\n".encode())
+        _try(os.write, report, message.encode())
+        os._exit((error.errno or 1) & 0xFF)  # Slurm's exit code for a failed exec: errno
+    finally:
+        os._exit(1)  # never back into stepd's code
+
+
+_NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)  # the limit tasks get back
+
+
+class StepSupervisor:
+    """The tasks of one srun step on this node, their I/O and their end."""
+
+    def __init__(self, stepdir: str, job: dict[str, object], link: AgentLink) -> None:
+        self.stepdir = stepdir
+        self.job = job
+        self.link = link
+        cwd = str(job.get("cwd") or "/tmp")
+        self.tasks = [TaskRun(d, cwd) for d in job["tasks"]]  # type: ignore[attr-defined]
+        self.by_id = {t.task_id: t for t in self.tasks}
+        self.by_pid: dict[int, TaskRun] = {}
+        self.readers: dict[int, tuple[TaskRun, Kind]] = {}  # task pipe -> its task and stream
+        self.files: dict[str, int] = {}  # output path -> descriptor, shared by the tasks
+        self.pgid = 0
+        self.killing: dict[str, object] | None = None
+        self.kill_deadline = float("inf")
+        self.cleanup_deadline = float("inf")
+        self.next_scan = 0.0
+        self.clean = False
+        self.link_lost = False
+        self.start_time = 0.0
+        self.wake_r, wake_w = _pipe(0)
+        os.set_blocking(wake_w, False)
+        # The signals stay blocked until the tasks are forked; then they wake poll().
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        for sig in _WAITED:
+            signal.signal(sig, lambda *_: None)
+
+    # Start
+
+    def launch(self) -> None:
+        """Open every task's streams (output files once per path), then fork them all."""
+        self.start_time = time.time()
+        ready = []
+        for task in self.tasks:
+            try:
+                ready.append((task, *self._streams(task)))
+            except SetupError as error:
+                self._never_ran(task, str(error), error.code)
+        for task, fds, close in ready:
+            try:
+                self._spawn(task, fds)
+            except OSError as error:
+                self._never_ran(task, f"fork: {error.strerror}", error.errno or 1)
+            for fd in close:
+                os.close(fd)
+
+    def _streams(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
+        """The child's stdin/stdout/stderr, and which of them to close after the fork."""
+        close: list[int] = []
+        try:
+            if task.stdin is None:
+                stdin, task.in_w = _pipe(1)
+            else:
+                stdin = _open_task_file(task.stdin, "stdin", os.O_RDONLY)
+            close.append(stdin)
+            out = self._output(task, task.stdout, Kind.STDOUT, close)
+            err = self._output(task, task.stderr, Kind.STDERR, close)
+        except (SetupError, OSError) as error:
+            for fd in [*close, task.in_w, task.out_r, task.err_r]:
+                if fd >= 0:
+                    os.close(fd)
+            self.readers = {fd: v for fd, v in self.readers.items() if v[0] is not task}
+            task.in_w = task.out_r = task.err_r = -1
+            if isinstance(error, SetupError):
+                raise
+            raise SetupError(f"pipe: {error.strerror}", error.errno or 1) from error
+        return (stdin, out, err), close
+
+    def _output(self, task: TaskRun, path: str | None, kind: Kind, close: list[int]) -> int:
+        if path is None:
+            r, w = _pipe(0)
+            self.readers[r] = (task, kind)
+            if kind == Kind.STDOUT:
+                task.out_r = r
+            else:
+                task.err_r = r
+            close.append(w)
+            return w
+        if path not in self.files:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if task.append else os.O_TRUNC)
+            self.files[path] = _open_task_file(path, kind.name.lower(), flags)
+        return self.files[path]
+
+    def _spawn(self, task: TaskRun, fds: tuple[int, int, int]) -> None:
+        """Fork and exec one task; a failed exec is reported when it is reaped."""
+        report_r, report_w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(report_r)
+            os.close(report_w)
+            raise
+        if pid == 0:
+            _exec_task(task, fds, self.pgid, report_w)
+        os.close(report_w)
+        # The child execs at once, or reports why not and exits: a short wait.
+        chunks = []
+        while chunk := os.read(report_r, 4096):
+            chunks.append(chunk)
+        os.close(report_r)
+        self.pgid = self.pgid or pid  # the first task leads the step's process group
+        task.pid = pid
+        self.by_pid[pid] = task
+        task.error = b"".join(chunks).decode(errors="replace")
+        if not task.error:
+            self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
+
+    def _never_ran(self, task: TaskRun, message: str, code: int) -> None:
+        _log(f"task {task.task_id}: {message}")
+        task.error, task.code, task.ended = message, code, True
+        self.link.send(Kind.EXITED, task.task_id, EXIT.pack(code, 0) + message.encode())
+
+    # Run
+
+    def run(self) -> dict[str, object]:
+        """Relay I/O and signals until every task has ended and its output is out.
+
+        Returns:
+            The step's status (what status.json holds).
+        """
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _WAITED)
+        while not self._finished():
+            self._poll(self._timeout())
+            if self.link.sock is None and not self.link_lost:
+                self._on_link_lost()
+            self.reap()
+            now = time.monotonic()
+            if now >= self.kill_deadline:
+                self.signal_step(signal.SIGKILL)
+                self.kill_deadline = float("inf")
+            if all(t.ended for t in self.tasks):
+                self._clean_up(now)
+        for fd in self.files.values():
+            os.close(fd)
+        self.reap()
+        return self._outcome()
+
+    def _on_link_lost(self) -> None:
+        """Nobody feeds stdin any more: EOF once what was buffered is written."""
+        self.link_lost = True
+        for task in self.tasks:
+            task.stdin_eof = True
+            if not task.stdin_buf:
+                self._close_stdin(task)
+
+    def _finished(self) -> bool:
+        return self.clean and not self.readers and all(t.ended for t in self.tasks)
+
+    def _timeout(self) -> float:
+        timeout = 1.0
+        if self.kill_deadline < float("inf"):
+            timeout = min(timeout, max(0.0, self.kill_deadline - time.monotonic()))
+        if all(t.ended for t in self.tasks) and not self.clean:
+            timeout = min(timeout, 0.05)
+        return timeout
+
+    def _poll(self, timeout: float) -> None:
+        """Wait for one round of events (signals, slurmd, pipes) and handle them."""
+        poller = select.poll()
+        poller.register(self.wake_r, select.POLLIN)
+        sock = self.link.fileno()
+        if sock >= 0:
+            stdin_full = sum(len(t.stdin_buf) for t in self.tasks) >= STDIN_LIMIT
+            poller.register(
+                sock, (0 if stdin_full else select.POLLIN) | select.POLLOUT * bool(self.link.queued)
+            )
+        if self.link.queued < OUT_LIMIT:
+            for fd in self.readers:
+                poller.register(fd, select.POLLIN)
+        writers = {t.in_w: t for t in self.tasks if t.in_w >= 0 and t.stdin_buf}
+        for fd in writers:
+            poller.register(fd, select.POLLOUT)
+        for fd, events in poller.poll(timeout * 1000):
+            if fd == self.wake_r:
+                self._on_signals()
+            elif fd == sock:
+                if events & ~select.POLLOUT:
+                    for frame in self.link.receive():
+                        self._on_frame(*frame)
+            elif fd in writers:
+                self._write_stdin(writers[fd])
+            else:
+                self._read(fd)
+        self.link.flush()
+
+    def _on_signals(self) -> None:
+        try:
+            received = os.read(self.wake_r, 512)
+        except BlockingIOError:
+            return
+        if signal.SIGTERM in received:
+            self.begin_kill(_terminate_request(self.stepdir))
+
+    def _read(self, fd: int) -> bool:
+        """Relay one read of a task's pipe; close it at EOF. Returns whether data came."""
+        entry = self.readers.get(fd)
+        if entry is None:
+            return False
+        try:
+            data = os.read(fd, READ_SIZE)
+        except BlockingIOError:
+            return False
+        except OSError:
+            data = b""
+        if not data:
+            del self.readers[fd]
+            os.close(fd)
+            return False
+        self.link.send(entry[1], entry[0].task_id, data)
+        return True
+
+    def _write_stdin(self, task: TaskRun) -> None:
+        if task.in_w < 0:
+            return
+        try:
+            written = os.write(task.in_w, bytes(task.stdin_buf[:READ_SIZE]))
+        except BlockingIOError:
+            return
+        except OSError:  # the task closed its stdin
+            self._close_stdin(task)
+            return
+        del task.stdin_buf[:written]
+        if task.stdin_eof and not task.stdin_buf:
+            self._close_stdin(task)
+
+    def _close_stdin(self, task: TaskRun) -> None:
+        if task.in_w >= 0:
+            os.close(task.in_w)
+        task.in_w = -1
+        task.stdin_buf.clear()
+        task.stdin_eof = True
+
+    def _on_frame(self, kind: int, task_id: int, payload: bytes) -> None:
+        """Act on one frame from slurmd (bad ones are logged and ignored)."""
+        targets = self.tasks if task_id == ALL_TASKS else [self.by_id.get(task_id)]
+        tasks = [t for t in targets if t is not None]
+        try:
+            if kind == Kind.STDIN:
+                for task in tasks:
+                    if task.in_w >= 0 and not task.stdin_eof:
+                        task.stdin_buf += payload
+            elif kind == Kind.STDIN_EOF:
+                for task in tasks:
+                    task.stdin_eof = True
+                    if not task.stdin_buf:
+                        self._close_stdin(task)
+            elif kind == Kind.SIGNAL:
+                self._signal_frame(task_id, tasks, SIGNUM.unpack(payload)[0])
+            elif kind == Kind.TERMINATE:
+                self.begin_kill(json.loads(payload))
+            else:
+                _log(f"ignoring a frame of unknown kind {kind}")
+        except (ValueError, struct.error) as error:
+            _log(f"ignoring a bad frame of kind {kind}: {error}")
+
+    def _signal_frame(self, task_id: int, tasks: list[TaskRun], sig: int) -> None:
+        if not 0 < sig < signal.NSIG:
+            raise ValueError(f"no signal {sig}")
+        if task_id == ALL_TASKS:
+            self.signal_step(sig)
+            return
+        for task in tasks:  # one task: its own process only (its children share the group)
+            if task.pid and not task.ended:
+                _try(os.kill, task.pid, sig)
+
+    # End
+
+    def reap(self) -> None:
+        """Collect every exited child; report the tasks among them."""
+        while True:
+            try:
+                pid, status, rusage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            task = self.by_pid.get(pid)
+            if task is not None and not task.ended:
+                self._task_exited(task, status, rusage)
+
+    def _task_exited(self, task: TaskRun, status: int, rusage: resource.struct_rusage) -> None:
+        """Relay what the task wrote before it ended, then its exit."""
+        task.status, task.rusage, task.ended = status, rusage, True
+        for fd in (task.out_r, task.err_r):
+            drained = 0
+            while drained < OUT_LIMIT and self._read(fd):
+                drained += READ_SIZE
+        self._close_stdin(task)
+        code, sig = _exit_of(status)
+        self.link.send(Kind.EXITED, task.task_id, EXIT.pack(code, sig) + task.error.encode())
+
+    def signal_step(self, sig: int) -> None:
+        """Send ``sig`` to the step's process group and every other descendant.
+
+        Args:
+            sig: the signal.
+        """
+        procs = descendants(os.getpid())
+        # Only while a member lives: an empty group's id could be someone else's.
+        if self.pgid and any(pgid == self.pgid for _, pgid in procs):
+            _try(os.killpg, self.pgid, sig)
+        for pid, pgid in procs:
+            if pgid != self.pgid:
+                _try(os.kill, pid, sig)
+
+    def begin_kill(self, request: dict[str, object]) -> None:
+        """Kill the step: the CANCELLED line, SIGCONT+SIGTERM now, SIGKILL after KillWait.
+
+        Args:
+            request: ``outcome`` (CANCELLED, TIMEOUT), ``time``, ``kill_wait``.
+        """
+        if self.killing is not None or all(t.ended for t in self.tasks):
+            return
+        request.setdefault("time", time.time())
+        self.killing = request
+        step = f"STEP {self.job['job_id']}.{self.job.get('step_id', 0)}"
+        line = _cancel_line(step, str(self.job.get("node", "")), request)
+        self._write_stderr(min(self.tasks, key=lambda t: t.task_id), line.encode())
+        self.signal_step(signal.SIGCONT)
+        self.signal_step(signal.SIGTERM)
+        self.kill_deadline = time.monotonic() + float(request.get("kill_wait", 30))  # type: ignore[arg-type]
+
+    def _write_stderr(self, task: TaskRun, data: bytes) -> None:
+        """Something of stepd's own on a task's stderr (a pipe's frame, or its file)."""
+        if task.stderr is None:
+            self.link.send(Kind.STDERR, task.task_id, data)
+        elif task.stderr in self.files:
+            _try(os.write, self.files[task.stderr], data)
+
+    def _clean_up(self, now: float) -> None:
+        """After the last task: kill what is left, give the pipes time to close."""
+        if self.cleanup_deadline == float("inf"):
+            self.cleanup_deadline = now + CLEANUP_SECONDS
+            for task in self.tasks:
+                self._close_stdin(task)
+        if now >= self.cleanup_deadline:
+            if self.readers:
+                _log("output pipes still open after the last task; closing them")
+            for fd in list(self.readers):
+                for _ in range(OUT_LIMIT // READ_SIZE):  # what is in the pipe still goes out
+                    if not self._read(fd):
+                        break
+                if fd in self.readers:
+                    del self.readers[fd]
+                    os.close(fd)
+            self.clean = True
+        elif now >= self.next_scan or not self.readers:
+            self.next_scan = now + 0.05
+            procs = descendants(os.getpid())
+            for pid, _ in procs:
+                _try(os.kill, pid, signal.SIGKILL)
+            self.clean = not procs
+
+    def _outcome(self) -> dict[str, object]:
+        results = [t.result() for t in self.tasks]
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return {
+            "job_id": self.job["job_id"],
+            "step_id": self.job.get("step_id", 0),
+            "exit_code": max((int(r["exit_code"]) for r in results), default=0),  # type: ignore[call-overload]
+            "signal": max((int(r["signal"]) for r in results), default=0),  # type: ignore[call-overload]
+            "start_time": self.start_time,
+            "end_time": time.time(),
+            "outcome": str(self.killing.get("outcome", "")) if self.killing else "",
+            "max_rss": ru.ru_maxrss,
+            "total_cpu": ru.ru_utime + ru.ru_stime,
+            "tasks": results,
+            "lost_output": self.link.lost_bytes,
+            "dropped_output": self.link.dropped_bytes,
+        }
+
+
+def _open_private(path: str, append: bool = False) -> int:
+    """A file of stepd's own in the spool (opened while still root; slurmd reads it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    return os.open(path, flags, 0o644)
+
+
+def _write_status(status_fd: int, result: dict[str, object]) -> None:
+    os.write(status_fd, json.dumps(result).encode())
+    os.fsync(status_fd)
+
+
+def connect_agent(stepdir: str, name: str) -> socket.socket:
+    """Connect to slurmd's socket in the step's directory.
+
+    Args:
+        stepdir: the step's spool directory.
+        name: the socket's file name there.
+
+    Returns:
+        The connected, non-blocking socket.
+
+    Raises:
+        OSError: nobody listens there.
+    """
+    address, dir_fd = unix_path(stepdir, name)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(CONNECT_SECONDS)
+        sock.connect(address)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    finally:
+        if dir_fd >= 0:
+            os.close(dir_fd)
+    return sock
+
+
+def run_step(stepdir: str, job: dict[str, object], status_fd: int) -> int:
+    """Run an srun step's tasks on this node (the ``"mode": "step"`` of job.json).
+
+    Args:
+        stepdir: the step's spool directory.
+        job: its job.json.
+        status_fd: status.json, opened as root.
+
+    Returns:
+        0 when the status was recorded after running the tasks, 1 when the
+        step could not start (no connection to slurmd).
+    """
+    lost_fd = _open_private(os.path.join(stepdir, "lost-output"), append=True)
+    pgid_fd = _open_private(os.path.join(stepdir, "task.pid"))
+    try:
+        sock = connect_agent(stepdir, str(job.get("socket", SOCKET_NAME)))
+    except OSError as error:
+        _log(f"cannot reach slurmd: {error}")
+        now = time.time()
+        _write_status(status_fd, {**_never_started(job, now), "message": str(error)})
+        return 1
+    link = AgentLink(sock, lost_fd)
+    link.send(
+        Kind.HELLO,
+        ALL_TASKS,
+        json.dumps({"version": PROTOCOL_VERSION, "pid": os.getpid()}).encode(),
+    )
+    link.flush()
+    # Tasks get the usual limit back; stepd needs six descriptors a task.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE[1], _NOFILE[1]))
+    drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))  # type: ignore[call-overload]
+    os.umask(int(job.get("umask", 0o022)))  # type: ignore[call-overload]
+    supervisor = StepSupervisor(stepdir, job, link)
+    supervisor.launch()
+    os.write(pgid_fd, f"{supervisor.pgid}\n".encode())  # the group slurmd may kill as a last resort
+    result = supervisor.run()
+    _write_status(status_fd, result)
+    link.send(Kind.DONE, ALL_TASKS, json.dumps(result).encode())
+    link.finish(FLUSH_SECONDS)
+    return 0
+
+
+def _never_started(job: dict[str, object], now: float) -> dict[str, object]:
+    return {
+        "job_id": job["job_id"],
+        "step_id": job.get("step_id", 0),
+        "exit_code": 1,
+        "signal": 0,
+        "outcome": "LAUNCH_FAILED",
+        "start_time": now,
+        "end_time": now,
+        "tasks": [],
+    }
+
+
 def main(argv: list[str]) -> int:
-    """Run one batch step; the exit status is for slurmd's log only.
+    """Run one batch script or srun step; the exit status is for slurmd's log only.
 
     Args:
         argv: ``[JOBDIR]``.
@@ -280,16 +1123,10 @@ def main(argv: list[str]) -> int:
         f.write(f"{os.getpid()}\n")
     become_subreaper()
     # Files slurmd reads are opened while still root; the job's user only writes them.
-    status_fd = os.open(
-        os.path.join(jobdir, "status.json"),
-        os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
-        0o644,
-    )
-    task_fd = os.open(
-        os.path.join(jobdir, "task.pid"),
-        os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
-        0o644,
-    )
+    status_fd = _open_private(os.path.join(jobdir, "status.json"))
+    if job.get("mode") == "step":
+        return run_step(jobdir, job, status_fd)
+    task_fd = _open_private(os.path.join(jobdir, "task.pid"))
     drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))
     os.umask(int(job.get("umask", 0o022)))
     step = Step(jobdir, job)
@@ -309,8 +1146,7 @@ def main(argv: list[str]) -> int:
             "start_time": now,
             "end_time": now,
         }
-    os.write(status_fd, json.dumps(result).encode())
-    os.fsync(status_fd)
+    _write_status(status_fd, result)
     return 0
 
 

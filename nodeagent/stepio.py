@@ -1,0 +1,678 @@
+"""slurmd's side of an srun step's stepd: start it, stream its tasks' I/O, signal it.
+
+For each step on this node slurmd calls :func:`start_step`, which writes
+the step's spool directory, listens on a Unix socket there, starts
+``python -m nodeagent.stepd STEP_DIR`` in a session of its own (so the
+tasks outlive slurmd) and waits for stepd to connect. The returned
+:class:`StepSession` yields the tasks' events (started, output, exit, then
+the step's end) and carries stdin, signals and the kill request to stepd.
+
+The step's directory (root-owned, mode 0711: the job's user runs there but
+cannot touch ``job.json``, which stepd reads as root) holds ``job.json``
+(``"mode": "step"``), ``stepio.sock`` (while starting), ``stepd.pid``,
+``stepd.log``, ``task.pid`` (the step's process group), ``terminate.json``
+(a kill's reason), ``status.json`` (the outcome, per task too) and
+``lost-output`` (frames stepd could not send once slurmd had gone: same
+format, read back with :func:`lost_events`).
+
+Frames, both ways, are a 9-byte header then the payload::
+
+    kind     1 byte    what the frame is (below)
+    task id  4 bytes   big-endian unsigned; 0xFFFFFFFF (ALL_TASKS) = the whole step
+    length   4 bytes   big-endian unsigned payload size, at most 16 MiB
+    payload  length bytes
+
+    stepd -> slurmd
+      1 HELLO      ALL   JSON {"version": 1, "pid": stepd's pid}; the first frame
+      2 STARTED    task  !i pid; once the task's exec succeeded
+      3 STDOUT     task  bytes, as read from the task's stdout pipe
+      4 STDERR     task  bytes, as read from its stderr pipe (stepd's own errors too)
+      5 EXITED     task  !ii exit code, signal; then UTF-8 error text (why it never ran)
+      6 DONE       ALL   JSON, what status.json holds; the last frame
+    slurmd -> stepd
+     16 STDIN      task|ALL  bytes for the task(s) whose stdin is a pipe
+     17 STDIN_EOF  task|ALL  empty; closes the pipe once its data is written
+     18 SIGNAL     task|ALL  !i signal; ALL: the step's process group and every
+                             other descendant; a task: that task's process only
+     19 TERMINATE  ALL       JSON {"kill_wait": s, "outcome": "CANCELLED"|"TIMEOUT",
+                             "time": epoch}: the CANCELLED line, SIGTERM, SIGKILL later
+
+Every task gets exactly one EXITED; STARTED precedes it when the task ran.
+Each task's frames keep its order (output written before it ended comes
+before its EXITED; output of its leftover children may follow).
+
+Imports nodeagent.stepd (the wire format) and the standard library; no gRPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import json
+import logging
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from nodeagent.stepd import (
+    ALL_TASKS,
+    EXIT,
+    HEADER,
+    MAX_PAYLOAD,
+    PID,
+    PROTOCOL_VERSION,
+    SIGNUM,
+    SOCKET_NAME,
+    Kind,
+    encode_frame,
+    unix_path,
+)
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 10.0  # seconds for stepd to start and connect
+LOST_WAIT = 5.0  # seconds for stepd to exit once its connection ended unannounced
+STDIN_CHUNK = 1 << 20
+READ_LIMIT = 1 << 20  # the stream reader's buffer
+
+
+class StepdError(Exception):
+    """stepd could not be started, or did not connect in time."""
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One task of a step on this node.
+
+    ``stdout_path``/``stderr_path`` are expanded file names (opened as the
+    user; ``open_append`` keeps their content) or None to stream the output
+    to slurmd. ``stdin_path`` is a file (``/dev/null`` included) or None to
+    follow the step's ``stdin_to``. ``cwd`` None means the step's.
+    """
+
+    task_id: int  # global rank (SLURM_PROCID)
+    local_id: int  # rank on this node (SLURM_LOCALID)
+    argv: Sequence[str]  # argv[0] is looked up in env's PATH when it has no "/"
+    env: Mapping[str, str]  # the complete environment (stepd adds SLURM_TASK_PID)
+    stdout_path: str | None = None
+    stderr_path: str | None = None
+    stdin_path: str | None = None
+    open_append: bool = False
+    cwd: str | None = None
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """A step's part on this node: whose it is, where and how its tasks run.
+
+    ``stdin_to`` says which tasks (without a ``stdin_path``) read a pipe fed
+    by :meth:`StepSession.write_stdin`: ``"none"`` (all read /dev/null),
+    ``"all"``, or ``"task<N>"`` for global task N (``"task0"``).
+    """
+
+    job_id: int
+    step_id: int
+    uid: int
+    gid: int
+    user: str
+    umask: int
+    cwd: str
+    node: str
+    kill_wait: int  # seconds between SIGTERM and SIGKILL
+    tasks: Sequence[TaskSpec]
+    stdin_to: str = "none"
+
+
+class EventKind(enum.StrEnum):
+    """What a :class:`StepEvent` reports."""
+
+    STARTED = "started"
+    STDOUT = "stdout"
+    STDERR = "stderr"
+    EXITED = "exited"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """One thing that happened to a step's task (``task_id`` -1: the step, for DONE)."""
+
+    kind: EventKind
+    task_id: int
+    data: bytes = b""
+    pid: int = 0
+    exit_code: int = 0
+    signal: int = 0
+    error: str = ""  # EXITED: why the task never ran; DONE: why stepd vanished
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """How one task ended (from status.json)."""
+
+    task_id: int
+    local_id: int
+    pid: int
+    exit_code: int
+    signal: int
+    error: str = ""
+    max_rss: int = 0  # KiB
+    total_cpu: float = 0.0  # seconds
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How a step ended on this node: the highest exit code and signal, and each task's."""
+
+    job_id: int
+    step_id: int
+    exit_code: int
+    signal: int
+    start_time: float
+    end_time: float
+    outcome: str = ""  # CANCELLED, TIMEOUT, LAUNCH_FAILED, or "" when it ran to its end
+    message: str = ""
+    max_rss: int = 0  # KiB, the largest process
+    total_cpu: float = 0.0  # seconds, every process of the step
+    tasks: tuple[TaskResult, ...] = ()
+    lost_output: int = 0  # bytes of frames kept in lost-output
+
+
+def stdin_targets(stdin_to: str, task_ids: Sequence[int]) -> set[int]:
+    """Which tasks read slurmd's stdin pipe.
+
+    Args:
+        stdin_to: ``"none"``, ``"all"`` or ``"task<N>"``.
+        task_ids: the step's tasks on this node.
+
+    Returns:
+        Their ids.
+
+    Raises:
+        ValueError: ``stdin_to`` means none of these.
+    """
+    if stdin_to == "none":
+        return set()
+    if stdin_to == "all":
+        return set(task_ids)
+    if stdin_to.startswith("task") and stdin_to[4:].isdigit():
+        return {int(stdin_to[4:])} & set(task_ids)
+    raise ValueError(f"stdin_to must be none, all or task<N>, not {stdin_to!r}")
+
+
+def describe(spec: StepSpec) -> dict[str, object]:
+    """The step's ``job.json``, as stepd reads it.
+
+    Args:
+        spec: the step.
+
+    Returns:
+        The JSON-ready description (stdin None means a pipe from slurmd).
+
+    Raises:
+        ValueError: the spec is inconsistent.
+    """
+    ids = [t.task_id for t in spec.tasks]
+    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < ALL_TASKS for i in ids):
+        raise ValueError(f"a step needs tasks with distinct ids, not {ids}")
+    if any(not t.argv for t in spec.tasks) or spec.kill_wait < 0:
+        raise ValueError("every task needs an argv, and kill_wait must be >= 0")
+    piped = stdin_targets(spec.stdin_to, ids)
+    tasks = [
+        {
+            "task_id": t.task_id,
+            "local_id": t.local_id,
+            "argv": list(t.argv),
+            "env": dict(t.env),
+            "cwd": t.cwd,
+            "stdout": t.stdout_path,
+            "stderr": t.stderr_path,
+            "stdin": t.stdin_path or (None if t.task_id in piped else os.devnull),
+            "append": t.open_append,
+        }
+        for t in spec.tasks
+    ]
+    return {
+        "mode": "step",
+        **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
+        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait")},
+        "socket": SOCKET_NAME,
+        "tasks": tasks,
+    }
+
+
+async def start_step(step_dir: str, spec: StepSpec, timeout: float = START_TIMEOUT) -> StepSession:
+    """Create the step's directory, start its stepd and wait for it to connect.
+
+    Args:
+        step_dir: the step's spool directory, which must not exist yet.
+        spec: what to run.
+        timeout: seconds for stepd to connect.
+
+    Returns:
+        The session; its tasks are being started.
+
+    Raises:
+        ValueError: the spec is inconsistent.
+        FileExistsError: the directory exists (the step was launched already).
+        OSError: the directory or the socket could not be made.
+        StepdError: stepd did not start or connect in time (it is killed).
+    """
+    description = describe(spec)
+    os.mkdir(step_dir, 0o711)
+    os.chmod(step_dir, 0o711)  # the umask may have taken bits; the user needs x
+    with open(os.path.join(step_dir, "job.json"), "w") as f:
+        json.dump(description, f)
+    listener = _listen(step_dir)
+    try:
+        proc = _spawn_stepd(step_dir)
+        pidfd = os.pidfd_open(proc.pid)
+        try:
+            reader, writer = await _connection(listener, proc, pidfd, step_dir, timeout)
+        except BaseException:
+            _kill_stepd(proc, pidfd)
+            raise
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(step_dir, SOCKET_NAME))
+    log.info("job=%d step=%d stepd pid=%d started", spec.job_id, spec.step_id, proc.pid)
+    return StepSession(step_dir, spec, proc, pidfd, reader, writer)
+
+
+def _listen(step_dir: str) -> socket.socket:
+    address, dir_fd = unix_path(step_dir, SOCKET_NAME)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(address)
+        os.chmod(address, 0o600)  # root's (slurmd's) only: the user must not pose as stepd
+        listener.listen(1)
+        listener.setblocking(False)
+    except OSError:
+        listener.close()
+        raise
+    finally:
+        if dir_fd >= 0:
+            os.close(dir_fd)
+    return listener
+
+
+def _spawn_stepd(step_dir: str) -> subprocess.Popen[bytes]:
+    with open(os.path.join(step_dir, "stepd.log"), "wb") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "nodeagent.stepd", step_dir],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            start_new_session=True,
+            cwd="/",
+        )
+
+
+async def _connection(
+    listener: socket.socket,
+    proc: subprocess.Popen[bytes],
+    pidfd: int,
+    step_dir: str,
+    timeout: float,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """Accept stepd's connection (checked by its pid) and read its HELLO."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    exited = asyncio.ensure_future(_wait_readable(pidfd, None))
+    try:
+        while True:
+            accept = asyncio.ensure_future(loop.sock_accept(listener))
+            left = deadline - loop.time()
+            await asyncio.wait([accept, exited], timeout=left, return_when="FIRST_COMPLETED")
+            if not accept.done():
+                accept.cancel()
+                why = "exited" if exited.done() else f"did not connect within {timeout:g}s"
+                raise StepdError(f"slurmstepd {why}; its log: {_tail(step_dir)}")
+            conn, _ = accept.result()
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            if struct.unpack("3i", creds)[0] == proc.pid:
+                break
+            conn.close()  # not our stepd
+        reader, writer = await asyncio.open_unix_connection(sock=conn, limit=READ_LIMIT)
+        kind, _, payload = await asyncio.wait_for(_read_frame(reader), deadline - loop.time())
+        hello = json.loads(payload) if kind == Kind.HELLO else {}
+    except (OSError, EOFError, TimeoutError, ValueError) as error:
+        raise StepdError(f"slurmstepd did not say hello: {error!r}") from error
+    finally:
+        exited.cancel()
+        await asyncio.gather(exited, return_exceptions=True)  # its reader is removed
+    if not isinstance(hello, dict) or hello.get("version") != PROTOCOL_VERSION:
+        writer.close()
+        raise StepdError(f"slurmstepd speaks another protocol: {payload[:100]!r}")
+    return reader, writer
+
+
+async def _wait_readable(fd: int, timeout: float | None) -> bool:
+    """Wait until ``fd`` (a pidfd: the process exited) is readable; False on timeout."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[None] = loop.create_future()
+
+    def ready() -> None:
+        if not future.done():
+            future.set_result(None)
+
+    loop.add_reader(fd, ready)
+    try:
+        await asyncio.wait_for(future, timeout)
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        loop.remove_reader(fd)
+
+
+def _kill_stepd(proc: subprocess.Popen[bytes], pidfd: int) -> None:
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    proc.wait()
+    os.close(pidfd)
+
+
+def _tail(step_dir: str) -> str:
+    try:
+        with open(os.path.join(step_dir, "stepd.log"), errors="replace") as f:
+            return f.read()[-2000:] or "(empty)"
+    except OSError:
+        return "(none)"
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
+    header = await reader.readexactly(HEADER.size)
+    kind, task_id, size = HEADER.unpack(header)
+    if size > MAX_PAYLOAD:
+        raise ValueError(f"protocol error: a frame of {size} bytes")
+    return kind, task_id, await reader.readexactly(size) if size else b""
+
+
+def parse_frames(data: bytes) -> list[tuple[int, int, bytes]]:
+    """Split a byte string of whole frames (``lost-output``); a torn tail is left out.
+
+    Args:
+        data: the frames.
+
+    Returns:
+        (kind, task id, payload) of each.
+    """
+    frames, at = [], 0
+    while at + HEADER.size <= len(data):
+        kind, task_id, size = HEADER.unpack_from(data, at)
+        if at + HEADER.size + size > len(data):
+            break
+        frames.append((kind, task_id, data[at + HEADER.size : at + HEADER.size + size]))
+        at += HEADER.size + size
+    return frames
+
+
+def frame_event(kind: int, task_id: int, payload: bytes) -> StepEvent | None:
+    """The event a frame from stepd reports (None for HELLO and unknown kinds).
+
+    Args:
+        kind: the frame's kind.
+        task_id: its task id.
+        payload: its payload.
+
+    Returns:
+        The event.
+
+    Raises:
+        struct.error: a malformed payload.
+    """
+    task = -1 if task_id == ALL_TASKS else task_id
+    if kind == Kind.STARTED:
+        return StepEvent(EventKind.STARTED, task, pid=PID.unpack(payload)[0])
+    if kind in (Kind.STDOUT, Kind.STDERR):
+        stream = EventKind.STDOUT if kind == Kind.STDOUT else EventKind.STDERR
+        return StepEvent(stream, task, data=payload)
+    if kind == Kind.EXITED:
+        code, sig = EXIT.unpack_from(payload)
+        error = payload[EXIT.size :].decode(errors="replace")
+        return StepEvent(EventKind.EXITED, task, exit_code=code, signal=sig, error=error)
+    if kind == Kind.DONE:
+        result = json.loads(payload)
+        return StepEvent(EventKind.DONE, -1, exit_code=result["exit_code"], signal=result["signal"])
+    return None
+
+
+def lost_events(step_dir: str) -> list[StepEvent]:
+    """The events stepd kept in ``lost-output`` while slurmd was away.
+
+    Args:
+        step_dir: the step's spool directory.
+
+    Returns:
+        The events, in order.
+    """
+    try:
+        with open(os.path.join(step_dir, "lost-output"), "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    events = (frame_event(*frame) for frame in parse_frames(data))
+    return [e for e in events if e is not None]
+
+
+def read_status(step_dir: str) -> StepResult | None:
+    """The step's outcome as stepd recorded it in status.json.
+
+    Args:
+        step_dir: the step's spool directory.
+
+    Returns:
+        The result, or None when stepd has not (or never) recorded it.
+    """
+    try:
+        with open(os.path.join(step_dir, "status.json")) as f:
+            return result_from_json(json.load(f))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def result_from_json(data: dict[str, object]) -> StepResult:
+    """A :class:`StepResult` from status.json's (or a DONE frame's) content.
+
+    Args:
+        data: the decoded JSON.
+
+    Returns:
+        The result.
+
+    Raises:
+        KeyError: a required field is missing.
+        TypeError: a field has the wrong type.
+        ValueError: a field has a bad value.
+    """
+    fields = {k: data[k] for k in ("job_id", "step_id", "exit_code", "signal")}
+    tasks = tuple(TaskResult(**t) for t in data.get("tasks", []))  # type: ignore[attr-defined]
+    return StepResult(
+        **fields,  # type: ignore[arg-type]
+        start_time=float(data["start_time"]),  # type: ignore[arg-type]
+        end_time=float(data["end_time"]),  # type: ignore[arg-type]
+        outcome=str(data.get("outcome", "")),
+        message=str(data.get("message", "")),
+        max_rss=int(data.get("max_rss", 0)),  # type: ignore[call-overload]
+        total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
+        tasks=tasks,
+        lost_output=int(data.get("lost_output", 0)),  # type: ignore[call-overload]
+    )
+
+
+class StepSession:
+    """slurmd's connection to one running step's stepd.
+
+    One consumer iterates :meth:`events` (until DONE); others may meanwhile
+    write stdin, signal or terminate. Reading events is what makes room for
+    more output: an unread session stalls the tasks' writes, not memory.
+    """
+
+    def __init__(
+        self,
+        step_dir: str,
+        spec: StepSpec,
+        proc: subprocess.Popen[bytes],
+        pidfd: int,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ) -> None:
+        self.step_dir = step_dir
+        self.spec = spec
+        self._proc = proc
+        self._pidfd = pidfd
+        self._reader = reader
+        self._writer = writer
+        self._result: StepResult | None = None
+
+    @property
+    def pid(self) -> int:
+        """stepd's pid."""
+        return self._proc.pid
+
+    @property
+    def done(self) -> bool:
+        """Whether the step's end was reported."""
+        return self._result is not None
+
+    async def events(self) -> AsyncIterator[StepEvent]:
+        """The step's events as they happen; the last is DONE (with ``error`` if stepd vanished).
+
+        Yields:
+            Each event.
+        """
+        while self._result is None:
+            try:
+                kind, task_id, payload = await _read_frame(self._reader)
+                event = frame_event(kind, task_id, payload)
+                if kind == Kind.DONE:
+                    self._result = result_from_json(json.loads(payload))
+            except (OSError, EOFError, ValueError, KeyError, TypeError, struct.error) as error:
+                yield await self._lost(repr(error))
+                return
+            if self._result is not None:
+                await self._finish(wait=LOST_WAIT)
+            if event is not None:
+                yield event
+
+    async def write_stdin(self, data: bytes, eof: bool = False, task_id: int | None = None) -> None:
+        """Send stdin to the tasks reading slurmd's pipe (dropped once the step is gone).
+
+        Args:
+            data: the bytes (may be empty).
+            eof: close their stdin after it.
+            task_id: one task; None: every task that reads the pipe.
+        """
+        target = ALL_TASKS if task_id is None else task_id
+        for at in range(0, len(data), STDIN_CHUNK):
+            self._send(Kind.STDIN, target, data[at : at + STDIN_CHUNK])
+        if eof:
+            self._send(Kind.STDIN_EOF, target)
+        with contextlib.suppress(ConnectionError):
+            await self._writer.drain()
+
+    def signal(self, signum: int, task_id: int | None = None) -> None:
+        """Signal the step's tasks and their children (ignored once the step is gone).
+
+        Args:
+            signum: the signal.
+            task_id: one task's own process; None: every process of the step.
+        """
+        self._send(Kind.SIGNAL, ALL_TASKS if task_id is None else task_id, SIGNUM.pack(signum))
+
+    def terminate(self, kill_wait: int, outcome: str, when: float) -> None:
+        """Kill the step: the CANCELLED line, SIGTERM to all, SIGKILL after ``kill_wait``.
+
+        Besides the frame, stepd gets SIGTERM (it then reads ``terminate.json``),
+        so the kill does not wait behind stdin stepd has not taken yet.
+
+        Args:
+            kill_wait: seconds between SIGTERM and SIGKILL.
+            outcome: CANCELLED or TIMEOUT (the line's wording, status.json's outcome).
+            when: the decision's time, for the line.
+        """
+        request = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
+        path = os.path.join(self.step_dir, "terminate.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump(request, f)
+        os.replace(path + ".tmp", path)
+        self._send(Kind.TERMINATE, ALL_TASKS, json.dumps(request).encode())
+        if self._pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGTERM)
+
+    def outcome(self) -> StepResult:
+        """How the step ended (per task too).
+
+        Returns:
+            The result.
+
+        Raises:
+            RuntimeError: the step has not ended (no DONE yet, no status.json).
+        """
+        result = self._result or read_status(self.step_dir)
+        if result is None:
+            raise RuntimeError(f"step {self.spec.job_id}.{self.spec.step_id} has not ended")
+        return result
+
+    def close(self) -> None:
+        """Drop the connection (as a slurmd restart does); the step keeps running."""
+        self._writer.close()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+
+    def _send(self, kind: Kind, task_id: int, payload: bytes = b"") -> None:
+        if not self._writer.is_closing():
+            self._writer.write(encode_frame(kind, task_id, payload))
+
+    async def _finish(self, wait: float) -> bool:
+        """Close the connection and reap stepd (waiting up to ``wait``); whether it exited."""
+        self._writer.close()
+        exited = self._proc.poll() is not None
+        if not exited and self._pidfd >= 0:
+            await _wait_readable(self._pidfd, wait)
+            exited = self._proc.poll() is not None
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+        return exited
+
+    async def _lost(self, reason: str) -> StepEvent:
+        """The DONE that ends events when stepd's connection ended without one."""
+        log.error("job=%d step=%d connection to stepd lost: %s", *self._ids(), reason)
+        exited = await self._finish(wait=LOST_WAIT)
+        result = read_status(self.step_dir)
+        if result is None:
+            if exited:  # no supervisor is left: its tasks must not run on unwatched
+                self._kill_group()
+            now = time.time()
+            message = "slurmstepd died" if exited else f"lost slurmstepd: {reason}"
+            result = StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
+        self._result = result
+        error = f"connection to slurmstepd lost ({reason}); {result.message or 'it had finished'}"
+        return StepEvent(
+            EventKind.DONE, -1, exit_code=result.exit_code, signal=result.signal, error=error
+        )
+
+    def _kill_group(self) -> None:
+        try:
+            with open(os.path.join(self.step_dir, "task.pid")) as f:
+                pgid = int(f.read().strip() or 0)
+        except (OSError, ValueError):
+            return
+        if pgid > 0:
+            with contextlib.suppress(OSError):
+                os.killpg(pgid, signal.SIGKILL)
+
+    def _ids(self) -> tuple[int, int]:
+        return self.spec.job_id, self.spec.step_id
