@@ -175,16 +175,18 @@ def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
     )
 
 
-def job_from_launch(launch: pb.BatchLaunchRequest) -> Job:
-    """The job record an agent rebuilds from a launch request (for the environment).
+def job_from_info(info: pb.JobInfo, spec: pb.JobSpec | None = None) -> Job:
+    """The job record an agent rebuilds from the controller's JobInfo (for environments).
 
     Args:
-        launch: what the controller sent.
+        info: the job as allocated.
+        spec: the submission's options, when known (a batch launch carries them):
+            they say which counts the user gave (SLURM_NTASKS is set only then).
 
     Returns:
         The job with its allocation.
     """
-    info, spec = launch.job, launch.spec
+    spec = spec or pb.JobSpec()
     request = ResourceRequest(
         min_nodes=info.min_nodes,
         max_nodes=info.max_nodes,

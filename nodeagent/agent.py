@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import time
 from dataclasses import dataclass
 
@@ -24,6 +25,7 @@ from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load
+from nodeagent.steps import NodeFacts, StepManager
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,20 @@ class Agent:
         self.settings = settings
         self.resources = resources
         self.launcher = Launcher(settings.spool_dir, self._step_ended)
+        host, _, port = settings.controller.rpartition(":")
+        facts = NodeFacts(
+            node_name=settings.node_name,
+            hostname=resources.hostname,
+            spool_dir=settings.spool_dir,
+            cluster=settings.conf.cluster_name,
+            conf_path=settings.conf_path,
+            controller_host=host,
+            controller_port=int(port),
+            kill_wait=settings.conf.kill_wait,
+            key=settings.cluster_key,
+        )
+        self.steps = StepManager(facts, self._step_done)
+        self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.port = settings.port
         self.start_time = time.time()
         self._channel = grpc.aio.insecure_channel(settings.controller, options=GRPC_OPTIONS)
@@ -190,28 +206,39 @@ class Agent:
         self._outbox_event.set()
 
     async def _report_loop(self) -> None:
-        """Deliver ended jobs' outcomes until the controller acknowledges each."""
+        """Deliver ended jobs' and steps' outcomes until the controller acknowledges each."""
         delay = 0.05
         while True:
             await self._outbox_event.wait()
             self._outbox_event.clear()
-            while self._outbox:
-                job_id, outcome = next(iter(self._outbox.items()))
+            while self._outbox or self._step_outbox:
                 try:
-                    await self._ctld.JobComplete(
-                        pb.JobCompleteRequest(
-                            node=self.settings.node_name, status=status_message(outcome)
-                        ),
-                        timeout=CALL_TIMEOUT,
-                    )
+                    await self._report_one()
                 except grpc.aio.AioRpcError as err:
-                    log.debug("report of job=%d failed: %s", job_id, err.details())
+                    log.debug("report failed: %s", err.details())
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, RETRY_MAX_SECONDS)
                     continue
                 delay = 0.05
-                del self._outbox[job_id]
-                self.launcher.forget(job_id)
+
+    async def _report_one(self) -> None:
+        if self._outbox:
+            job_id, outcome = next(iter(self._outbox.items()))
+            request = pb.JobCompleteRequest(
+                node=self.settings.node_name, status=status_message(outcome)
+            )
+            await self._ctld.JobComplete(request, timeout=CALL_TIMEOUT)
+            del self._outbox[job_id]
+            self.launcher.forget(job_id)
+            return
+        key, report = next(iter(self._step_outbox.items()))
+        await self._ctld.StepComplete(report, timeout=CALL_TIMEOUT)
+        del self._step_outbox[key]
+        shutil.rmtree(self.steps.step_dir(*key), ignore_errors=True)
+
+    def _step_done(self, report: pb.StepCompleteRequest) -> None:
+        self._step_outbox[(report.job_id, report.step_id)] = report
+        self._outbox_event.set()
 
     # ------------------------------------------------------------ requests from the controller
 
@@ -225,7 +252,7 @@ class Agent:
             PermissionError: the job's user is not ours and we are not root.
             OSError: the spool or stepd could not be set up.
         """
-        job = convert.job_from_launch(request)
+        job = convert.job_from_info(request.job, request.spec)
         if self.launcher.knows(job.job_id):
             return
         import os
@@ -263,3 +290,26 @@ class Agent:
                 kill_wait=request.kill_wait,
             )
         )
+
+    def terminate_job(self, request: pb.TerminateJobRequest) -> None:
+        """Kill everything of a job on this node: its batch script and its steps.
+
+        Args:
+            request: the job, why, and how long to wait before SIGKILL.
+        """
+        self.launcher.terminate(
+            request.job_id, request.outcome, request.kill_wait, float(request.time)
+        )
+        for session in self.steps.of_job(request.job_id):
+            session.terminate(request.kill_wait, request.outcome, float(request.time))
+
+    def signal_job(self, request: pb.SignalJobRequest) -> None:
+        """scancel --signal: the job's steps, and the batch shell with -b or -f.
+
+        Args:
+            request: the job, the signal and the scope.
+        """
+        self.launcher.signal_job(request.job_id, request.signal, request.batch_only, request.full)
+        if not request.batch_only:
+            for session in self.steps.of_job(request.job_id):
+                session.signal(request.signal)

@@ -9,13 +9,16 @@ Imports nodeagent.agent and minislurm.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import grpc
 
+from minislurm.errors import CredentialError
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent
+from nodeagent.stepio import StepdError
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +47,41 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def TerminateJob(
         self, request: pb.TerminateJobRequest, context: Ctx
     ) -> pb.TerminateJobReply:
-        self.agent.launcher.terminate(
-            request.job_id, request.outcome, request.kill_wait, float(request.time)
-        )
+        self.agent.terminate_job(request)
         return pb.TerminateJobReply()
 
     async def SignalJob(self, request: pb.SignalJobRequest, context: Ctx) -> pb.SignalJobReply:
-        self.agent.launcher.signal_job(
-            request.job_id, request.signal, request.batch_only, request.full
-        )
+        self.agent.signal_job(request)
         return pb.SignalJobReply()
 
     async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
         return pb.AgentPingReply(name=self.agent.settings.node_name)
+
+    async def LaunchTasks(
+        self, request: pb.LaunchTasksRequest, context: Ctx
+    ) -> AsyncIterator[pb.TaskEvent]:
+        try:
+            async for event in self.agent.steps.launch(request):
+                yield event
+        except (CredentialError, PermissionError) as err:
+            log.warning("step=%d.%d refused: %s", request.job_id, request.step_id, err)
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        except (StepdError, OSError, ValueError) as err:
+            log.exception("step=%d.%d launch failed", request.job_id, request.step_id)
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"launch failed: {err}")
+
+    async def TaskInput(self, request: pb.TaskInputRequest, context: Ctx) -> pb.TaskInputReply:
+        try:
+            await self.agent.steps.task_input(request)
+        except CredentialError as err:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        return pb.TaskInputReply()
+
+    async def SignalTasks(
+        self, request: pb.SignalTasksRequest, context: Ctx
+    ) -> pb.SignalTasksReply:
+        try:
+            await self.agent.steps.signal_tasks(request)
+        except CredentialError as err:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        return pb.SignalTasksReply()

@@ -1,0 +1,97 @@
+"""Allocations for srun and salloc outside a batch job: request, wait, release.
+
+As Slurm's clients do, they submit a job without a batch script, wait
+(saying ``job N queued and waiting for resources`` when it does not start
+at once), and end it themselves when their work is done (CompleteJob), or
+cancel it when interrupted while it waits.
+
+Imports cli.common and minislurm's lean modules.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from cli.common import CommandError, call, rpc_message
+from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minislurm.protowire import Message
+
+FIRST_WAIT = 0.5  # seconds before saying the job is queued
+WAIT_SLICE = 30  # seconds of each server-side wait
+
+
+def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
+    """Submit an allocation and wait until it runs.
+
+    Args:
+        prog: srun or salloc, for messages.
+        spec: the JobSpec fields (``batch`` False).
+        quiet: no informational messages.
+
+    Returns:
+        The running job (JobInfo).
+
+    Raises:
+        CommandError: the request was rejected, or the job ended without running.
+    """
+    try:
+        job_id = int(call("SubmitJob", spec=spec).job_id)
+    except RpcError as err:
+        *details, last = rpc_message(err).split("\n")
+        lines = [f"error: {d}" for d in details]
+        lines.append(f"error: Unable to allocate resources: {last}")
+        raise CommandError(f"\n{prog}: ".join(lines)) from None
+    queued = False
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        job = call("WaitJob", job_id=job_id, timeout=int(FIRST_WAIT) or 1).job
+        while job.state == "PENDING":
+            if not queued and not quiet:
+                _say(prog, f"job {job_id} queued and waiting for resources")
+            queued = True
+            job = call("WaitJob", job_id=job_id, timeout=WAIT_SLICE).job
+    except KeyboardInterrupt:
+        release(job_id, cancel=True)
+        raise CommandError(f"error: Job allocation {job_id} has been revoked.") from None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if job.state != "RUNNING":
+        raise CommandError(f"error: Job allocation {job_id} has been revoked.")
+    if queued and not quiet:
+        _say(prog, f"job {job_id} has been allocated resources")
+    running: Message = job
+    return running
+
+
+def release(job_id: int, exit_code: int = 0, signal_number: int = 0, cancel: bool = False) -> None:
+    """End an allocation this command made.
+
+    Args:
+        job_id: the job.
+        exit_code: the status it ends with.
+        signal_number: the signal that ended the work, if any.
+        cancel: cancel it instead (interrupted before it ran).
+    """
+    try:
+        if cancel:
+            call("CancelJobs", job_ids=[job_id], requester_uid=os.getuid())
+        else:
+            call(
+                "CompleteJob",
+                job_id=job_id,
+                exit_code=exit_code,
+                signal=signal_number,
+                requester_uid=os.getuid(),
+            )
+    except RpcError:
+        pass  # already over (cancelled, timed out): nothing left to release
+
+
+def _say(prog: str, text: str) -> None:
+    sys.stderr.write(f"{prog}: {text}\n")
+    sys.stderr.flush()

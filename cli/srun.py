@@ -1,0 +1,403 @@
+"""srun: run a parallel job step, inside an allocation or in one of its own.
+
+Inside a batch job or salloc (``SLURM_JOB_ID`` is set, or ``--jobid``), srun
+asks the controller for a step, then launches the tasks through the node
+agents and relays their I/O (cli/steprun.py). Outside, it first obtains an
+allocation (cli/alloc.py) and releases it afterwards. As Slurm's srun, it
+takes the task geometry of the surrounding allocation from ``SLURM_NTASKS``,
+``SLURM_NTASKS_PER_NODE``, ``SLURM_NNODES``... unless the command line gives
+its own.
+
+Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.steprun.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+from cli.alloc import allocate, release
+from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
+from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
+from cli.steprun import StepRun, install_signal_pipe
+from cli.submit import (
+    CLIENT_ERROR,
+    check_gres,
+    job_identity,
+    parse_export,
+    parse_node_range,
+    parse_positive,
+)
+from minislurm import units
+from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minislurm.protowire import Message
+
+PROG = "srun"
+RETRY_SECONDS = 0.5
+
+OPTIONS = [
+    Option("account", "A", REQUIRED),
+    Option("chdir", "D", REQUIRED),
+    Option("cpu-bind", "", REQUIRED),
+    Option("cpus-per-task", "c", REQUIRED),
+    Option("distribution", "m", REQUIRED),
+    Option("error", "e", REQUIRED),
+    Option("exact", "", NO_ARG),
+    Option("exclude", "x", REQUIRED),
+    Option("exclusive", "", OPTIONAL),
+    Option("export", "", REQUIRED),
+    Option("gpu-bind", "", REQUIRED),
+    Option("gpus", "G", REQUIRED),
+    Option("gpus-per-node", "", REQUIRED),
+    Option("gpus-per-task", "", REQUIRED),
+    Option("gres", "", REQUIRED),
+    Option("help", "h", NO_ARG),
+    Option("input", "i", REQUIRED),
+    Option("job-name", "J", REQUIRED),
+    Option("jobid", "", REQUIRED),
+    Option("kill-on-bad-exit", "K", OPTIONAL),
+    Option("label", "l", NO_ARG),
+    Option("mem", "", REQUIRED),
+    Option("mem-per-cpu", "", REQUIRED),
+    Option("mpi", "", REQUIRED),
+    Option("nodelist", "w", REQUIRED),
+    Option("nodes", "N", REQUIRED),
+    Option("ntasks", "n", REQUIRED),
+    Option("ntasks-per-node", "", REQUIRED),
+    Option("output", "o", REQUIRED),
+    Option("overlap", "", NO_ARG),
+    Option("partition", "p", REQUIRED),
+    Option("qos", "q", REQUIRED),
+    Option("quiet", "Q", NO_ARG),
+    Option("time", "t", REQUIRED),
+    Option("unbuffered", "u", NO_ARG),
+    Option("usage", "", NO_ARG),
+    Option("verbose", "v", NO_ARG, many=True),
+    Option("version", "V", NO_ARG),
+]
+
+HELP = """\
+Usage: srun [OPTIONS(0)... [executable(0) [args(0)...]]]
+
+Parallel run options:
+  -A, --account=name          charge job to specified account
+  -c, --cpus-per-task=ncpus   number of cpus required per task
+  -D, --chdir=path            change remote current working directory
+  -e, --error=err             location of stderr redirection
+      --exact                 use only the resources requested for the step
+      --exclusive             steps do not share CPUs (implies --exact)
+      --export=env_vars|NONE  environment passed to the tasks
+      --gpu-bind=type         none, single:N, per_task:N, map_gpu:...
+  -G, --gpus=n                count of GPUs required for the step
+      --gpus-per-node=n       number of GPUs required per allocated node
+      --gpus-per-task=n       number of GPUs required per spawned task
+      --gres=list             required generic resources per node
+  -i, --input=in              stdin: task id, "all", "none" or a file
+  -J, --job-name=jobname      name of job
+      --jobid=id              run under an already allocated job
+  -K, --kill-on-bad-exit      kill the step if any task exits non-zero
+  -l, --label                 prepend task number to lines of stdout/err
+  -m, --distribution=type     block or cyclic distribution of tasks
+  -N, --nodes=N               number of nodes on which to run (N = min[-max])
+  -n, --ntasks=ntasks         number of tasks to run
+      --ntasks-per-node=n     number of tasks to invoke on each node
+  -o, --output=out            location of stdout redirection
+      --overlap               share the allocation's resources with other steps
+  -p, --partition=partition   partition requested
+  -t, --time=minutes          time limit
+  -u, --unbuffered            do not line-buffer stdout/err
+  -w, --nodelist=hosts...     request a specific list of hosts
+  -x, --exclude=hosts...      exclude a specific list of hosts
+
+  -h, --help                  show this help message
+  -V, --version               output version information and exit
+"""
+
+# srun's input environment: the allocation's geometry, used when the command
+# line gives none of its own (as Slurm's srun reads SLURM_NTASKS and friends).
+GEOMETRY_ENV = {
+    "ntasks": "SLURM_NTASKS",
+    "ntasks_per_node": "SLURM_NTASKS_PER_NODE",
+    "nodes": "SLURM_NNODES",
+}
+DEFAULT_ENV = {"cpus_per_task": "SLURM_CPUS_PER_TASK", "gpus_per_task": "SLURM_GPUS_PER_TASK"}
+
+
+def with_environment_defaults(values: dict[str, object], env: dict[str, str]) -> dict[str, object]:
+    """The options, completed from the allocation's variables where the command line is silent.
+
+    Args:
+        values: the parsed command line.
+        env: srun's environment.
+
+    Returns:
+        The merged options.
+    """
+    merged = dict(values)
+    if not any(key in values for key in GEOMETRY_ENV):
+        for key, name in GEOMETRY_ENV.items():
+            text = env.get(name, "").split("(")[0]
+            if text.isdigit():
+                merged[key] = text
+    for key, name in DEFAULT_ENV.items():
+        if key not in merged and env.get(name, "").isdigit():
+            merged[key] = env[name]
+    return merged
+
+
+def _counts(values: dict[str, object]) -> dict[str, object]:
+    """Task geometry and GPU counts, parsed as Slurm's client parses them."""
+    fields: dict[str, object] = {}
+    if "nodes" in values:
+        fields["min_nodes"], fields["max_nodes"] = parse_node_range(str(values["nodes"]))
+    for key in (
+        "ntasks",
+        "ntasks_per_node",
+        "cpus_per_task",
+        "gpus",
+        "gpus_per_node",
+        "gpus_per_task",
+    ):
+        if key in values:
+            fields[key] = parse_positive(str(values[key]), "--" + key.replace("_", "-"))
+    for key, field in (("mem", "mem_per_node"), ("mem_per_cpu", "mem_per_cpu")):
+        if key in values:
+            try:
+                fields[field] = units.parse_memory_mb(str(values[key]))
+            except ValueError:
+                raise CommandError(
+                    f"error: Invalid --{key.replace('_', '-')} specification", CLIENT_ERROR
+                ) from None
+    for key in ("gres", "nodelist", "exclude"):
+        if values.get(key):
+            fields[key] = str(values[key])
+    return fields
+
+
+def step_spec(values: dict[str, object], argv: list[str], job_id: int) -> dict[str, object]:
+    """The StepSpec fields of this srun.
+
+    Args:
+        values: the merged options.
+        argv: the command and its arguments.
+        job_id: the allocation.
+
+    Returns:
+        The fields.
+    """
+    spec = _counts(values)
+    distribution = str(values.get("distribution", "block")).split(":")[0]
+    if distribution not in ("block", "cyclic"):
+        raise CommandError(
+            f"error: Invalid --distribution specification: {distribution}", CLIENT_ERROR
+        )
+    spec.update(
+        job_id=job_id,
+        name=str(values.get("job_name") or os.path.basename(argv[0])),
+        argv=argv,
+        distribution=distribution,
+        exclusive="exclusive" in values,
+        exact=bool(values.get("exact")),
+        overlap=bool(values.get("overlap")),
+        requester_uid=os.getuid(),
+        cwd=_cwd(values),
+    )
+    return spec
+
+
+def _cwd(values: dict[str, object]) -> str:
+    return os.path.normpath(os.path.join(os.getcwd(), str(values.get("chdir") or "")))
+
+
+def allocation_spec(values: dict[str, object], argv: list[str]) -> dict[str, object]:
+    """The JobSpec of the allocation srun makes when it runs outside one.
+
+    Args:
+        values: the merged options.
+        argv: the command.
+
+    Returns:
+        The JobSpec fields.
+    """
+    spec = _counts(values)
+    spec.update(job_identity())
+    spec.update(
+        name=str(values.get("job_name") or os.path.basename(argv[0])),
+        batch=False,
+        work_dir=_cwd(values),
+        submit_dir=os.getcwd(),
+        command=" ".join(argv),
+        environment={},
+    )
+    for key in ("partition", "account", "qos"):
+        if values.get(key):
+            spec[key] = str(values[key])
+    if "time" in values:
+        try:
+            spec["time_limit"] = units.parse_time_limit(str(values["time"]))
+        except ValueError:
+            raise CommandError("error: Invalid --time specification", CLIENT_ERROR) from None
+    return spec
+
+
+def create_step(spec: dict[str, object], quiet: bool) -> Message:
+    """CreateStep, retrying while other steps hold the resources (as Slurm's srun waits).
+
+    Args:
+        spec: the StepSpec fields.
+        quiet: no informational messages.
+
+    Returns:
+        The CreateStepReply.
+
+    Raises:
+        CommandError: the step can never be created.
+    """
+    waited = False
+    while True:
+        try:
+            reply: Message = call("CreateStep", spec=spec)
+            break
+        except RpcError as err:
+            if err.code != "RESOURCE_EXHAUSTED":
+                raise CommandError(
+                    f"error: Unable to create step for job {spec['job_id']}: {rpc_message(err)}"
+                ) from None
+            if not waited and not quiet:
+                sys.stderr.write(
+                    f"srun: Job {spec['job_id']} step creation temporarily disabled, retrying "
+                    f"({rpc_message(err)})\n"
+                )
+            waited = True
+            time.sleep(RETRY_SECONDS)
+    if waited and not quiet:
+        sys.stderr.write(f"srun: Step created for StepId={spec['job_id']}.{reply.step.step_id}\n")
+    return reply
+
+
+def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -> dict[str, object]:
+    """What every node agent gets to start its tasks.
+
+    Args:
+        values: the merged options.
+        reply: the CreateStepReply.
+        argv: the command.
+
+    Returns:
+        The LaunchTasksRequest fields.
+    """
+    stdin = str(values.get("input", "0"))
+    umask = os.umask(0)
+    os.umask(umask)
+    return {
+        "credential": reply.credential,
+        "job_id": reply.step.job_id,
+        "step_id": reply.step.step_id,
+        "argv": argv,
+        "environment": parse_export(
+            None if values.get("export") is None else str(values["export"]), os.environ
+        ),
+        "cwd": _cwd(values),
+        "stdout": str(values.get("output") or ""),
+        "stderr": str(values.get("error") or ""),
+        "stdin": "" if stdin.isdigit() or stdin == "all" else stdin,
+        "stdin_all": stdin == "all",
+        "gpu_bind": str(values.get("gpu_bind") or ""),
+        "unbuffered": bool(values.get("unbuffered")),
+        "umask": umask,
+        "kill_on_bad_exit": _kill_on_bad_exit(values),
+        "job": reply.job,
+        "step": reply.step,
+        "launch_host": os.uname().nodename.split(".")[0],
+    }
+
+
+def _kill_on_bad_exit(values: dict[str, object]) -> bool:
+    if "kill_on_bad_exit" not in values:
+        return False
+    return str(values["kill_on_bad_exit"]) not in ("0",)
+
+
+def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
+    """Create, launch and follow one step of ``job_id``.
+
+    Args:
+        values: the merged options.
+        argv: the command.
+        job_id: the allocation.
+
+    Returns:
+        srun's exit status.
+    """
+    quiet = bool(values.get("quiet"))
+    reply = create_step(step_spec(values, argv, job_id), quiet)
+    request = launch_request(values, reply, argv)
+    stdin = str(values.get("input", "0"))
+    options = {
+        "label": values.get("label"),
+        "kill_on_bad_exit": request["kill_on_bad_exit"],
+        "stdin_to": "none" if request["stdin"] else ("all" if stdin == "all" else "task0"),
+    }
+    wake = install_signal_pipe()
+    step = StepRun(PROG, reply, request, options)
+    try:
+        step.launch()
+        return step.wait(wake)
+    finally:
+        step.close()
+
+
+def srun(argv: list[str]) -> int:
+    """srun's body.
+
+    Args:
+        argv: its arguments.
+
+    Returns:
+        The exit status.
+    """
+    values, command = parse_or_exit(PROG, OPTIONS, argv, True, help_text=HELP)
+    if not command:
+        raise CommandError("fatal: No command given to execute.")
+    values = with_environment_defaults(values, dict(os.environ))
+    gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
+    check_gres(
+        str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types
+    )
+    job_text = str(values.get("jobid") or os.environ.get("SLURM_JOB_ID") or "")
+    if job_text:
+        if not job_text.isdigit():
+            raise CommandError(f"error: Invalid --jobid specification: {job_text}", CLIENT_ERROR)
+        return run_step(values, command, int(job_text))
+    quiet = bool(values.get("quiet"))
+    job = allocate(PROG, allocation_spec(values, command), quiet)
+    status = 1
+    try:
+        status = run_step(values, command, int(job.job_id))
+    finally:
+        release(
+            int(job.job_id),
+            exit_code=min(status, 255) if status < 128 else 0,
+            signal_number=status - 128 if status > 128 else 0,
+        )
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``srun`` command.
+
+    Args:
+        argv: arguments (default: sys.argv[1:]).
+
+    Returns:
+        The exit status.
+    """
+    return run(PROG, srun, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

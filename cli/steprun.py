@@ -1,0 +1,329 @@
+"""Running one job step from srun: launch on every node, relay I/O, forward signals.
+
+One thread polls every node agent's connection, srun's stdin and a
+self-pipe woken by signals. Task output is written as it arrives (with
+``N: `` labels under ``-l``, line by line); srun's stdin goes to task 0 (or
+every task); Ctrl-C forwards SIGINT to the tasks and a second one within a
+second kills the step, as Slurm's srun does. The exit status is the highest
+task exit code, or 128 + the signal that killed a task.
+
+Imports cli.common, minislurm.agentclient and the standard library.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import time
+
+from minislurm.agentclient import AgentClient
+from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minislurm.agentclient import MessageStream
+    from minislurm.protowire import Message
+
+STDOUT, STDERR, EXITED = 1, 2, 3  # TaskEvent kinds srun acts on
+SIGNAL_WORDS = {
+    1: "Hangup",
+    2: "Interrupt",
+    3: "Quit",
+    4: "Illegal instruction",
+    6: "Aborted",
+    7: "Bus error",
+    8: "Floating point exception",
+    9: "Killed",
+    11: "Segmentation fault",
+    13: "Broken pipe",
+    14: "Alarm clock",
+    15: "Terminated",
+}
+ABORT_WINDOW = 1.0  # a second Ctrl-C within this many seconds kills the step
+READ_CHUNK = 65536
+
+
+class NodeLink:
+    """srun's connection to one node of the step."""
+
+    __slots__ = ("agent", "done", "name", "stream", "task_ids")
+
+    def __init__(self, name: str, agent: AgentClient, task_ids: list[int]) -> None:
+        self.name = name
+        self.agent = agent
+        self.task_ids = task_ids
+        self.stream: MessageStream | None = None
+        self.done = False
+
+
+class StepRun:
+    """The state of a running step as srun sees it."""
+
+    def __init__(
+        self, prog: str, reply: Message, request: dict[str, object], opts: dict[str, object]
+    ):
+        self.prog = prog
+        self.step = reply.step
+        self.job_id = int(reply.step.job_id)
+        self.step_id = int(reply.step.step_id)
+        self.request = request
+        self.label = bool(opts.get("label"))
+        self.kill_on_bad_exit = bool(opts.get("kill_on_bad_exit"))
+        self.stdin_to: str = str(opts.get("stdin_to", "task0"))
+        self.links = [
+            NodeLink(n.node, AgentClient(n.addr, n.port, timeout=30.0), list(n.task_ids))
+            for n in reply.step.nodes
+        ]
+        self.exits: dict[int, tuple[int, int]] = {}
+        self.partial: dict[tuple[int, int], bytes] = {}
+        self.last_interrupt = 0.0
+        self.killed = False
+
+    # ---------------------------------------------------------------- launch
+
+    def launch(self) -> None:
+        """Start the tasks on every node (the calls return at once)."""
+        for link in self.links:
+            try:
+                link.stream = link.agent.stream("LaunchTasks", self.request)
+            except RpcError as err:
+                self._node_failed(link, err)
+
+    def _node_failed(self, link: NodeLink, err: RpcError) -> None:
+        _error(self.prog, f"{link.name}: {err.details or err.code}")
+        link.done = True
+        for task in link.task_ids:
+            self.exits.setdefault(task, (1, 0))
+
+    # ---------------------------------------------------------------- the loop
+
+    def wait(self, wake: int) -> int:
+        """Relay output and input until every node is done.
+
+        Args:
+            wake: the read end of the signal self-pipe.
+
+        Returns:
+            srun's exit status.
+        """
+        poller = select.poll()
+        by_fd: dict[int, NodeLink] = {}
+        for link in self.links:
+            if not link.done:
+                fd = link.agent.fileno()
+                by_fd[fd] = link
+                poller.register(fd, select.POLLIN)
+        poller.register(wake, select.POLLIN)
+        stdin = self._stdin_fd()
+        if stdin is not None:
+            poller.register(stdin, select.POLLIN)
+        while any(not link.done for link in self.links):
+            # A stream may hold data already taken off its socket: poll() would not see it.
+            events = [(fd, select.POLLIN) for fd, link in by_fd.items() if link.agent.pending()]
+            if not events:
+                events = poller.poll(1000)
+            for fd, _ in events:
+                if fd == wake:
+                    self._on_signals(wake)
+                elif fd == stdin:
+                    if not self._forward_stdin(stdin):
+                        poller.unregister(stdin)
+                        stdin = None
+                elif fd in by_fd:
+                    link = by_fd[fd]
+                    self._drain(link)
+                    if link.done:
+                        del by_fd[fd]
+                        poller.unregister(fd)
+        self._flush_partials()
+        return self._report()
+
+    def _drain(self, link: NodeLink) -> None:
+        assert link.stream is not None
+        try:
+            events = link.stream.read(block=False)
+        except RpcError as err:
+            self._node_failed(link, err)
+            return
+        for event in events:
+            self._on_event(link, event)
+        if link.stream.done:
+            link.done = True
+
+    def _on_event(self, link: NodeLink, event: Message) -> None:
+        kind = int(event.kind)
+        if kind in (STDOUT, STDERR):
+            self._write(kind, int(event.task_id), bytes(event.data))
+        elif kind == EXITED:
+            task = int(event.task_id)
+            self._flush_task(task)
+            if event.error:
+                _error(self.prog, f"{link.name}: task {task}: {event.error}")
+            self.exits[task] = (int(event.exit_code), int(event.signal))
+            bad = event.exit_code or event.signal
+            if bad and self.kill_on_bad_exit and not self.killed:
+                _error(
+                    self.prog, f"{link.name}: task {task}: terminating step (--kill-on-bad-exit)"
+                )
+                self.signal_all(signal.SIGKILL)
+                self.killed = True
+
+    # ---------------------------------------------------------------- output
+
+    def _write(self, kind: int, task: int, data: bytes) -> None:
+        out = sys.stdout.buffer if kind == STDOUT else sys.stderr.buffer
+        if not self.label:
+            out.write(data)
+            out.flush()
+            return
+        buffered = self.partial.pop((kind, task), b"") + data
+        *lines, rest = buffered.split(b"\n")
+        prefix = f"{task}: ".encode()
+        for line in lines:
+            out.write(prefix + line + b"\n")
+        if rest:
+            self.partial[(kind, task)] = rest
+        out.flush()
+
+    def _flush_task(self, task: int) -> None:
+        for kind in (STDOUT, STDERR):
+            rest = self.partial.pop((kind, task), b"")
+            if rest:
+                self._write(kind, task, rest + b"\n")
+
+    def _flush_partials(self) -> None:
+        for task in {task for _, task in self.partial}:
+            self._flush_task(task)
+
+    # ---------------------------------------------------------------- input
+
+    def _stdin_fd(self) -> int | None:
+        if self.stdin_to == "none":
+            return None
+        try:
+            fd = sys.stdin.fileno()
+            os.fstat(fd)
+        except (OSError, ValueError):
+            return None
+        return fd
+
+    def _forward_stdin(self, fd: int) -> bool:
+        data = os.read(fd, READ_CHUNK)
+        targets = self.links if self.stdin_to == "all" else [self._link_of(0)]
+        for link in targets:
+            if link is None or link.done:
+                continue
+            try:
+                link.agent.call(
+                    "TaskInput",
+                    job_id=self.job_id,
+                    step_id=self.step_id,
+                    task_id=0,
+                    data=data,
+                    eof=not data,
+                    credential=self.request["credential"],
+                )
+            except RpcError as err:
+                _error(self.prog, f"{link.name}: cannot forward stdin: {err.details or err.code}")
+        return bool(data)
+
+    def _link_of(self, task: int) -> NodeLink | None:
+        return next((link for link in self.links if task in link.task_ids), None)
+
+    # ---------------------------------------------------------------- signals
+
+    def signal_all(self, signum: int) -> None:
+        """Send a signal to every task of the step.
+
+        Args:
+            signum: the signal.
+        """
+        for link in self.links:
+            if link.done:
+                continue
+            try:
+                link.agent.call(
+                    "SignalTasks",
+                    job_id=self.job_id,
+                    step_id=self.step_id,
+                    signal=signum,
+                    credential=self.request["credential"],
+                )
+            except RpcError:
+                pass
+
+    def _on_signals(self, wake: int) -> None:
+        for signum in os.read(wake, 64):
+            if signum == signal.SIGINT:
+                now = time.monotonic()
+                if now - self.last_interrupt <= ABORT_WINDOW:
+                    _say(self.prog, "forcing job termination")
+                    self.signal_all(signal.SIGKILL)
+                    self.killed = True
+                else:
+                    self.last_interrupt = now
+                    _say(self.prog, "interrupt (one more within 1 sec to abort)")
+                    self.signal_all(signal.SIGINT)
+            elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+                self.signal_all(signal.SIGKILL if self.killed else signum)
+                self.killed = True
+            else:
+                self.signal_all(signum)
+
+    # ---------------------------------------------------------------- result
+
+    def _report(self) -> int:
+        status = 0
+        for link in self.links:
+            for task in link.task_ids:
+                code, sig = self.exits.get(task, (0, 0))
+                if sig:
+                    word = SIGNAL_WORDS.get(sig, f"Signal {sig}")
+                    _error(self.prog, f"{link.name}: task {task}: {word}")
+                    status = max(status, 128 + sig)
+                elif code:
+                    _error(self.prog, f"{link.name}: task {task}: Exited with exit code {code}")
+                    status = max(status, code)
+        return status
+
+    def close(self) -> None:
+        """Close the connections."""
+        for link in self.links:
+            link.agent.close()
+
+
+FORWARDED = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGQUIT,
+    signal.SIGUSR1,
+    signal.SIGUSR2,
+    signal.SIGCONT,
+)
+
+
+def install_signal_pipe() -> int:
+    """Route the signals srun forwards to a self-pipe that the poll loop watches.
+
+    Returns:
+        The pipe's read end.
+    """
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end)
+    for signum in FORWARDED:
+        signal.signal(signum, lambda *_: None)
+    return read_end
+
+
+def _say(prog: str, text: str) -> None:
+    sys.stderr.write(f"{prog}: {text}\n")
+    sys.stderr.flush()
+
+
+def _error(prog: str, text: str) -> None:
+    _say(prog, f"error: {text}")

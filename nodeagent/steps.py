@@ -1,0 +1,343 @@
+"""srun steps on this node: check the credential, start the tasks, stream them to srun.
+
+A step runs under its own stepd (``SPOOL/step<job>.<step>/``, see
+nodeagent/stepio.py). ``launch`` checks the controller's signature and
+the credential's expiry, builds each task's environment and GPU binding
+from the signed layout (never from what srun claims), starts the step and
+turns stepd's events into the TaskEvent stream srun reads. When the tasks
+have ended, the node reports the step to the controller through the
+agent's outbox. If srun goes away mid-step, the step is killed, as Slurm
+does when it loses its srun.
+
+Imports nodeagent.stepio and minislurm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from minislurm import convert, cred, jobenv
+from minislurm.errors import CredentialError
+from minislurm.iopattern import output_path
+from minislurm.rpc import minislurm_pb2 as pb
+from nodeagent import stepio
+
+log = logging.getLogger(__name__)
+
+RECENT_STEPS = 1024  # ended steps remembered, so late input is dropped at once
+_KINDS = {
+    stepio.EventKind.STDOUT: pb.TaskEvent.STDOUT,
+    stepio.EventKind.STDERR: pb.TaskEvent.STDERR,
+    stepio.EventKind.EXITED: pb.TaskEvent.EXITED,
+}
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """What the step manager needs to know of its node and cluster."""
+
+    node_name: str
+    hostname: str
+    spool_dir: str
+    cluster: str
+    conf_path: str
+    controller_host: str
+    controller_port: int
+    kill_wait: int
+    key: bytes
+
+
+def check_credential(
+    key: bytes, signed: pb.SignedCredential, job_id: int, step_id: int, node: str, now: float | None
+) -> pb.StepCredential:
+    """The credential's content, once its signature (and, at launch, its age) is checked.
+
+    Args:
+        key: the cluster key.
+        signed: the credential as received.
+        job_id: the job the request is about.
+        step_id: the step the request is about.
+        node: this node's name (it must be in the credential).
+        now: the time, to check expiry; None for requests on a running step.
+
+    Returns:
+        The decoded credential.
+
+    Raises:
+        CredentialError: forged, expired, or for another step or node.
+    """
+    if not cred.verify(key, signed.payload, signed.signature):
+        raise CredentialError("Invalid job credential")
+    content: pb.StepCredential = pb.StepCredential.FromString(signed.payload)
+    if (content.job_id, content.step_id) != (job_id, step_id):
+        raise CredentialError("Job credential is for another step")
+    if now is not None and content.expires < now:
+        raise CredentialError("Job credential expired")
+    if all(n.node != node for n in content.nodes):
+        raise CredentialError(f"Job credential does not include node {node}")
+    return content
+
+
+def task_specs(
+    request: pb.LaunchTasksRequest, content: pb.StepCredential, facts: NodeFacts
+) -> list[stepio.TaskSpec]:
+    """The tasks of this node, each with its environment, binding and I/O.
+
+    Args:
+        request: srun's launch request.
+        content: the checked credential (the authoritative layout).
+        facts: this node.
+
+    Returns:
+        One spec per task placed here.
+    """
+    mine = next(n for n in content.nodes if n.node == facts.node_name)
+    node_index = [n.node for n in content.nodes].index(facts.node_name)
+    job = convert.job_from_info(request.job)
+    ctx = jobenv.NodeContext(
+        facts.node_name,
+        facts.hostname,
+        facts.cluster,
+        facts.conf_path,
+        facts.controller_host,
+        facts.controller_port,
+    )
+    step = jobenv.StepContext(
+        step_id=content.step_id,
+        ntasks=content.ntasks,
+        nodelist=request.step.nodelist,
+        tasks_per_node=tuple(len(n.task_ids) for n in content.nodes),
+        cpus_on_node=mine.cpus,
+        gpus_on_node=tuple(mine.gpus),
+        distribution=request.step.distribution or "block",
+        master_addr=content.nodes[0].addr or content.nodes[0].node,
+        master_port=jobenv.master_port(content.job_id),
+        launch_host=request.launch_host,
+        gpus_per_task=request.step.gpus_per_task,
+        cpus_per_task=request.step.cpus_per_task if request.step.cpus_per_task > 1 else 0,
+    )
+    specs = []
+    for local_id, rank in enumerate(mine.task_ids):
+        gpus = jobenv.bind_gpus(
+            tuple(mine.gpus), local_id, request.gpu_bind, request.step.gpus_per_task
+        )
+        place = jobenv.TaskPlace(rank, local_id, node_index, gpus, tuple(mine.task_ids))
+        env = jobenv.task_environment(
+            dict(request.environment), job, ctx, step, place, request.umask
+        )
+        values = {
+            **convert.pattern_values(job, facts.node_name),
+            "t": str(rank),
+            "n": str(node_index),
+            "s": str(content.step_id),
+            "J": f"{content.job_id}.{content.step_id}",
+        }
+
+        def path(pattern: str, values: dict[str, str] = values) -> str | None:
+            return output_path(pattern, request.cwd, values) if pattern else None
+
+        specs.append(
+            stepio.TaskSpec(
+                task_id=rank,
+                local_id=local_id,
+                argv=list(request.argv),
+                env=env,
+                stdout_path=path(request.stdout),
+                stderr_path=path(request.stderr) or path(request.stdout),
+                stdin_path=path(request.stdin),
+            )
+        )
+    return specs
+
+
+class StepManager:
+    """The steps running on this node, by (job id, step id)."""
+
+    def __init__(self, facts: NodeFacts, report: Callable[[pb.StepCompleteRequest], None]) -> None:
+        self.facts = facts
+        self._report = report
+        self.sessions: dict[tuple[int, int], stepio.StepSession] = {}
+        # Input may reach a node before the launch it belongs to: both meet here.
+        self._launches: dict[tuple[int, int], asyncio.Future[stepio.StepSession | None]] = {}
+        self._recently_ended: dict[tuple[int, int], None] = {}  # ordered, bounded
+
+    def step_dir(self, job_id: int, step_id: int) -> str:
+        """The spool directory of a step.
+
+        Args:
+            job_id: the job.
+            step_id: the step.
+
+        Returns:
+            Its path.
+        """
+        return os.path.join(self.facts.spool_dir, f"step{job_id}.{step_id}")
+
+    async def launch(self, request: pb.LaunchTasksRequest) -> AsyncIterator[pb.TaskEvent]:
+        """Start this node's tasks of a step and stream what they do.
+
+        Args:
+            request: srun's launch request.
+
+        Yields:
+            Task output and exits, then NODE_DONE.
+
+        Raises:
+            CredentialError: the credential does not allow this launch.
+            PermissionError: the step's user is not ours and we are not root.
+        """
+        content = check_credential(
+            self.facts.key,
+            request.credential,
+            request.job_id,
+            request.step_id,
+            self.facts.node_name,
+            time.time(),
+        )
+        if os.getuid() not in (0, content.uid):
+            raise PermissionError(
+                f"slurmd runs as uid {os.getuid()} and cannot run tasks of uid {content.uid}"
+            )
+        tasks = task_specs(request, content, self.facts)
+        stdin_to = "none" if request.stdin else ("all" if request.stdin_all else "task0")
+        spec = stepio.StepSpec(
+            job_id=content.job_id,
+            step_id=content.step_id,
+            uid=content.uid,
+            gid=content.gid,
+            user=content.user,
+            umask=request.umask,
+            cwd=request.cwd,
+            node=self.facts.node_name,
+            kill_wait=self.facts.kill_wait,
+            tasks=tasks,
+            stdin_to=stdin_to,
+        )
+        key = (content.job_id, content.step_id)
+        launched = self._launch_future(key)
+        try:
+            session = await stepio.start_step(self.step_dir(*key), spec)
+        except BaseException:
+            self._launches.pop(key, None)
+            self._ended(key)
+            if not launched.done():
+                launched.set_result(None)
+            raise
+        self.sessions[key] = session
+        if not launched.done():
+            launched.set_result(session)
+        finished = False
+        try:
+            async for event in session.events():
+                if event.kind is stepio.EventKind.DONE:
+                    finished = True
+                    self._finish(key, session)
+                    yield pb.TaskEvent(kind=pb.TaskEvent.NODE_DONE, node=self.facts.node_name)
+                elif event.kind in _KINDS:
+                    yield pb.TaskEvent(
+                        kind=_KINDS[event.kind],
+                        task_id=event.task_id,
+                        data=event.data,
+                        exit_code=event.exit_code,
+                        signal=event.signal,
+                        node=self.facts.node_name,
+                        error=event.error,
+                    )
+        finally:
+            if not finished:  # srun went away: the step goes too
+                log.info("step=%d.%d lost its srun: killing it", *key)
+                session.terminate(self.facts.kill_wait, "CANCELLED", time.time())
+
+    def _finish(self, key: tuple[int, int], session: stepio.StepSession) -> None:
+        self.sessions.pop(key, None)
+        self._launches.pop(key, None)
+        self._ended(key)
+        result = session.outcome()
+        self._report(
+            pb.StepCompleteRequest(
+                node=self.facts.node_name,
+                job_id=key[0],
+                step_id=key[1],
+                tasks=[
+                    pb.TaskExit(task_id=t.task_id, exit_code=t.exit_code, signal=t.signal)
+                    for t in result.tasks
+                ],
+                start_time=int(result.start_time),
+                end_time=int(result.end_time),
+                max_rss=result.max_rss,
+                total_cpu=result.total_cpu,
+            )
+        )
+
+    def _launch_future(self, key: tuple[int, int]) -> asyncio.Future[stepio.StepSession | None]:
+        future = self._launches.get(key)
+        if future is None:
+            future = asyncio.get_running_loop().create_future()
+            self._launches[key] = future
+        return future
+
+    def _ended(self, key: tuple[int, int]) -> None:
+        self._recently_ended[key] = None
+        while len(self._recently_ended) > RECENT_STEPS:
+            del self._recently_ended[next(iter(self._recently_ended))]
+
+    async def _session(
+        self, job_id: int, step_id: int, signed: pb.SignedCredential
+    ) -> stepio.StepSession | None:
+        """The step's session; None when it has ended here (input or a signal came late).
+
+        A request that arrives before its step was launched here waits for it.
+        """
+        check_credential(self.facts.key, signed, job_id, step_id, self.facts.node_name, None)
+        key = (job_id, step_id)
+        if key in self.sessions or key in self._recently_ended:
+            return self.sessions.get(key)
+        launched = self._launch_future(key)
+        try:
+            return await asyncio.wait_for(asyncio.shield(launched), stepio.START_TIMEOUT)
+        except TimeoutError:
+            if self._launches.get(key) is launched and not launched.done():
+                del self._launches[key]
+            return None
+
+    async def task_input(self, request: pb.TaskInputRequest) -> None:
+        """srun's stdin for a step's task(s).
+
+        Args:
+            request: the data, or EOF.
+
+        Raises:
+            CredentialError: a forged credential.
+        """
+        session = await self._session(request.job_id, request.step_id, request.credential)
+        if session is not None and not session.done:
+            await session.write_stdin(request.data, request.eof)
+
+    async def signal_tasks(self, request: pb.SignalTasksRequest) -> None:
+        """srun forwards a signal to a step's tasks.
+
+        Args:
+            request: the step and the signal.
+
+        Raises:
+            CredentialError: a forged credential.
+        """
+        session = await self._session(request.job_id, request.step_id, request.credential)
+        if session is not None and not session.done:
+            session.signal(request.signal)
+
+    def of_job(self, job_id: int) -> list[stepio.StepSession]:
+        """The running steps of a job on this node.
+
+        Args:
+            job_id: the job.
+
+        Returns:
+            Their sessions.
+        """
+        return [s for (job, _), s in self.sessions.items() if job == job_id]
