@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from minislurm.protowire import Message
 
-FIRST_WAIT = 0.5  # seconds before saying the job is queued
+FIRST_WAIT = 0.2  # seconds before saying the job is queued (an idle cluster starts it sooner)
 WAIT_SLICE = 30  # seconds of each server-side wait
 
 
@@ -49,7 +49,7 @@ def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
     queued = False
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        job = call("WaitJob", job_id=job_id, timeout=int(FIRST_WAIT) or 1).job
+        job = call("WaitJob", job_id=job_id, timeout=FIRST_WAIT).job
         while job.state == "PENDING":
             if not queued and not quiet:
                 _say(prog, f"job {job_id} queued and waiting for resources")

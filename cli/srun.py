@@ -117,18 +117,22 @@ Parallel run options:
   -V, --version               output version information and exit
 """
 
-# srun's input environment: the allocation's geometry, used when the command
-# line gives none of its own (as Slurm's srun reads SLURM_NTASKS and friends).
-GEOMETRY_ENV = {
-    "ntasks": "SLURM_NTASKS",
-    "ntasks_per_node": "SLURM_NTASKS_PER_NODE",
-    "nodes": "SLURM_NNODES",
-}
 DEFAULT_ENV = {"cpus_per_task": "SLURM_CPUS_PER_TASK", "gpus_per_task": "SLURM_GPUS_PER_TASK"}
 
 
+def _env_count(env: dict[str, str], name: str) -> str | None:
+    text = env.get(name, "").split("(")[0]  # "4(x2)" -> "4"
+    return text if text.isdigit() else None
+
+
 def with_environment_defaults(values: dict[str, object], env: dict[str, str]) -> dict[str, object]:
-    """The options, completed from the allocation's variables where the command line is silent.
+    """The options, completed from the allocation's variables as Slurm's srun does.
+
+    Inside an allocation a step spans its nodes (``SLURM_NNODES``) unless
+    ``-N`` says otherwise; its task count is ``-n``, else ``--ntasks-per-node``
+    times the nodes, else the job's ``SLURM_NTASKS`` (with its
+    ``SLURM_NTASKS_PER_NODE``), else one per node. Fewer tasks than nodes
+    shrink the step, with srun's warning.
 
     Args:
         values: the parsed command line.
@@ -138,14 +142,25 @@ def with_environment_defaults(values: dict[str, object], env: dict[str, str]) ->
         The merged options.
     """
     merged = dict(values)
-    if not any(key in values for key in GEOMETRY_ENV):
-        for key, name in GEOMETRY_ENV.items():
-            text = env.get(name, "").split("(")[0]
-            if text.isdigit():
-                merged[key] = text
+    nodes = _env_count(env, "SLURM_NNODES")
+    if "nodes" not in merged and nodes:
+        merged["nodes"] = nodes
+    given = any(k in values for k in ("ntasks", "ntasks_per_node", "nodes"))
+    if not given:
+        for key, name in (("ntasks", "SLURM_NTASKS"), ("ntasks_per_node", "SLURM_NTASKS_PER_NODE")):
+            count = _env_count(env, name)
+            if count:
+                merged[key] = count
     for key, name in DEFAULT_ENV.items():
         if key not in merged and env.get(name, "").isdigit():
             merged[key] = env[name]
+    ntasks, node_text = str(merged.get("ntasks", "")), str(merged.get("nodes", ""))
+    if ntasks.isdigit() and node_text.isdigit() and int(ntasks) < int(node_text):
+        sys.stderr.write(
+            f"srun: Warning: can't run {ntasks} processes on {node_text} nodes, "
+            f"setting nnodes to {ntasks}\n"
+        )
+        merged["nodes"] = ntasks
     return merged
 
 
@@ -339,6 +354,7 @@ def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
     stdin = str(values.get("input", "0"))
     options = {
         "label": values.get("label"),
+        "unbuffered": values.get("unbuffered"),
         "kill_on_bad_exit": request["kill_on_bad_exit"],
         "stdin_to": "none" if request["stdin"] else ("all" if stdin == "all" else "task0"),
     }

@@ -1,13 +1,14 @@
 """Running one job step from srun: launch on every node, relay I/O, forward signals.
 
 One thread polls every node agent's connection, srun's stdin and a
-self-pipe woken by signals. Task output is written as it arrives (with
-``N: `` labels under ``-l``, line by line); srun's stdin goes to task 0 (or
-every task); Ctrl-C forwards SIGINT to the tasks and a second one within a
-second kills the step, as Slurm's srun does. The exit status is the highest
-task exit code, or 128 + the signal that killed a task.
+self-pipe woken by signals. Task output is written line by line per task
+as it arrives (raw with ``-u``; with ``N: `` labels under ``-l``); srun's
+stdin goes to task 0 (or every task); Ctrl-C forwards SIGINT to the tasks
+and a second one within a second kills the step, as Slurm's srun does.
+The exit status is the highest task exit code, or 128 + the signal that
+killed a task.
 
-Imports cli.common, minislurm.agentclient and the standard library.
+Imports minislurm.agentclient and the standard library.
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ class StepRun:
         self.step_id = int(reply.step.step_id)
         self.request = request
         self.label = bool(opts.get("label"))
+        self.unbuffered = bool(opts.get("unbuffered"))
         self.kill_on_bad_exit = bool(opts.get("kill_on_bad_exit"))
         self.stdin_to: str = str(opts.get("stdin_to", "task0"))
         self.links = [
@@ -173,14 +175,15 @@ class StepRun:
     # ---------------------------------------------------------------- output
 
     def _write(self, kind: int, task: int, data: bytes) -> None:
+        """Write a task's output: whole lines per task (unless -u), labelled with -l."""
         out = sys.stdout.buffer if kind == STDOUT else sys.stderr.buffer
-        if not self.label:
+        if self.unbuffered and not self.label:
             out.write(data)
             out.flush()
             return
         buffered = self.partial.pop((kind, task), b"") + data
         *lines, rest = buffered.split(b"\n")
-        prefix = f"{task}: ".encode()
+        prefix = f"{task}: ".encode() if self.label else b""
         for line in lines:
             out.write(prefix + line + b"\n")
         if rest:
@@ -190,8 +193,11 @@ class StepRun:
     def _flush_task(self, task: int) -> None:
         for kind in (STDOUT, STDERR):
             rest = self.partial.pop((kind, task), b"")
-            if rest:
-                self._write(kind, task, rest + b"\n")
+            if rest:  # an unfinished last line: labelled ones get their newline
+                out = sys.stdout.buffer if kind == STDOUT else sys.stderr.buffer
+                prefix = f"{task}: ".encode() if self.label else b""
+                out.write(prefix + rest + (b"\n" if self.label else b""))
+                out.flush()
 
     def _flush_partials(self) -> None:
         for task in {task for _, task in self.partial}:

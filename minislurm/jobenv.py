@@ -31,6 +31,7 @@ class NodeContext:
     conf_path: str
     controller_host: str
     controller_port: int
+    node_addr: str = ""  # the address other nodes reach this one at (NodeAddr)
 
 
 def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
@@ -51,6 +52,22 @@ def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
         "ROCR_VISIBLE_DEVICES": text,
         "ZE_AFFINITY_MASK": text,
     }
+
+
+MASTER_PORT_BASE = 20000
+MASTER_PORT_SPAN = 20000
+
+
+def master_port(job_id: int) -> int:
+    """The MASTER_PORT of a job's steps: stable for the job, spread over 20000-39999.
+
+    Args:
+        job_id: the job.
+
+    Returns:
+        The port.
+    """
+    return MASTER_PORT_BASE + job_id % MASTER_PORT_SPAN
 
 
 def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
@@ -122,6 +139,10 @@ def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[
     """
     env = dict(base)
     env.update(job_node_variables(job, ctx))
+    # Beyond Slurm: where a torch.distributed rendezvous of the job can meet
+    # (the batch host), so that `srun torchrun --rdzv-endpoint=$MASTER_ADDR` works.
+    env.setdefault("MASTER_ADDR", ctx.node_addr or ctx.node_name)
+    env.setdefault("MASTER_PORT", str(master_port(job.job_id)))
     env.update(
         {
             "ENVIRONMENT": "BATCH",
@@ -166,22 +187,6 @@ def _job_variables(job: Job) -> dict[str, str]:
     }
     env.update({k: str(v) for k, v in optional.items() if v})
     return env
-
-
-MASTER_PORT_BASE = 20000
-MASTER_PORT_SPAN = 20000
-
-
-def master_port(job_id: int) -> int:
-    """The MASTER_PORT of a job's steps: stable for the job, spread over 20000-39999.
-
-    Args:
-        job_id: the job.
-
-    Returns:
-        The port.
-    """
-    return MASTER_PORT_BASE + job_id % MASTER_PORT_SPAN
 
 
 @dataclass(frozen=True)
@@ -296,7 +301,7 @@ def task_environment(
 
 
 def bind_gpus(
-    gpus: tuple[int, ...], local_id: int, ntasks_here: int, gpu_bind: str, gpus_per_task: int
+    gpus: tuple[int, ...], local_id: int, gpu_bind: str, gpus_per_task: int
 ) -> tuple[int, ...]:
     """The GPUs one task sees, from the step's GPUs on its node (``--gpu-bind``).
 

@@ -843,8 +843,8 @@ class WaitJobRequest(_message.Message):
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
     job_id: int
-    timeout: int
-    def __init__(self, job_id: _Optional[int] = ..., timeout: _Optional[int] = ...) -> None: ...
+    timeout: float
+    def __init__(self, job_id: _Optional[int] = ..., timeout: _Optional[float] = ...) -> None: ...
 
 class WaitJobReply(_message.Message):
     __slots__ = ("job",)

@@ -1,0 +1,12 @@
+#!/bin/bash
+# Data-parallel training across two nodes, four GPUs each, one rank per GPU.
+#SBATCH --job-name=ddp
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=4
+#SBATCH --gres=gpu:4
+#SBATCH --gpus-per-task=1
+#SBATCH --time=10
+#SBATCH --output=%x-%j.out
+
+# The script to run is the first argument (default: relative to where sbatch ran).
+srun python "${1:-examples/ddp_allreduce.py}"
