@@ -22,12 +22,13 @@ def main() -> None:
     rank, world = dist.get_rank(), dist.get_world_size()
     total = torch.tensor([float(rank)])
     dist.all_reduce(total)
-    print(
+    line = (
         f"rank={rank} world={world} local_rank={os.environ['LOCAL_RANK']}"
         f" node={os.environ.get('SLURMD_NODENAME', socket.gethostname())}"
-        f" cvd={os.environ.get('CUDA_VISIBLE_DEVICES', '')} sum={int(total.item())}",
-        flush=True,
+        f" cvd={os.environ.get('CUDA_VISIBLE_DEVICES', '')} sum={int(total.item())}\n"
     )
+    # One write per line: under torchrun, several ranks share one stdout.
+    os.write(1, line.encode())
     dist.destroy_process_group()
 
 

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minislurm import cred
+from minislurm import cred, procs
 from minislurm.conffile import read_controller_address
 
 CTLD = "slurmctld"
@@ -384,16 +384,8 @@ class LocalCluster:
         spool = self.path("spool")
         for node in os.listdir(spool) if os.path.isdir(spool) else []:
             for job in os.listdir(os.path.join(spool, node)):
-                jobdir = os.path.join(spool, node, job)
-                pid = _read_int(os.path.join(jobdir, "stepd.pid"))
-                if pid is None:
-                    continue
-                try:
-                    with open(f"/proc/{pid}/cmdline", "rb") as f:
-                        args = f.read().split(b"\0")
-                except OSError:
-                    continue
-                if jobdir.encode() in args:
+                pid = procs.live_pid(os.path.join(spool, node, job, "stepd.pid"))
+                if pid is not None:
                     found.append(pid)
         return found
 

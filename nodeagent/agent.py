@@ -25,6 +25,7 @@ from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load
+from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import NodeFacts, StepManager
 
 log = logging.getLogger(__name__)
@@ -77,7 +78,8 @@ class Agent:
     def __init__(self, settings: AgentSettings, resources: NodeResources) -> None:
         self.settings = settings
         self.resources = resources
-        self.launcher = Launcher(settings.spool_dir, self._step_ended)
+        self.stepds = StepdPool()
+        self.launcher = Launcher(settings.spool_dir, self._step_ended, self.stepds)
         host, _, port = settings.controller.rpartition(":")
         facts = NodeFacts(
             node_name=settings.node_name,
@@ -90,7 +92,7 @@ class Agent:
             kill_wait=settings.conf.kill_wait,
             key=settings.cluster_key,
         )
-        self.steps = StepManager(facts, self._step_done)
+        self.steps = StepManager(facts, self._step_done, self.stepds.spawn)
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.port = settings.port
         self.start_time = time.time()
@@ -126,6 +128,7 @@ class Agent:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self.launcher.close()
+        self.stepds.close()
         await self._channel.close()
 
     # ------------------------------------------------------------ controller

@@ -19,10 +19,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from minislurm import procs
+from nodeagent.stepdpool import StepdPool
 
 log = logging.getLogger(__name__)
 
@@ -72,21 +74,12 @@ def _read_int(path: str) -> int:
         return 0
 
 
-def _is_stepd(pid: int, jobdir: str) -> bool:
-    """Whether ``pid`` is the stepd of ``jobdir`` (and not a reused pid)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            args = f.read().split(b"\0")
-    except OSError:
-        return False
-    return b"nodeagent.stepd" in args and jobdir.encode() in args
-
-
 class Launcher:
     """Starts, watches, signals and cleans up batch steps."""
 
-    def __init__(self, spool: str, on_end: Callable[[StepOutcome], None]) -> None:
+    def __init__(self, spool: str, on_end: Callable[[StepOutcome], None], pool: StepdPool) -> None:
         self.spool = spool
+        self._pool = pool
         self._on_end = on_end
         self._running: dict[int, int] = {}  # job id -> stepd pid
         self._children: dict[int, subprocess.Popen[bytes]] = {}
@@ -160,15 +153,7 @@ class Launcher:
             json.dump(description, f)
         if os.getuid() == 0:
             os.chown(script, step.uid, step.gid)
-        with open(os.path.join(jobdir, "stepd.log"), "wb") as log_file:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "nodeagent.stepd", jobdir],
-                stdin=subprocess.DEVNULL,
-                stdout=log_file,
-                stderr=log_file,
-                start_new_session=True,
-                cwd="/",
-            )
+        proc = self._pool.spawn(jobdir)
         self._children[step.job_id] = proc
         self._watch(step.job_id, proc.pid)
         log.info("job=%d stepd pid=%d started", step.job_id, proc.pid)
@@ -242,8 +227,8 @@ class Launcher:
                 continue
             job_id = int(name[3:])
             jobdir = self.jobdir(job_id)
-            pid = _read_int(os.path.join(jobdir, "stepd.pid"))
-            if pid and _is_stepd(pid, jobdir):
+            pid = procs.live_pid(os.path.join(jobdir, "stepd.pid"))
+            if pid is not None:
                 self._watch(job_id, pid)
                 log.info("job=%d stepd pid=%d adopted", job_id, pid)
             else:

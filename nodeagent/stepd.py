@@ -55,6 +55,8 @@ import time
 import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to the user)
 from collections import deque
 
+from minislurm import procs
+
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.5
 
@@ -669,7 +671,11 @@ class StepSupervisor:
     # Start
 
     def launch(self) -> None:
-        """Open every task's streams (output files once per path), then fork them all."""
+        """Open every task's streams (output files once per path), then fork them all.
+
+        Every task is forked before any exec is awaited: waiting for each in
+        turn made a node's start-up grow by an exec's latency per task.
+        """
         self.start_time = time.time()
         ready = []
         for task in self.tasks:
@@ -677,13 +683,16 @@ class StepSupervisor:
                 ready.append((task, *self._streams(task)))
             except SetupError as error:
                 self._never_ran(task, str(error), error.code)
+        forked = []
         for task, fds, close in ready:
             try:
-                self._spawn(task, fds)
+                forked.append((task, self._fork(task, fds)))
             except OSError as error:
                 self._never_ran(task, f"fork: {error.strerror}", error.errno or 1)
             for fd in close:
                 os.close(fd)
+        for task, report_r in forked:
+            self._confirm(task, report_r)
 
     def _streams(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
         """The child's stdin/stdout/stderr, and which of them to close after the fork."""
@@ -722,8 +731,8 @@ class StepSupervisor:
             self.files[path] = _open_task_file(path, kind.name.lower(), flags)
         return self.files[path]
 
-    def _spawn(self, task: TaskRun, fds: tuple[int, int, int]) -> None:
-        """Fork and exec one task; a failed exec is reported when it is reaped."""
+    def _fork(self, task: TaskRun, fds: tuple[int, int, int]) -> int:
+        """Fork one task, which execs; returns the pipe on which it reports a failed exec."""
         report_r, report_w = os.pipe()
         try:
             pid = os.fork()
@@ -734,17 +743,23 @@ class StepSupervisor:
         if pid == 0:
             _exec_task(task, fds, self.pgid, report_w)
         os.close(report_w)
-        # The child execs at once, or reports why not and exits: a short wait.
+        # The first task leads the step's process group; set it from both sides,
+        # so that later tasks can join it whether or not the first ran yet.
+        self.pgid = self.pgid or pid
+        _try(os.setpgid, pid, self.pgid)
+        task.pid = pid
+        self.by_pid[pid] = task
+        return report_r
+
+    def _confirm(self, task: TaskRun, report_r: int) -> None:
+        """Wait for a forked task's exec (the report pipe closes) and say it started."""
         chunks = []
         while chunk := os.read(report_r, 4096):
             chunks.append(chunk)
         os.close(report_r)
-        self.pgid = self.pgid or pid  # the first task leads the step's process group
-        task.pid = pid
-        self.by_pid[pid] = task
         task.error = b"".join(chunks).decode(errors="replace")
         if not task.error:
-            self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
+            self.link.send(Kind.STARTED, task.task_id, PID.pack(task.pid))
 
     def _never_ran(self, task: TaskRun, message: str, code: int) -> None:
         _log(f"task {task.task_id}: {message}")
@@ -985,6 +1000,8 @@ class StepSupervisor:
                     del self.readers[fd]
                     os.close(fd)
             self.clean = True
+        elif not _has_children():
+            self.clean = True  # as a subreaper, no child means no descendant at all
         elif now >= self.next_scan or not self.readers:
             self.next_scan = now + 0.05
             procs = descendants(os.getpid())
@@ -1011,6 +1028,15 @@ class StepSupervisor:
         }
 
 
+def _has_children() -> bool:
+    """Whether this process has any child, alive or not yet reaped."""
+    try:
+        os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return False
+    return True
+
+
 def _open_private(path: str, append: bool = False) -> int:
     """A file of stepd's own in the spool (opened while still root; slurmd reads it)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
@@ -1018,8 +1044,10 @@ def _open_private(path: str, append: bool = False) -> int:
 
 
 def _write_status(status_fd: int, result: dict[str, object]) -> None:
+    # No fsync: slurmd reads this after stepd exits, even if slurmd itself
+    # restarted (the page cache survives processes); losing it to a power cut
+    # loses the node and its jobs anyway, and an fsync cost each step ~5 ms.
     os.write(status_fd, json.dumps(result).encode())
-    os.fsync(status_fd)
 
 
 def connect_agent(stepdir: str, name: str) -> socket.socket:
@@ -1105,22 +1133,42 @@ def _never_started(job: dict[str, object], now: float) -> dict[str, object]:
     }
 
 
+def _redirect_stdio(jobdir: str) -> None:
+    """A spare's stdin becomes /dev/null, its stdout and stderr the job's stepd.log."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    log_fd = os.open(
+        os.path.join(jobdir, "stepd.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+    )
+    os.dup2(null, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    os.close(null)
+    os.close(log_fd)
+
+
 def main(argv: list[str]) -> int:
     """Run one batch script or srun step; the exit status is for slurmd's log only.
 
     Args:
-        argv: ``[JOBDIR]``.
+        argv: ``[JOBDIR]``, or ``["--spare"]``: start now, imports done, and
+            wait for slurmd to write the directory's path on stdin (this
+            takes a Python start-up off every launch).
 
     Returns:
-        0 when the status was recorded.
+        0 when the status was recorded (or a spare was never used).
     """
-    jobdir = argv[0]
+    if argv == ["--spare"]:
+        jobdir = sys.stdin.readline().strip()
+        if not jobdir:
+            return 0  # slurmd went away without using this spare
+        _redirect_stdio(jobdir)
+    else:
+        jobdir = argv[0]
     # SIGTERM (kill request) and SIGCHLD are taken synchronously in Step.run.
     signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
     with open(os.path.join(jobdir, "job.json")) as f:
         job = json.load(f)
-    with open(os.path.join(jobdir, "stepd.pid"), "w") as f:
-        f.write(f"{os.getpid()}\n")
+    procs.write_pid_file(os.path.join(jobdir, "stepd.pid"))
     become_subreaper()
     # Files slurmd reads are opened while still root; the job's user only writes them.
     status_fd = _open_private(os.path.join(jobdir, "status.json"))

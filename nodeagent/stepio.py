@@ -58,7 +58,7 @@ import struct
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nodeagent.stepd import (
@@ -248,13 +248,19 @@ def describe(spec: StepSpec) -> dict[str, object]:
     }
 
 
-async def start_step(step_dir: str, spec: StepSpec, timeout: float = START_TIMEOUT) -> StepSession:
+async def start_step(
+    step_dir: str,
+    spec: StepSpec,
+    timeout: float = START_TIMEOUT,
+    spawn: Callable[[str], subprocess.Popen[bytes]] | None = None,
+) -> StepSession:
     """Create the step's directory, start its stepd and wait for it to connect.
 
     Args:
         step_dir: the step's spool directory, which must not exist yet.
         spec: what to run.
         timeout: seconds for stepd to connect.
+        spawn: starts stepd on a directory (slurmd's StepdPool); default: a new process.
 
     Returns:
         The session; its tasks are being started.
@@ -272,7 +278,7 @@ async def start_step(step_dir: str, spec: StepSpec, timeout: float = START_TIMEO
         json.dump(description, f)
     listener = _listen(step_dir)
     try:
-        proc = _spawn_stepd(step_dir)
+        proc = (spawn or _spawn_stepd)(step_dir)
         pidfd = os.pidfd_open(proc.pid)
         try:
             reader, writer = await _connection(listener, proc, pidfd, step_dir, timeout)

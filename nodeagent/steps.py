@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -158,9 +159,15 @@ def task_specs(
 class StepManager:
     """The steps running on this node, by (job id, step id)."""
 
-    def __init__(self, facts: NodeFacts, report: Callable[[pb.StepCompleteRequest], None]) -> None:
+    def __init__(
+        self,
+        facts: NodeFacts,
+        report: Callable[[pb.StepCompleteRequest], None],
+        spawn: Callable[[str], subprocess.Popen[bytes]],
+    ) -> None:
         self.facts = facts
         self._report = report
+        self._spawn = spawn
         self.sessions: dict[tuple[int, int], stepio.StepSession] = {}
         # Input may reach a node before the launch it belongs to: both meet here.
         self._launches: dict[tuple[int, int], asyncio.Future[stepio.StepSession | None]] = {}
@@ -221,7 +228,7 @@ class StepManager:
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)
         try:
-            session = await stepio.start_step(self.step_dir(*key), spec)
+            session = await stepio.start_step(self.step_dir(*key), spec, spawn=self._spawn)
         except BaseException:
             self._launches.pop(key, None)
             self._ended(key)
