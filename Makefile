@@ -41,6 +41,7 @@ demo-down: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_submit.py
+	$(BIN)/python bench/bench_srun.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -79,8 +79,14 @@ def client_config() -> ClientConfig:
     return _config[0]
 
 
+_clients: dict[tuple[str, int], ControllerClient] = {}
+
+
 def controller() -> ControllerClient:
-    """A client of the controller named by slurm.conf (or the local cluster).
+    """The client of the controller named by slurm.conf (or the local cluster).
+
+    One connection per process: a command making several calls (srun:
+    allocate, wait, create a step, release) opens it once.
 
     Returns:
         The client (connects on first call).
@@ -89,7 +95,11 @@ def controller() -> ControllerClient:
         CommandError: no configuration was found.
     """
     config = client_config()
-    return ControllerClient(config.host, config.port, timeout=RPC_TIMEOUT)
+    key = (config.host, config.port)
+    client = _clients.get(key)
+    if client is None:
+        client = _clients[key] = ControllerClient(config.host, config.port, timeout=RPC_TIMEOUT)
+    return client
 
 
 def call(method: str, **fields: object) -> Message:
@@ -106,8 +116,7 @@ def call(method: str, **fields: object) -> Message:
         RpcError: the call failed.
         CommandError: no configuration.
     """
-    with controller() as client:
-        return client.call(method, **fields)
+    return controller().call(method, **fields)
 
 
 def parse_or_exit(

@@ -9,8 +9,8 @@ Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.srun's option parsing.
 
 from __future__ import annotations
 
+import _signal as signal  # type: ignore[import-not-found]  # ``signal`` imports enum (~9 ms)
 import os
-import signal
 import subprocess
 import sys
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from minislurm.protowire import Message
 
 PROG = "srun"
-RETRY_SECONDS = 0.5
+RETRY_FIRST, RETRY_MAX = 0.02, 0.5  # seconds between step creation attempts
 
 OPTIONS = [
     Option("account", "A", REQUIRED),
@@ -273,6 +273,7 @@ def create_step(spec: dict[str, object], quiet: bool) -> Message:
         CommandError: the step can never be created.
     """
     waited = False
+    delay = RETRY_FIRST
     while True:
         try:
             reply: Message = call("CreateStep", spec=spec)
@@ -288,7 +289,8 @@ def create_step(spec: dict[str, object], quiet: bool) -> Message:
                     f"({rpc_message(err)})\n"
                 )
             waited = True
-            time.sleep(RETRY_SECONDS)
+            time.sleep(delay)  # the step ahead usually ends within milliseconds
+            delay = min(delay * 2, RETRY_MAX)
     if waited and not quiet:
         sys.stderr.write(f"srun: Step created for StepId={spec['job_id']}.{reply.step.step_id}\n")
     return reply

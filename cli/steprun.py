@@ -13,9 +13,9 @@ Imports minislurm.agentclient and the standard library.
 
 from __future__ import annotations
 
+import _signal as signal  # type: ignore[import-not-found]  # ``signal`` imports enum (~9 ms)
 import os
 import select
-import signal
 import sys
 import time
 
@@ -151,7 +151,9 @@ class StepRun:
             return
         for event in events:
             self._on_event(link, event)
-        if link.stream.done:
+        # Every task of the node has exited: srun is done with it (as Slurm's
+        # srun, it does not wait for the node's clean-up).
+        if link.stream.done or all(task in self.exits for task in link.task_ids):
             link.done = True
 
     def _on_event(self, link: NodeLink, event: Message) -> None:

@@ -37,7 +37,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def SubmitJob(self, request: pb.SubmitJobRequest, context: Ctx) -> pb.SubmitJobReply:
         job_id = self.ctl.submit(request.spec)
-        return pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
+        reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
+        if not request.spec.batch:
+            # Interactive allocations are scheduled on submission (as Slurm does).
+            self.ctl.scheduler.run_pass()
+            now = time.time()
+            job = self.ctl.state.jobs[job_id]
+            reply.job.CopyFrom(convert.job_info(job, self.ctl.priority(job, now), now))
+        return reply
 
     @grpc_errors
     async def GetJobs(self, request: pb.GetJobsRequest, context: Ctx) -> pb.GetJobsReply:

@@ -168,6 +168,8 @@ class StepManager:
         self.facts = facts
         self._report = report
         self._spawn = spawn
+        self._followers: set[asyncio.Task[None]] = set()
+        self._listeners: dict[tuple[int, int], asyncio.Queue[pb.TaskEvent | None]] = {}
         self.sessions: dict[tuple[int, int], stepio.StepSession] = {}
         # Input may reach a node before the launch it belongs to: both meet here.
         self._launches: dict[tuple[int, int], asyncio.Future[stepio.StepSession | None]] = {}
@@ -238,15 +240,44 @@ class StepManager:
         self.sessions[key] = session
         if not launched.done():
             launched.set_result(session)
-        finished = False
+        queue: asyncio.Queue[pb.TaskEvent | None] = asyncio.Queue()
+        self._listeners[key] = queue
+        follower = asyncio.get_running_loop().create_task(
+            self._follow(key, session), name=f"step {key[0]}.{key[1]}"
+        )
+        self._followers.add(follower)
+        follower.add_done_callback(self._followers.discard)
+        running = len(tasks)
         try:
-            async for event in session.events():
-                if event.kind is stepio.EventKind.DONE:
-                    finished = True
-                    self._finish(key, session)
-                    yield pb.TaskEvent(kind=pb.TaskEvent.NODE_DONE, node=self.facts.node_name)
-                elif event.kind in _KINDS:
-                    yield pb.TaskEvent(
+            while (event := await queue.get()) is not None:
+                if event.kind == pb.TaskEvent.EXITED:
+                    running -= 1
+                yield event
+        finally:
+            self._listeners.pop(key, None)
+            if running and not session.done:  # srun went away mid-step: the step goes too
+                log.info("step=%d.%d lost its srun: killing it", *key)
+                session.terminate(self.facts.kill_wait, "CANCELLED", time.time())
+
+    async def _follow(self, key: tuple[int, int], session: stepio.StepSession) -> None:
+        """Relay a step's events to its srun while it listens; report the step's end anyway.
+
+        srun may stop listening once every task has exited (it does not wait
+        for stepd's clean-up); the step's end is reported all the same.
+        """
+
+        def relay(event: pb.TaskEvent | None) -> None:
+            queue = self._listeners.get(key)
+            if queue is not None:
+                queue.put_nowait(event)
+
+        async for event in session.events():
+            if event.kind is stepio.EventKind.DONE:
+                self._finish(key, session)
+                relay(pb.TaskEvent(kind=pb.TaskEvent.NODE_DONE, node=self.facts.node_name))
+            elif event.kind in _KINDS:
+                relay(
+                    pb.TaskEvent(
                         kind=_KINDS[event.kind],
                         task_id=event.task_id,
                         data=event.data,
@@ -255,10 +286,8 @@ class StepManager:
                         node=self.facts.node_name,
                         error=event.error,
                     )
-        finally:
-            if not finished:  # srun went away: the step goes too
-                log.info("step=%d.%d lost its srun: killing it", *key)
-                session.terminate(self.facts.kill_wait, "CANCELLED", time.time())
+                )
+        relay(None)
 
     def _finish(self, key: tuple[int, int], session: stepio.StepSession) -> None:
         self.sessions.pop(key, None)

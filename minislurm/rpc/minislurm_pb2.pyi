@@ -227,12 +227,14 @@ class SubmitJobRequest(_message.Message):
     def __init__(self, spec: _Optional[_Union[JobSpec, _Mapping]] = ...) -> None: ...
 
 class SubmitJobReply(_message.Message):
-    __slots__ = ("job_id", "cluster")
+    __slots__ = ("job_id", "cluster", "job")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     cluster: str
-    def __init__(self, job_id: _Optional[int] = ..., cluster: _Optional[str] = ...) -> None: ...
+    job: JobInfo
+    def __init__(self, job_id: _Optional[int] = ..., cluster: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
 
 class GetJobsRequest(_message.Message):
     __slots__ = ("job_ids", "users", "partitions", "states", "names", "all_states")

@@ -129,6 +129,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.SubmitJobReply': (
         (1, 'job_id', 'uint32', '', False, '', ''),
         (2, 'cluster', 'string', '', False, '', ''),
+        (3, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
     ),
     'minislurm.v1.GetJobsRequest': (
         (1, 'job_ids', 'uint32', 'repeated', True, '', ''),
