@@ -239,6 +239,10 @@ def allocation_spec(values: dict[str, object], argv: list[str]) -> dict[str, obj
         The JobSpec fields.
     """
     spec = _counts(values)
+    cyclic = str(values.get("distribution", "")).startswith("cyclic")
+    if cyclic and "ntasks" in spec and "min_nodes" in spec and "ntasks_per_node" not in spec:
+        # The allocation is made for the distribution: tasks dealt evenly over the nodes.
+        spec["ntasks_per_node"] = -(-int(str(spec["ntasks"])) // int(str(spec["min_nodes"])))
     spec.update(job_identity())
     spec.update(
         name=str(values.get("job_name") or os.path.basename(argv[0])),

@@ -173,6 +173,9 @@ def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, n
     """
     assert job.allocation is not None
     req = step_request(spec, job)
+    if spec.distribution == "cyclic" and not req.ntasks_per_node:
+        # Dealt round-robin, tasks spread evenly over the nodes asked for.
+        req = replace(req, ntasks_per_node=-(-req.ntasks // req.min_nodes))
     exact = spec.exclusive or spec.exact
     holding = [] if spec.overlap else [s for s in running if not s.overlap]
     chosen = select_nodes(req, step_views(job.allocation, holding))

@@ -298,3 +298,47 @@ def test_unknown_partition_is_refused_like_slurm(cluster: TestCluster) -> None:
         "srun: error: invalid partition specified: nosuch\n"
         "srun: error: Unable to allocate resources: Invalid partition name specified\n",
     )
+
+
+def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
+    from minislurm.conffile import read_controller_address
+    from minislurm.ctlclient import ControllerClient
+
+    script = "#!/bin/bash\nsrun -N2 -n3 true\nsrun -n1 bash -c 'exit 5'\nexit 0\n"
+    job_id = cluster.sbatch("-N2", "-n4", script=script)
+    cluster.wait_state(job_id, "COMPLETED", timeout=60)
+    host, port = read_controller_address(cluster.local.conf_path)
+    with ControllerClient(host, port, timeout=10) as ctl:
+        steps = wait_until(
+            lambda: [s for s in ctl.call("GetSteps", job_id=job_id).steps if s.end_time] or None,
+            10,
+            "the steps to end",
+        )
+        steps = ctl.call("GetSteps", job_id=job_id).steps
+    assert [(s.step_id, s.state, s.exit_code, s.ntasks) for s in steps] == [
+        (0, "COMPLETED", 0, 3),
+        (1, "FAILED", 5, 1),
+    ]
+    assert steps[0].nodelist == "n[1-2]" and steps[1].nodelist in ("n1", "n2")
+    assert all(s.start_time and s.end_time >= s.start_time for s in steps)
+
+
+def test_per_task_output_files_and_cyclic_distribution(cluster: TestCluster) -> None:
+    result = cluster.run(
+        "srun",
+        "-N2",
+        "-n4",
+        "-m",
+        "cyclic",
+        "-o",
+        "task-%j.%s-%t-%N.out",
+        "bash",
+        "-c",
+        "echo $SLURM_PROCID $SLURMD_NODENAME",
+    )
+    assert (result.rc, result.out) == (0, "")
+    made = sorted(p.name for p in cluster.workdir.glob("task-*.out"))
+    assert len(made) == 4
+    by_task = {name.split("-")[2]: (cluster.workdir / name).read_text().split() for name in made}
+    assert [by_task[str(t)][1] for t in range(4)] == ["n1", "n2", "n1", "n2"]
+    assert all(name.endswith(f"-{by_task[name.split('-')[2]][1]}.out") for name in made)

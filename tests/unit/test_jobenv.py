@@ -254,3 +254,40 @@ def test_gpu_variables_bind_every_vendors_variable_or_none(
     gpus: tuple[int, ...], expected: dict[str, str]
 ) -> None:
     assert gpu_variables(gpus) == expected
+
+
+# ---------------------------------------------------------------- --gpu-bind
+
+
+@pytest.mark.parametrize(
+    ("bind", "per_task", "expected"),
+    [
+        ("", 0, [(0, 1, 2, 3)] * 4),
+        ("", 1, [(0,), (1,), (2,), (3,)]),
+        ("", 2, [(0, 1), (2, 3), (), ()]),
+        ("none", 1, [(0, 1, 2, 3)] * 4),
+        ("single:2", 0, [(0,), (0,), (1,), (1,)]),
+        ("per_task:2", 0, [(0, 1), (2, 3), (), ()]),
+        ("map_gpu:3,1", 0, [(3,), (1,), (3,), (1,)]),
+    ],
+)
+def test_gpu_bind_gives_each_task_its_devices(
+    bind: str, per_task: int, expected: list[tuple[int, ...]]
+) -> None:
+    from minislurm.jobenv import bind_gpus
+
+    assert [bind_gpus((0, 1, 2, 3), i, bind, per_task) for i in range(4)] == expected
+
+
+def test_bad_gpu_bind_is_an_error() -> None:
+    from minislurm.jobenv import bind_gpus
+
+    with pytest.raises(ValueError):
+        bind_gpus((0, 1), 0, "closest", 0)
+
+
+def test_master_port_is_stable_per_job_and_in_range() -> None:
+    from minislurm.jobenv import master_port
+
+    assert master_port(7) == master_port(7) != master_port(8)
+    assert all(20000 <= master_port(j) < 40000 for j in (1, 19999, 20000, 123456))
