@@ -42,6 +42,7 @@ demo-down: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_submit.py
 	$(BIN)/python bench/bench_srun.py
+	$(BIN)/python bench/bench_array.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

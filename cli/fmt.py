@@ -282,6 +282,25 @@ def split_list(text: str) -> list[str]:
     return [item for item in text.split(",") if item]
 
 
+def split_jobs(text: str) -> list[str]:
+    """A comma-separated list of job references; commas inside ``[...]`` do not split.
+
+    Args:
+        text: e.g. ``"12,13_[1,3-5],14.0"``.
+
+    Returns:
+        The references, empty items dropped.
+    """
+    items, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "[") - (char == "]")
+        if char == "," and depth == 0:
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return [item for item in items if item]
+
+
 # --------------------------------------------------------------------------- job states
 
 # Slurm's job states and their compact codes, in the order of its error message.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
@@ -24,16 +25,25 @@ from cli.submit import (
     parse_node_range,
     parse_positive,
 )
+from cli.timespec import parse_time
 from minislurm import units
 from minislurm.h2grpc import RpcError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from minislurm.protowire import Message
 
 PROG = "sbatch"
 
 OPTIONS = [
     Option("account", "A", REQUIRED),
+    Option("array", "a", REQUIRED),
+    Option("begin", "b", REQUIRED),
     Option("chdir", "D", REQUIRED),
     Option("comment", "", REQUIRED),
     Option("cpus-per-task", "c", REQUIRED),
+    Option("deadline", "", REQUIRED),
+    Option("dependency", "d", REQUIRED),
     Option("error", "e", REQUIRED),
     Option("exclude", "x", REQUIRED),
     Option("export", "", REQUIRED),
@@ -45,6 +55,7 @@ OPTIONS = [
     Option("hold", "H", NO_ARG),
     Option("input", "i", REQUIRED),
     Option("job-name", "J", REQUIRED),
+    Option("kill-on-invalid-dep", "", REQUIRED),
     Option("mem", "", REQUIRED),
     Option("mem-per-cpu", "", REQUIRED),
     Option("nice", "", OPTIONAL),
@@ -59,10 +70,12 @@ OPTIONS = [
     Option("qos", "q", REQUIRED),
     Option("quiet", "Q", NO_ARG),
     Option("requeue", "", NO_ARG),
+    Option("test-only", "", NO_ARG),
     Option("time", "t", REQUIRED),
     Option("usage", "", NO_ARG),
     Option("verbose", "v", NO_ARG, many=True),
     Option("version", "V", NO_ARG),
+    Option("wait", "W", NO_ARG),
     Option("wrap", "", REQUIRED),
 ]
 
@@ -71,8 +84,13 @@ Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]
 
 Parallel run options:
   -A, --account=name          charge job to specified account
+  -a, --array=indexes         job array index values
+  -b, --begin=time            defer job until HH:MM MM/DD/YY
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -D, --chdir=directory       set working directory for batch script
+      --deadline=time         remove the job if no ending possible before
+                              this deadline (start > (deadline - time[-min]))
+  -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
   -e, --error=err             file for batch script's standard error
       --export[=names]        specify environment variables to export
   -G, --gpus=n                count of GPUs required for the job
@@ -82,6 +100,7 @@ Parallel run options:
   -H, --hold                  submit job in held state
   -i, --input=in              file for batch script's standard input
   -J, --job-name=jobname      name of job
+      --kill-on-invalid-dep=<yes|no> kill job if dependency becomes never satisfied
       --mem=MB                minimum amount of real memory
       --mem-per-cpu=MB        maximum amount of real memory per allocated cpu
       --nice[=value]          decrease scheduling priority by value
@@ -96,6 +115,8 @@ Parallel run options:
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
   -t, --time=minutes          time limit
+      --test-only             validate batch script but do not submit job
+  -W, --wait                  wait for completion of submitted job
   -w, --nodelist=hosts...     request a specific list of hosts
       --wrap[=command string] wrap command string in a sh script and submit
   -x, --exclude=hosts...      exclude a specific list of hosts
@@ -289,7 +310,49 @@ def build_spec(
         if text:
             spec[field] = text
     spec.update(resource_fields(values))
+    spec.update(workflow_fields(values))
     spec.update(job_identity())
+    return spec
+
+
+def workflow_fields(values: dict[str, object]) -> dict[str, object]:
+    """Array, dependency, begin and deadline, parsed as Slurm's client parses them.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        JobSpec fields.
+
+    Raises:
+        CommandError: a value that does not parse (status 255), or a begin
+            time after the deadline (status 1, as Slurm).
+    """
+    spec: dict[str, object] = {}
+    for key in ("array", "dependency"):
+        text = _value(values, key)
+        if text:
+            spec[key] = text
+    kill = _value(values, "kill_on_invalid_dep")
+    if kill is not None:
+        if kill.lower() not in ("yes", "no"):
+            raise CommandError("error: Invalid --kill-on-invalid-dep specification", CLIENT_ERROR)
+        spec["kill_on_invalid_dep"] = kill.lower() == "yes"
+    now = time.time()
+    times = {}
+    for key in ("begin", "deadline"):
+        text = _value(values, key)
+        if text is None:
+            continue
+        try:
+            times[key] = parse_time(text, now)
+        except ValueError as err:
+            sys.stderr.write(f"{err}\n")  # Slurm prints this line without a prefix
+            raise CommandError(f"error: Invalid --{key} specification", CLIENT_ERROR) from None
+    if "deadline" in times and times.get("begin", now) > times["deadline"]:
+        raise CommandError("error: Incompatible begin and deadline time specification")
+    spec["begin_time"] = times.get("begin", 0)
+    spec["deadline"] = times.get("deadline", 0)
     return spec
 
 
@@ -382,18 +445,81 @@ def submit(argv: list[str]) -> int:
     spec = build_spec(values, script, name, script_args)
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(_value(values, "gres"), gpus_asked, client_config().gres_types)
+    test_only = bool(values.get("test_only"))
     try:
-        reply = call("SubmitJob", spec=spec)
+        reply = call("SubmitJob", spec={**spec, "test_only": test_only})
     except RpcError as err:
         *details, last = rpc_message(err).split("\n")
+        what = "Job submit/allocate failed" if test_only else "Batch job submission failed"
         lines = [f"error: {d}" for d in details]
-        lines.append(f"error: Batch job submission failed: {last}")
+        lines.append(f"error: {what}: {last}")
         raise CommandError("\nsbatch: ".join(lines)) from None
+    if test_only:
+        return report_test(reply)
     if values.get("parsable"):
-        print(reply.job_id)
+        print(reply.job_id, flush=True)
     elif not values.get("quiet"):
-        print(f"Submitted batch job {reply.job_id}")
+        print(f"Submitted batch job {reply.job_id}", flush=True)
+    return wait_for(reply.job_id) if values.get("wait") else 0
+
+
+def report_test(reply: Message) -> int:
+    """``--test-only``: say when and where the job would start, as Slurm does.
+
+    Args:
+        reply: the SubmitJob reply (nothing was stored).
+
+    Returns:
+        The exit status.
+
+    Raises:
+        CommandError: it could never start.
+    """
+    job = reply.job
+    if not reply.expected_start:
+        raise CommandError(
+            "error: Job submit/allocate failed: Requested node configuration is not available"
+        )
+    sys.stderr.write(
+        f"sbatch: Job {reply.job_id} to start at {units.format_timestamp(reply.expected_start)} "
+        f"using {job.num_cpus} processors on nodes {job.nodes} in partition {job.partition}\n"
+    )
     return 0
+
+
+def wait_for(job_id: int) -> int:
+    """``--wait``: poll until the job (every task of an array) has ended.
+
+    Args:
+        job_id: the job.
+
+    Returns:
+        Its exit code; the highest of an array's tasks; 1 for a job that
+        ended without one (a signal, a cancel), as Slurm.
+    """
+    delay = 0.1
+    while True:
+        try:
+            jobs = call("GetJobs", job_ids=[job_id], all_states=True).jobs
+        except RpcError as err:
+            if err.code == "NOT_FOUND":
+                return 0
+            raise
+        if jobs and all(j.state in _ENDED for j in jobs):
+            return max(_exit_status(j) for j in jobs)
+        time.sleep(delay)
+        delay = min(delay * 1.5, 2.0)
+
+
+_ENDED = frozenset(
+    ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "DEADLINE", "OUT_OF_MEMORY")
+)
+
+
+def _exit_status(job: Message) -> int:
+    if job.state == "COMPLETED":
+        return 0
+    return int(job.exit_code) or 1
 
 
 def main(argv: list[str] | None = None) -> int:

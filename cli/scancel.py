@@ -17,6 +17,7 @@ import sys
 from cli import common, fmt
 from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import hostlist, protowire, units
+from minislurm.arrays import parse_job_ref
 from minislurm.h2grpc import RpcError
 
 TYPE_CHECKING = False
@@ -86,6 +87,8 @@ class Plan:
 
     def __init__(self) -> None:
         self.job_ids: list[int] = []
+        self.array_tasks: list[str] = []  # "123_4", "123_[1-3]"
+        self.steps: list[tuple[str, int]] = []  # ("123" or "123_4", step id)
         self.filters: dict[str, object] = {}  # CancelJobs filter fields
         self.accounts: list[str] = []
         self.qos: list[str] = []
@@ -105,34 +108,40 @@ class Plan:
             or self.qos
             or self.nodes
             or self.interactive
-            or (self.job_ids and self.filters)
+            or ((self.job_ids or self.array_tasks) and self.filters)
         )
 
+    @property
+    def named(self) -> bool:
+        """Whether jobs were named on the command line."""
+        return bool(self.job_ids or self.array_tasks or self.steps)
 
-def parse_job_ids(words: list[str]) -> list[int]:
-    """Read the job ids of the command line (each may be a comma list).
+
+def parse_job_ids(words: list[str], plan: Plan) -> None:
+    """Read the jobs of the command line (each word may be a comma list):
+    ``123``, array tasks ``123_4`` or ``123_[1-3]``, steps ``123.0``.
 
     Args:
         words: the positional arguments.
-
-    Returns:
-        The ids.
+        plan: where the ids, task references and steps go.
 
     Raises:
-        CommandError: ``Invalid job id X`` (array tasks and steps are not supported yet).
+        CommandError: ``Invalid job id X``.
     """
-    ids = []
     for word in words:
-        for item in word.split(","):
-            if item.isdigit() and 0 < int(item) <= 0xFFFFFFFF:
-                ids.append(int(item))
-            elif item[:1].isdigit() and ("." in item or "_" in item):
-                raise common.CommandError(
-                    f"error: Invalid job id {item} (job steps and array tasks are not supported)"
-                )
-            else:
+        for item in fmt.split_jobs(word):
+            try:
+                job_id, tasks, step = parse_job_ref(item)
+            except ValueError:
+                job_id, tasks, step = 0, None, ""
+            if not 0 < job_id <= 0xFFFFFFFF or (step and not step.isdigit()):
                 raise common.CommandError(f"error: Invalid job id {item}")
-    return ids
+            if step:
+                plan.steps.append((item.partition(".")[0], int(step)))
+            elif tasks is not None:
+                plan.array_tasks.append(item)
+            else:
+                plan.job_ids.append(job_id)
 
 
 class BareError(Exception):
@@ -198,7 +207,7 @@ def build_plan(values: dict[str, object], rest: list[str]) -> Plan:
     plan = Plan()
     if "signal" in values:
         plan.signal = parse_signal(str(values["signal"]))
-    plan.job_ids = parse_job_ids(rest)
+    parse_job_ids(rest, plan)
     plan.batch, plan.full = bool(values.get("batch")), bool(values.get("full"))
     if (plan.batch or plan.full) and not plan.signal:
         plan.signal = SIGKILL
@@ -219,7 +228,7 @@ def build_plan(values: dict[str, object], rest: list[str]) -> Plan:
             plan.nodes = set(hostlist.expand(str(values["nodelist"])))
         except ValueError:
             raise common.CommandError(f"error: Invalid node name {values['nodelist']}") from None
-    if not (plan.job_ids or plan.filters or plan.accounts or plan.qos or plan.nodes):
+    if not (plan.named or plan.filters or plan.accounts or plan.qos or plan.nodes):
         raise common.CommandError("error: No job identification provided")
     plan.verbose = len(values.get("verbose", []))  # type: ignore[arg-type]
     plan.quiet = bool(values.get("quiet"))
@@ -270,6 +279,8 @@ def list_targets(plan: Plan) -> list[Message]:
         The matching jobs (none when no named id exists).
     """
     request: dict[str, object] = {"job_ids": plan.job_ids}
+    if plan.array_tasks:
+        request["array_tasks"] = plan.array_tasks
     filters = plan.filters
     if "user" in filters:
         request["users"] = [filters["user"]]
@@ -348,7 +359,8 @@ def report(plan: Plan, results: list[Message]) -> int:
         harmless = not plan.signal and result.error in _QUIET_ERRORS
         if (plan.verbose or not harmless) and not plan.quiet:
             sys.stderr.write(
-                f"{PROG}: error: Kill job error on job id {result.job_id}: {result.error}\n"
+                f"{PROG}: error: Kill job error on job id {result.ref or result.job_id}: "
+                f"{result.error}\n"
             )
         if not harmless:
             status = 1
@@ -361,13 +373,40 @@ def _failed(job_id: int, error: str) -> Message:
 
 def _job_ids(plan: Plan) -> list[int] | None:
     """The ids to act on, listing (and confirming) jobs first when needed;
-    None when CancelJobs' own filters select them."""
+    None when CancelJobs' own filters select them (or only task references were given)."""
     if not plan.client_side:
         return plan.job_ids or None
     targets = list_targets(plan)
     if plan.interactive:
         targets = [job for job in targets if confirm(job)]
+    plan.array_tasks = []  # listed: their records are among the targets
     return [job.job_id for job in targets]
+
+
+def cancel_steps(plan: Plan) -> list[Message]:
+    """``scancel 123.0``: one CancelJobs per step.
+
+    Args:
+        plan: the plan (its steps and signal).
+
+    Returns:
+        The results.
+    """
+    results = []
+    for job, step in plan.steps:
+        named: dict[str, object] = {"array_tasks": [job]} if "_" in job else {"job_ids": [int(job)]}
+        if plan.verbose:
+            sys.stderr.write(f"{PROG}: Terminating step {job}.{step}\n")
+        reply = common.call(
+            "CancelJobs",
+            step_id=step,
+            has_step=True,
+            signal=plan.signal,
+            requester_uid=os.getuid(),
+            **named,
+        )
+        results += list(reply.results)
+    return results
 
 
 def execute(plan: Plan) -> int:
@@ -385,15 +424,22 @@ def execute(plan: Plan) -> int:
         "full": plan.full,
         "requester_uid": os.getuid(),
     }
+    step_results = cancel_steps(plan) if plan.steps else []
+    if plan.steps and not (plan.job_ids or plan.array_tasks):
+        return report(plan, step_results)
     ids = _job_ids(plan)
     if ids is None:
         fields.update(plan.filters)
+        if plan.array_tasks:
+            fields["array_tasks"] = plan.array_tasks
     elif not ids:
         if plan.verbose and not plan.interactive:
             sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
         return 0
     else:
         fields["job_ids"] = ids
+        if plan.array_tasks:
+            fields["array_tasks"] = plan.array_tasks
         for job_id in ids if plan.verbose else ():
             sys.stderr.write(f"{PROG}: {action_text(plan, job_id)}\n")
     try:
@@ -407,7 +453,7 @@ def execute(plan: Plan) -> int:
             sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
         for result in reply.results:
             sys.stderr.write(f"{PROG}: {action_text(plan, result.job_id)}\n")
-    return report(plan, list(reply.results))
+    return report(plan, [*step_results, *reply.results])
 
 
 def _scancel(argv: list[str]) -> int:

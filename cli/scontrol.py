@@ -14,11 +14,12 @@ import os
 import sys
 import time
 
-from cli import common
+from cli import common, fmt
 from cli import scontrol_show as show
 from cli import scontrol_update as update
 from cli.opts import NO_ARG, Option
 from minislurm import VERSION_LINE, conffile, hostlist
+from minislurm.arrays import parse_job_ref
 from minislurm.errors import ConfigError
 from minislurm.h2grpc import RpcError
 
@@ -127,9 +128,16 @@ def show_jobs(args: list[str], settings: Settings) -> int:
     """
     request: dict[str, object] = {"all_states": True}
     if args:
-        if not args[0].isdigit():
+        try:
+            job_id, tasks, step = parse_job_ref(args[0])
+        except ValueError:
+            job_id, tasks, step = 0, None, "-"
+        if not job_id or step:
             return _fail("scontrol_print_job error: Invalid job id specified")
-        request["job_ids"] = [int(args[0])]
+        if tasks is None:
+            request["job_ids"] = [job_id]
+        else:
+            request["array_tasks"] = [args[0]]
     try:
         reply = common.call("GetJobs", **request)
     except RpcError as err:
@@ -297,11 +305,16 @@ def hold_command(args: list[str], action: int, keyword: str) -> int:
         return _fail(f"too few arguments for keyword:{keyword}")
     status = 0
     for word in args:
-        items = [item for item in word.split(",") if item]
+        items = fmt.split_jobs(word)
         ids = [int(item) for item in items if item.isdigit()]
-        errors = [(item, "Invalid job id specified") for item in items if not item.isdigit()]
-        if ids:
-            errors += _hold(ids, action)
+        refs = [item for item in items if not item.isdigit() and _is_task_ref(item)]
+        errors = [
+            (item, "Invalid job id specified")
+            for item in items
+            if not item.isdigit() and item not in refs
+        ]
+        if ids or refs:
+            errors += _hold(ids, refs, action)
         for job, error in errors:
             sys.stderr.write(f"{error} for job {job}\n")
         if errors:
@@ -310,14 +323,24 @@ def hold_command(args: list[str], action: int, keyword: str) -> int:
     return status
 
 
-def _hold(ids: list[int], action: int) -> list[tuple[str, str]]:
+def _is_task_ref(item: str) -> bool:
+    try:
+        _, tasks, step = parse_job_ref(item)
+    except ValueError:
+        return False
+    return tasks is not None and not step
+
+
+def _hold(ids: list[int], refs: list[str], action: int) -> list[tuple[str, str]]:
     """One HoldJobs call: ``(job, error)`` for each job that failed (every job when
     the call itself failed)."""
     try:
-        reply = common.call("HoldJobs", job_ids=ids, action=action, requester_uid=os.getuid())
+        reply = common.call(
+            "HoldJobs", job_ids=ids, array_tasks=refs, action=action, requester_uid=os.getuid()
+        )
     except RpcError as err:
-        return [(str(job_id), common.rpc_message(err)) for job_id in ids]
-    return [(str(r.job_id), r.error) for r in reply.results if r.error]
+        return [(str(job), common.rpc_message(err)) for job in [*ids, *refs]]
+    return [(r.ref or str(r.job_id), r.error) for r in reply.results if r.error]
 
 
 # --------------------------------------------------------------------------- ping, dispatch

@@ -86,14 +86,27 @@ def _detail_lines(job: Message) -> list[str]:
     return lines
 
 
+def _array_fields(job: Message) -> str:
+    """``ArrayJobId=19 ArrayTaskId=0-3%2 ArrayTaskThrottle=2 `` for array records, else ""."""
+    if not job.array_job_id:
+        return ""
+    if job.has("array_task_id"):
+        task = str(job.array_task_id)
+    else:
+        task = job.array_tasks + (f"%{job.array_throttle}" if job.array_throttle else "")
+    throttle = f"ArrayTaskThrottle={job.array_throttle} " if job.array_throttle else ""
+    return f"ArrayJobId={job.array_job_id} ArrayTaskId={task} {throttle}"
+
+
 def _job_head(job: Message, details: bool) -> list[str]:
     lines = [
-        f"JobId={job.job_id} JobName={job.name}",
+        f"JobId={job.job_id} {_array_fields(job)}JobName={job.name}",
         f"UserId={fmt.user_name(job.uid, job.user)}({job.uid}) "
         f"GroupId={fmt.group_name(job.gid, job.group)}({job.gid}) MCS_label=N/A",
         f"Priority={job.priority} Nice={job.nice} Account={_or_null(job.account)} "
         f"QOS={_or_null(job.qos)}",
-        f"JobState={job.state} Reason={job.reason or 'None'} Dependency=(null)",
+        f"JobState={job.state} Reason={job.reason or 'None'} "
+        f"Dependency={job.dependency or '(null)'}",
         f"Requeue={int(job.requeue)} Restarts={job.restarts} BatchFlag={int(job.batch)} "
         f"Reboot=0 ExitCode={units.format_exit_code(job.exit_code, job.exit_signal)}",
     ]
@@ -104,7 +117,8 @@ def _job_head(job: Message, details: bool) -> list[str]:
         f"TimeLimit={units.format_limit_long(job.time_limit)} TimeMin=N/A",
         f"SubmitTime={_time(job.submit_time)} EligibleTime={_time(job.eligible_time)}",
         f"AccrueTime={_time(job.accrue_time)}",
-        f"StartTime={_time(job.start_time)} EndTime={_time(job.end_time)} Deadline=N/A",
+        f"StartTime={_time(job.start_time)} EndTime={_time(job.end_time)} "
+        f"Deadline={_time(job.deadline) if job.deadline else 'N/A'}",
         "SuspendTime=None SecsPreSuspend=0 "
         f"LastSchedEval={_time(job.last_sched_eval)} Scheduler=Main",
         # JobInfo has no session id: Sid prints 0.

@@ -1,7 +1,8 @@
 """``scontrol update``: change a job (JobId=) or a node (NodeName=).
 
 Job keys: TimeLimit (``+N``/``-N`` change it relative to the current limit),
-Name/JobName, Partition, Nice. Node keys: State (DRAIN, RESUME, DOWN,
+Name/JobName, Partition, Nice, Dependency, ArrayTaskThrottle; ``JobId=16_4``
+names one array task. Node keys: State (DRAIN, RESUME, DOWN,
 UNDRAIN, IDLE...) and Reason. Keys are case-insensitive; errors use Slurm's
 words and exit status 1.
 
@@ -116,18 +117,19 @@ def update_job(job_text: str, pairs: list[tuple[str, str]]) -> int:
     Returns:
         The exit status.
     """
-    if not job_text.isdigit():
+    job_id, _, task_text = job_text.partition("_")
+    if not job_id.isdigit() or (task_text and not task_text.isdigit()):
         return _fail(f"Invalid job id specified for job {job_text}")
-    job_id = int(job_text)
+    task: dict[str, object] = {"array_task_id": int(task_text)} if task_text else {}
     try:
-        changes = _job_changes(job_id, pairs)
+        changes = _job_changes(int(job_id), pairs)
         if changes is None:
             return 1
         if not changes:
             return _fail("No changes specified")
-        common.call("UpdateJob", job_id=job_id, requester_uid=os.getuid(), **changes)
+        common.call("UpdateJob", job_id=int(job_id), requester_uid=os.getuid(), **task, **changes)
     except RpcError as err:
-        return _fail(f"{common.rpc_message(err)} for job {job_id}")
+        return _fail(f"{common.rpc_message(err)} for job {job_text}")
     return 0
 
 
@@ -144,6 +146,10 @@ def _job_changes(job_id: int, pairs: list[tuple[str, str]]) -> dict[str, object]
             changes["nice"] = parse_nice(value)
         elif lower == "timelimit":
             changes["time_limit"] = _time_limit(value, job_id)
+        elif lower == "dependency":
+            changes["dependency"] = value
+        elif lower == "arraytaskthrottle":
+            changes["array_throttle"] = value
         else:
             _fail(f"Update of this parameter is not supported: {key}={value}\nRequest aborted")
             return None

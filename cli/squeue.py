@@ -17,6 +17,7 @@ from cli import common, fmt
 from cli import squeue_fields as fields
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
 from minislurm import hostlist
+from minislurm.arrays import TaskSet, parse_job_ref
 from minislurm.h2grpc import RpcError
 
 TYPE_CHECKING = False
@@ -123,6 +124,8 @@ class Query:
         self.date = False
         self.iterate = 0
         self.json = False
+        self.tasks: dict[int, TaskSet] = {}  # -j's array tasks, by array
+        self.expand = False  # -r: one line per array task
 
 
 def parse_states(text: str) -> tuple[list[str], bool]:
@@ -153,24 +156,33 @@ def parse_states(text: str) -> tuple[list[str], bool]:
     return names, False
 
 
-def parse_job_ids(text: str) -> list[int]:
-    """Read ``-j``: a comma-separated list of job ids.
+def parse_job_ids(text: str) -> tuple[list[int], dict[int, TaskSet]]:
+    """Read ``-j``: job ids and array tasks (``12``, ``16_4``, ``16_[1-3]``).
 
     Args:
         text: the option's value.
 
     Returns:
-        The ids.
+        ``(ids, tasks)``: plain ids, and the tasks named of each array.
 
     Raises:
-        CommandError: an id that is not a number (array and step ids are not supported yet).
+        CommandError: a malformed id.
     """
-    ids = []
-    for word in fmt.split_list(text):
-        if not word.isdigit() or int(word) == 0 or int(word) > 0xFFFFFFFF:
+    ids: list[int] = []
+    tasks: dict[int, TaskSet] = {}
+    for word in fmt.split_jobs(text):
+        try:
+            job_id, named, step = parse_job_ref(word)
+        except ValueError:
+            job_id, named, step = 0, None, ""
+        if not job_id or job_id > 0xFFFFFFFF or step:
             raise common.CommandError(f"error: Invalid job id: {word}")
-        ids.append(int(word))
-    return ids
+        if named is None:
+            ids.append(job_id)
+        else:
+            known = tasks.get(job_id, TaskSet())
+            tasks[job_id] = TaskSet.of([*known, *named])
+    return ids, tasks
 
 
 def _users(values: dict[str, object], query: Query) -> list[str]:
@@ -236,7 +248,9 @@ def build_query(values: dict[str, object], rest: list[str]) -> Query:
         raise common.CommandError(f"error: Unrecognized option: {rest[0]}")
     request = query.request
     if jobs:
-        request["job_ids"] = parse_job_ids(str(jobs))
+        request["job_ids"], query.tasks = parse_job_ids(str(jobs))
+        if query.tasks:
+            request["array_tasks"] = [f"{a}_[{t}]" for a, t in query.tasks.items()]
     users = _users(values, query)
     if users:
         request["users"] = users
@@ -256,6 +270,7 @@ def build_query(values: dict[str, object], rest: list[str]) -> Query:
     query.iterate = _iterate(values)
     query.date = (bool(values.get("long")) or query.iterate > 0) and query.header
     query.json = bool(values.get("json"))
+    query.expand = bool(values.get("array"))
     return query
 
 
@@ -303,11 +318,39 @@ def select_jobs(jobs: list[Message], query: Query) -> list[Message]:
         return []
     return [
         job
-        for job in jobs
+        for job in expand_arrays(jobs, query)
         if (not query.accounts or job.account in query.accounts)
         and (not query.qos or job.qos in query.qos)
         and (not query.nodes or query.nodes.intersection(hostlist.expand(job.nodes)))
     ]
+
+
+def expand_arrays(jobs: list[Message], query: Query) -> list[Message]:
+    """One line per pending array task with ``-r`` or when tasks were named with ``-j``.
+
+    Args:
+        jobs: the jobs of the reply.
+        query: the query (``-r``, and the tasks ``-j`` named).
+
+    Returns:
+        The jobs, pending records expanded, and only the named tasks of an
+        array whose tasks were named.
+    """
+    out: list[Message] = []
+    for job in jobs:
+        named = query.tasks.get(job.array_job_id) if job.array_job_id else None
+        if job.has("array_task_id"):
+            if named is None or job.array_task_id in named:
+                out.append(job)
+        elif job.array_job_id and (query.expand or named is not None):
+            out += [
+                job.replaced(array_task_id=task, array_tasks="")
+                for task in TaskSet.parse(job.array_tasks)
+                if named is None or task in named
+            ]
+        else:
+            out.append(job)
+    return out
 
 
 def header_line(query: Query) -> str:

@@ -124,6 +124,39 @@ def pending_time(job: Message, now: int) -> int:
     return max(int(job.start_time) - int(job.submit_time), 0)
 
 
+def array_task_text(job: Message) -> str:
+    """An array record's task id, its pending tasks (``2-9%2``), or ``N/A``.
+
+    Args:
+        job: a JobInfo.
+
+    Returns:
+        The text.
+    """
+    if job.has("array_task_id"):
+        return str(job.array_task_id)
+    if job.array_job_id:
+        throttle = f"%{job.array_throttle}" if job.array_throttle else ""
+        return f"{job.array_tasks}{throttle}"
+    return "N/A"
+
+
+def job_id_text(job: Message) -> str:
+    """A job as squeue names it: ``17``, an array task ``16_0``, pending tasks ``16_[2-9%2]``.
+
+    Args:
+        job: a JobInfo.
+
+    Returns:
+        The text.
+    """
+    if not job.array_job_id:
+        return str(job.job_id)
+    if job.has("array_task_id"):
+        return f"{job.array_job_id}_{job.array_task_id}"
+    return f"{job.array_job_id}_[{array_task_text(job)}]"
+
+
 def _gres_or_na(count: int) -> str:
     return f"gres:gpu:{count}" if count else "N/A"
 
@@ -143,19 +176,19 @@ SHORT: dict[str, tuple[str, Getter]] = {
     "d": ("MIN_TMP_DISK", lambda j, n: "0"),
     "D": ("NODES", lambda j, n: str(node_count(j))),
     "e": ("END_TIME", lambda j, n: end_time(j)),
-    "E": ("DEPENDENCY", lambda j, n: "(null)"),
+    "E": ("DEPENDENCY", lambda j, n: _or(j.dependency)),
     "f": ("FEATURES", lambda j, n: "(null)"),
-    "F": ("ARRAY_JOB_ID", lambda j, n: str(j.job_id)),
+    "F": ("ARRAY_JOB_ID", lambda j, n: str(j.array_job_id or j.job_id)),
     "g": ("GROUP", lambda j, n: fmt.group_name(j.gid, j.group)),
     "G": ("GROUP", lambda j, n: str(j.gid)),
     "h": ("OVER_SUBSCRIBE", lambda j, n: "YES" if j.over_subscribe else "OK"),
     "H": ("SOCKETS_PER_NODE", lambda j, n: "*"),
-    "i": ("JOBID", lambda j, n: str(j.job_id)),
+    "i": ("JOBID", lambda j, n: job_id_text(j)),
     "I": ("CORES_PER_SOCKET", lambda j, n: "*"),
     "j": ("NAME", lambda j, n: str(j.name)),
     "J": ("THREADS_PER_CORE", lambda j, n: "*"),
     "k": ("COMMENT", lambda j, n: "(null)"),
-    "K": ("ARRAY_TASK_ID", lambda j, n: "N/A"),
+    "K": ("ARRAY_TASK_ID", lambda j, n: array_task_text(j)),
     "l": ("TIME_LIMIT", lambda j, n: units.format_limit_short(j.time_limit)),
     "L": ("TIME_LEFT", lambda j, n: time_left(j)),
     "m": ("MIN_MEMORY", lambda j, n: min_memory(j)),

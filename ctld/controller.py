@@ -16,60 +16,36 @@ import logging
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from ctld import arrays as arrayops
+from ctld import depend as depops
+from ctld import jobrequests as jobreq
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld import steps as stepops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
+from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.sched.priority import PriorityWeights, job_priority
-from ctld.scheduling import SchedulerLoop
+from ctld.sched.willrun import expected_start
+from ctld.scheduling import SchedulerLoop, build_snapshot, latest_start
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo
 from ctld.timers import JobTimers
 from minislurm import convert
+from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
-from minislurm.model import Job, Plan, Step
+from minislurm.model import Allocation, Job, JobScript, PendingJob, Plan, RunningJob, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 
 log = logging.getLogger(__name__)
 
 HOUSEKEEPING_SECONDS = 1.0
-
-
-@dataclass(frozen=True)
-class Launch:
-    """Intent: start a job's batch script on its first node."""
-
-    job_id: int
-
-
-@dataclass(frozen=True)
-class Terminate:
-    """Intent: kill everything of a job on the given nodes."""
-
-    job_id: int
-    nodes: tuple[str, ...]
-    outcome: str
-
-
-@dataclass(frozen=True)
-class Signal:
-    """Intent: send a signal to a job's processes on its nodes."""
-
-    job_id: int
-    nodes: tuple[str, ...]
-    signal: int
-    batch_only: bool
-    full: bool
-
-
-Intent = Launch | Terminate | Signal
 
 
 class Controller:
@@ -88,7 +64,9 @@ class Controller:
             max_age=float(self.conf.priority_max_age * 60),
             favor_small=self.conf.priority_favor_small,
         )
-        self.scheduler = SchedulerLoop(self.state, self.weights, self._apply_plan)
+        self.scheduler = SchedulerLoop(
+            self.state, self.weights, self._apply_plan, self._settle_pending
+        )
         self.timers = JobTimers(self._time_limit_reached)
         self.agents = AgentDispatcher()
         default = self.conf.default_partition()
@@ -153,12 +131,14 @@ class Controller:
 
     # ------------------------------------------------------------ commits and intents
 
-    def _commit(self, changed: Iterable[Job]) -> list[Job]:
-        """Save changed jobs in one transaction, then mirror them in memory.
+    def _commit(self, changed: Iterable[Job], new: Iterable[Job] = ()) -> list[Job]:
+        """Save changed jobs, and insert new records (array tasks split off), in one
+        transaction, then mirror them in memory.
 
         A job that ended takes its running steps with it (CANCELLED, as in Slurm).
         """
-        changed = list(changed)
+        new = list(new)
+        changed = [*changed, *new]
         if not changed:
             return changed
         now = time.time()
@@ -168,9 +148,13 @@ class Controller:
             if job.state in TERMINAL_JOB_STATES
             for step in self.state.running_steps(job.job_id)
         ]
+        inserted = {job.job_id for job in new}
         with self._transaction() as s:
+            if new:
+                repo.insert_records(s, new)
             for job in changed:
-                repo.save_job(s, job)
+                if job.job_id not in inserted:
+                    repo.save_job(s, job)
             for step in ended_steps:
                 repo.save_step(s, step)
         for job in changed:
@@ -205,6 +189,8 @@ class Controller:
                 await self._launch(intent.job_id)
             elif isinstance(intent, Terminate):
                 await asyncio.gather(*(self._terminate_on(intent, node) for node in intent.nodes))
+            elif isinstance(intent, SignalStep):
+                await self._signal_step(intent)
             else:
                 await asyncio.gather(*(self._signal_on(intent, node) for node in intent.nodes))
         except Exception:
@@ -231,12 +217,29 @@ class Controller:
         )
         await self.agents.signal(lambda: self._address_of(node), request)
 
+    async def _signal_step(self, intent: SignalStep) -> None:
+        job = self.state.jobs.get(intent.job_id)
+        step = self.state.steps.get(intent.job_id, {}).get(intent.step_id)
+        if job is None or step is None:
+            return
+        now = time.time()
+        signed = stepops.credential(
+            stepops.step_info(step, self.addresses()), job, self.settings.cluster_key, now
+        )
+        request = pb.SignalTasksRequest(
+            job_id=intent.job_id, step_id=intent.step_id, signal=intent.signal, credential=signed
+        )
+        await asyncio.gather(*(self._signal_tasks_on(request, node) for node in intent.nodes))
+
+    async def _signal_tasks_on(self, request: pb.SignalTasksRequest, node: str) -> None:
+        await self.agents.signal_tasks(lambda: self._address_of(node), request)
+
     async def _launch(self, job_id: int) -> None:
         job = self.state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
         with self._transaction() as s:
-            script = repo.load_script(s, job_id)
+            script = repo.load_script(s, job.array_job_id or job_id)
         request = jobops.launch_request(
             job,
             script,
@@ -261,14 +264,27 @@ class Controller:
     # ------------------------------------------------------------ scheduling
 
     def _apply_plan(self, decided: Plan, now: float) -> None:
-        """Start the planned jobs in one transaction, then launch them."""
-        started = []
+        """Start the planned jobs (and array tasks) in one transaction, then launch them."""
+        records: dict[int, Job] = {}  # what changed, by job id; array records as split
+        new: list[Job] = []
+        last_id = self.state.last_job_id
         for start in decided.starts:
-            job = self.state.jobs.get(start.job_id)
+            job = records.get(start.job_id) or self.state.jobs.get(start.job_id)
             if job is None or job.state is not JobState.PENDING or job.held:
                 continue
-            started.append(jobops.start(job, start.allocation, now))
-        self._commit(started)
+            if start.array_task_id is not None and arrayops.is_pending_record(job):
+                if start.array_task_id not in arrayops.pending_tasks(job):
+                    continue
+                task, rest = arrayops.split_task(job, start.array_task_id, last_id + 1)
+                if rest is not None:
+                    records[job.job_id] = rest
+                    last_id = task.job_id
+                    new.append(jobops.start(task, start.allocation, now))
+                    continue
+                job = task
+            records[job.job_id] = jobops.start(job, start.allocation, now)
+        started = [j for j in (*records.values(), *new) if j.state is JobState.RUNNING]
+        self._commit(records.values(), new)
         for job in started:
             self.timers.arm(job.job_id, jobops.time_limit_end(job))
             log.info(
@@ -278,9 +294,24 @@ class Controller:
             )
         for job_id, reason in decided.reasons.items():
             job = self.state.jobs[job_id]
-            if job.reason != reason:  # reasons are recomputed each pass, never persisted alone
+            # Reasons are recomputed each pass, never persisted alone.
+            if job.state is JobState.PENDING and job.reason != reason:
                 self.state.put_job(replace(job, reason=reason, last_sched_eval=now))
         self._run(Launch(j.job_id) for j in started if j.batch)
+
+    def _settle_pending(self, now: float) -> None:
+        """Before a pass: settle dependencies, end jobs whose deadline passed (one commit)."""
+        changed = []
+        for job in self.state.pending_jobs():
+            new = job
+            if job.dependency:
+                dep = depops.resolve(parse_dependency(job.dependency), job, self.state, now)
+                new = jobops.settled_dependency(job, dep, now)
+            if new.state is JobState.PENDING and new.deadline and now > latest_start(new):
+                new = jobops.missed_deadline(new, now)
+            if new != job:
+                changed.append(new)
+        self._commit(changed)
 
     def _time_limit_reached(self, job_id: int) -> None:
         job = self.state.jobs.get(job_id)
@@ -337,14 +368,7 @@ class Controller:
             InvalidRequest: rejected; no job id is used up.
         """
         job_id = self.state.last_job_id + 1
-        job, script = jobops.build_job(
-            spec,
-            job_id,
-            time.time(),
-            self.state,
-            self._default_partition,
-            self.conf.gres_types,
-        )
+        job, script = self._build(spec, job_id, time.time())
         with self._transaction() as s:
             repo.insert_jobs(s, [(job, script)])
         self.state.put_job(job)
@@ -352,156 +376,99 @@ class Controller:
         self.scheduler.kick()
         return job_id
 
-    def find_jobs(self, request: pb.GetJobsRequest) -> list[Job]:
-        """The jobs a query selects, by job id.
+    def _build(self, spec: pb.JobSpec, job_id: int, now: float) -> tuple[Job, JobScript]:
+        return jobops.build_job(
+            spec,
+            job_id,
+            now,
+            self.state,
+            self._default_partition,
+            self.conf.gres_types,
+            self.conf.max_array_size,
+        )
+
+    def test_submit(self, spec: pb.JobSpec) -> tuple[Job, float, Allocation | None]:
+        """sbatch --test-only: validate a job and say when it would start; store nothing.
 
         Args:
-            request: ids, users, partitions, states and names to match.
+            spec: the submission.
 
         Returns:
-            The matching jobs.
+            The job as it would be, its expected start (0 when never) and allocation.
+
+        Raises:
+            InvalidRequest: the job would be rejected.
+        """
+        now = time.time()
+        job, _ = self._build(spec, self.state.last_job_id + 1, now)
+        snapshot = build_snapshot(self.state, now, self.weights)
+        running = tuple(
+            RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
+            for j in self.state.active_jobs()
+            if j.allocation is not None
+        )
+        entry = PendingJob(job.job_id, job.partition, 0, now, job.request, job.time_limit)
+        found = expected_start(entry, replace(snapshot, running=running), now)
+        if found is None:
+            return job, 0.0, None
+        return job, max(found[0], job.begin_time), found[1]
+
+    def find_jobs(self, request: pb.GetJobsRequest) -> list[Job]:
+        """The jobs a query selects (see :func:`ctld.jobrequests.find`).
+
+        Args:
+            request: ids, array tasks, users, partitions, states and names to match.
+
+        Returns:
+            The matching jobs, by job id.
 
         Raises:
             JobNotFound: ids were given and none of them is known.
         """
-        if request.job_ids:
-            found = [self.state.jobs[i] for i in request.job_ids if i in self.state.jobs]
-            if not found:
-                raise JobNotFound(request.job_ids[0])
-            candidates: Iterable[Job] = sorted(found, key=lambda j: j.job_id)
-        else:
-            candidates = (self.state.jobs[i] for i in sorted(self.state.jobs))
-        states = set(request.states)
-        users, parts, names = set(request.users), set(request.partitions), set(request.names)
-        selected = []
-        for job in candidates:
-            if states:
-                if job.state.value not in states:
-                    continue
-            elif not request.all_states and job.state in TERMINAL_JOB_STATES:
-                continue
-            if (
-                (users and job.user not in users and str(job.uid) not in users)
-                or (parts and job.partition not in parts)
-                or (names and job.name not in names)
-            ):
-                continue
-            selected.append(job)
-        return selected
+        return jobreq.find(self.state, request)
 
     def _authorize(self, job: Job, uid: int) -> None:
-        if uid != 0 and uid != job.uid and uid not in self.settings.operators:
-            raise PermissionDenied(jobops.DENIED)
+        jobreq.authorize(job, uid, self.settings.operators)
 
     def _is_operator(self, uid: int) -> bool:
         return uid == 0 or uid in self.settings.operators
 
-    def cancel(self, request: pb.CancelJobsRequest) -> list[tuple[int, str]]:
-        """scancel: cancel or signal jobs.
+    def _carry(self, out: jobreq.Outcome) -> list[tuple[int, str, str]]:
+        """Commit a request's outcome, run its intents, and kick the scheduler."""
+        saved, inserted = out.records()
+        self._commit(saved, inserted)
+        self._run(out.intents)
+        if out.changed:
+            self.scheduler.kick()
+        return out.results
+
+    def cancel(self, request: pb.CancelJobsRequest) -> list[tuple[int, str, str]]:
+        """scancel: cancel or signal jobs, array tasks or a step.
 
         Args:
-            request: explicit ids, or filters, and an optional signal.
+            request: explicit ids or task references, or filters; an optional signal.
 
         Returns:
-            ``(job_id, error)`` per job considered; error "" on success.
+            ``(job_id, reference, error)`` per record considered; error "" on success.
         """
-        targets = self._cancel_targets(request)
-        results: list[tuple[int, str]] = []
-        changed: list[Job] = []
-        intents: list[Intent] = []
-        now = time.time()
-        for job_id, job in targets:
-            error = self._cancel_one(job_id, job, request, now, changed, intents)
-            results.append((job_id, error))
-        self._commit(changed)
-        self._run(intents)
-        if changed:
-            self.scheduler.kick()
-        return results
+        return self._carry(jobreq.cancel(self.state, request, self.settings.operators, time.time()))
 
-    def _cancel_targets(self, request: pb.CancelJobsRequest) -> list[tuple[int, Job | None]]:
-        if request.job_ids:
-            return [(i, self.state.jobs.get(i)) for i in request.job_ids]
-        query = pb.GetJobsRequest(
-            users=[request.user] if request.user else [],
-            partitions=[request.partition] if request.partition else [],
-            states=list(request.states),
-            names=[request.name] if request.name else [],
-        )
-        return [(j.job_id, j) for j in self.find_jobs(query)]
-
-    def _cancel_one(
-        self,
-        job_id: int,
-        job: Job | None,
-        request: pb.CancelJobsRequest,
-        now: float,
-        changed: list[Job],
-        intents: list[Intent],
-    ) -> str:
-        if job is None:
-            return "Invalid job id specified"
-        try:
-            self._authorize(job, request.requester_uid)
-        except PermissionDenied as err:
-            return str(err)
-        if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
-            return jobops.ALREADY_DONE
-        if request.signal:
-            if job.state is JobState.PENDING or job.allocation is None:
-                return jobops.NOT_NOW
-            intents.append(
-                Signal(
-                    job_id,
-                    job.allocation.node_names,
-                    request.signal,
-                    request.batch_only,
-                    request.full,
-                )
-            )
-            return ""
-        if job.state is JobState.PENDING:
-            changed.append(jobops.cancel_pending(job, now))
-            return ""
-        assert job.allocation is not None
-        changed.append(jobops.begin_kill(job, "CANCELLED", now))
-        intents.append(Terminate(job_id, job.allocation.node_names, "CANCELLED"))
-        return ""
-
-    def hold(self, request: pb.HoldJobsRequest) -> list[tuple[int, str]]:
+    def hold(self, request: pb.HoldJobsRequest) -> list[tuple[int, str, str]]:
         """scontrol hold, uhold and release.
 
         Args:
-            request: job ids and the action.
+            request: job ids or task references, and the action.
 
         Returns:
-            ``(job_id, error)`` per id; error "" on success.
+            ``(job_id, reference, error)`` per record; error "" on success.
         """
-        results: list[tuple[int, str]] = []
-        changed: list[Job] = []
-        now = time.time()
-        operator = self._is_operator(request.requester_uid)
-        for job_id in request.job_ids:
-            job = self.state.jobs.get(job_id)
-            if job is None:
-                results.append((job_id, "Invalid job id specified"))
-                continue
-            try:
-                self._authorize(job, request.requester_uid)
-                changed.append(jobops.hold_action(job, request.action, operator, now))
-                results.append((job_id, ""))
-            except (PermissionDenied, InvalidTransition) as err:
-                results.append((job_id, str(err)))
-        self._commit(changed)
-        if changed:
-            self.scheduler.kick()
-        return results
+        return self._carry(jobreq.hold(self.state, request, self.settings.operators, time.time()))
 
     def update_job(self, request: pb.UpdateJobRequest) -> None:
         """scontrol update JobId=...: change what the request names.
 
         Args:
-            request: the job and the fields to change.
+            request: the job (or array task) and the fields to change.
 
         Raises:
             JobNotFound: no such job.
@@ -509,16 +476,13 @@ class Controller:
             InvalidRequest: an invalid value.
             InvalidTransition: the change needs a pending job.
         """
-        job = self.state.jobs.get(request.job_id)
-        if job is None:
-            raise JobNotFound(request.job_id)
-        self._authorize(job, request.requester_uid)
-        operator = self._is_operator(request.requester_uid)
-        updated = jobops.updated(job, request, operator, self.state)
-        self._commit([updated])
-        if updated.state is JobState.RUNNING and updated.time_limit != job.time_limit:
-            self.timers.arm(updated.job_id, jobops.time_limit_end(updated))
-        self.scheduler.kick()
+        out = jobreq.update(self.state, request, self.settings.operators)
+        before = {i: self.state.jobs.get(i) for i in out.changed}
+        self._carry(out)
+        for job_id, old in before.items():
+            job = self.state.jobs[job_id]
+            if old and job.state is JobState.RUNNING and job.time_limit != old.time_limit:
+                self.timers.arm(job_id, jobops.time_limit_end(job))
 
     # ------------------------------------------------------------ node agents
 
@@ -544,6 +508,7 @@ class Controller:
             time.time(),
             launch_failed=status.outcome == "LAUNCH_FAILED",
         )
+        done = replace(done, max_rss=status.max_rss, total_cpu=status.total_cpu)
         self._commit([done])
         others = job.allocation.node_names[1:]
         if others:

@@ -128,6 +128,24 @@ class AgentDispatcher:
             lambda stub: stub.SignalJob(request, timeout=CALL_TIMEOUT),
         )
 
+    async def signal_tasks(
+        self, address_of: Callable[[], str | None], request: pb.SignalTasksRequest
+    ) -> None:
+        """Ask an agent to send a signal to one step's tasks on its node.
+
+        Args:
+            address_of: returns the agent's current ``host:port``.
+            request: the step, the signal and a credential the controller signed.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        await self._call(
+            address_of,
+            f"signal step={request.job_id}.{request.step_id}",
+            lambda stub: stub.SignalTasks(request, timeout=CALL_TIMEOUT),
+        )
+
     async def close(self) -> None:
         """Close every channel."""
         channels, self._channels = list(self._channels.values()), {}

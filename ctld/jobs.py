@@ -16,7 +16,9 @@ from dataclasses import replace
 
 from ctld.state import ClusterState
 from minislurm import convert, hostlist, units
+from minislurm.arrays import MAX_ARRAY_SIZE, parse_array
 from minislurm.config import PartitionConfig
+from minislurm.depend import Dependency, parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import (
     HOLD_ADMIN,
@@ -44,6 +46,8 @@ REASON_HELD_ADMIN = "JobHeldAdmin"
 REASON_NONZERO_EXIT = "NonZeroExitCode"
 REASON_TIME_LIMIT = "TimeLimit"
 REASON_LAUNCH_FAILED = "JobLaunchFailure"
+REASON_DEADLINE = "DeadLine"
+REASON_DEP_NEVER = "DependencyNeverSatisfied"
 
 
 def rejected(*lines: str) -> InvalidRequest:
@@ -209,6 +213,7 @@ def build_job(
     state: ClusterState,
     default_partition: str | None,
     gres_types: tuple[str, ...],
+    max_array_size: int = MAX_ARRAY_SIZE,
 ) -> tuple[Job, JobScript]:
     """Validate a submission and make the new job's record.
 
@@ -219,6 +224,7 @@ def build_job(
         state: the cluster.
         default_partition: the configured default partition, if any.
         gres_types: configured generic resource names.
+        max_array_size: MaxArraySize (array task ids must be below it).
 
     Returns:
         The PENDING job and its script.
@@ -255,7 +261,7 @@ def build_job(
         nice=spec.nice,
         hold=HOLD_USER if spec.hold else HOLD_NONE,
         time_limit=limit,
-        eligible_time=0.0 if spec.hold else now,
+        eligible_time=0.0 if spec.hold or spec.dependency else max(now, spec.begin_time),
         work_dir=spec.work_dir,
         submit_dir=spec.submit_dir or spec.work_dir,
         stdout=spec.stdout,
@@ -268,8 +274,40 @@ def build_job(
         requeue=spec.requeue if spec.HasField("requeue") else True,
         prio_process=spec.prio_process,
     )
+    job = _with_workflow(job, spec, now, max_array_size)
     script = JobScript(spec.script, list(spec.argv), dict(spec.environment), spec.umask)
     return job, script
+
+
+def _with_workflow(job: Job, spec: pb.JobSpec, now: float, max_array_size: int) -> Job:
+    """The new job with its array, dependency and times, validated."""
+    if spec.array:
+        try:
+            tasks, throttle = parse_array(spec.array, max_array_size)
+        except ValueError as err:
+            raise rejected(str(err)) from None
+        job = replace(
+            job,
+            array_job_id=job.job_id,
+            array_tasks=str(tasks),
+            array_throttle=throttle,
+            array_spec=spec.array,
+        )
+    try:
+        dependency = str(parse_dependency(spec.dependency))
+    except ValueError as err:
+        raise rejected(str(err)) from None
+    if spec.begin_time < 0 or spec.deadline < 0:
+        raise rejected("Invalid time specification")
+    if spec.deadline and spec.deadline < max(spec.begin_time, now):
+        raise rejected("Requested time limit is invalid (missing or exceeds some limit)")
+    return replace(
+        job,
+        dependency=dependency,
+        kill_on_invalid_dep=spec.kill_on_invalid_dep,
+        begin_time=float(spec.begin_time) if spec.begin_time > now else 0.0,
+        deadline=float(spec.deadline),
+    )
 
 
 # ---------------------------------------------------------------- transitions
@@ -337,6 +375,42 @@ def cancel_pending(job: Job, now: float) -> Job:
         raise InvalidTransition(f"job={job.job_id} {job.state.value} is not pending")
     new = next_job_state(job.job_id, job.state, JobEvent.CANCEL, "scancel")
     return replace(job, state=new, reason=REASON_NONE, end_time=now, start_time=now)
+
+
+def missed_deadline(job: Job, now: float) -> Job:
+    """A pending job that can no longer end before its ``--deadline``.
+
+    Args:
+        job: a PENDING job.
+        now: the time.
+
+    Returns:
+        The job in state DEADLINE (reason ``DeadLine``, as Slurm shows it).
+    """
+    new = next_job_state(job.job_id, job.state, JobEvent.DEADLINE, REASON_DEADLINE)
+    return replace(job, state=new, reason=REASON_DEADLINE, end_time=now, start_time=now)
+
+
+def settled_dependency(job: Job, dep: Dependency, now: float) -> Job:
+    """A pending job after what could be settled of its dependency was.
+
+    Args:
+        job: a PENDING job.
+        dep: its dependency, resolved.
+        now: the time.
+
+    Returns:
+        The job with the remaining dependency; eligible from now when none
+        remains; CANCELLED when it can never be satisfied and the user asked
+        for that (``--kill-on-invalid-dep=yes``).
+    """
+    new = replace(job, dependency=str(dep))
+    if not dep.items and job.dependency and not job.held:
+        new = replace(new, eligible_time=max(now, job.begin_time))
+    if job.kill_on_invalid_dep and dep.never_satisfied():
+        cancelled = cancel_pending(new, now)
+        return replace(cancelled, reason=REASON_DEP_NEVER)
+    return new
 
 
 def begin_kill(job: Job, outcome: str, now: float) -> Job:
@@ -538,4 +612,22 @@ def updated(job: Job, request: pb.UpdateJobRequest, operator: bool, state: Clust
         if limit > job.time_limit and not operator:
             raise PermissionDenied(DENIED)
         new = replace(new, time_limit=limit)
+    if request.HasField("dependency"):
+        new = _new_dependency(new, request.dependency)
+    if request.HasField("array_throttle"):
+        if not job.array_job_id or not request.array_throttle.isdigit():
+            raise InvalidRequest("Invalid ArrayTaskThrottle value")
+        new = replace(new, array_throttle=int(request.array_throttle))
     return new
+
+
+def _new_dependency(job: Job, text: str) -> Job:
+    """``scontrol update Dependency=...``: a pending job waits on something else ("" clears)."""
+    if job.state is not JobState.PENDING:
+        raise InvalidTransition(NOT_PENDING)
+    try:
+        dep = parse_dependency(text)
+    except ValueError as err:
+        raise InvalidRequest(str(err)) from None
+    eligible = 0.0 if dep.items or job.held else max(job.submit_time, job.begin_time)
+    return replace(job, dependency=str(dep), eligible_time=eligible)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import grpc
 from sqlalchemy import create_engine
+from sqlalchemy.orm import sessionmaker
 
 from ctld.controller import Controller
 from ctld.servicer import SlurmControllerServicer
@@ -123,7 +124,7 @@ def build_server(settings: CtldSettings) -> CtldServer:
     repo.create_schema(engine)
     controller = Controller(settings, engine)
     controller.load()
-    servicer = SlurmControllerServicer(controller)
+    servicer = SlurmControllerServicer(controller, sessionmaker(engine, expire_on_commit=False))
     pb_grpc.add_SlurmControllerServicer_to_server(servicer, server)
     return CtldServer(server, controller, servicer, port)
 

@@ -16,17 +16,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 
+from ctld.depend import wait_reason
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights, job_priority
 from ctld.state import ClusterState, NodeUsage
-from minislurm.model import NodeView, PartitionView, PendingJob, Plan, Snapshot
+from minislurm.arrays import TaskSet
+from minislurm.depend import parse_dependency
+from minislurm.model import Job, NodeView, PartitionView, PendingJob, Plan, Snapshot
 from minislurm.states import NodeFlag, NodeState
+from minislurm.units import INFINITE
 
 log = logging.getLogger("minislurm.sched")
 
 TICK_SECONDS = 30.0
+INF = float("inf")
+REASON_BEGIN_TIME = "BeginTime"
+REASON_ARRAY_LIMIT = "JobArrayTaskLimit"
 MIN_PAUSE_AFTER = 0.002  # seconds; shorter passes run again as soon as kicked
 
 
@@ -85,33 +94,118 @@ def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) ->
         )
         for p in state.partitions.values()
     )
-    pending = tuple(
-        PendingJob(
-            job_id=j.job_id,
-            partition=j.partition,
-            priority=job_priority(j, now, weights, cluster_cpus, 0.0),
-            submit_time=j.submit_time,
-            request=j.request,
-            time_limit=j.time_limit,
-            held=j.held,
+    free = {n.name: n.free_cpus for n in nodes if n.usable}
+    part_free = {p.name: sum(free.get(n, 0) for n in p.nodes) for p in partitions}
+    running = Counter(j.array_job_id for j in state.active_jobs() if j.array_job_id)
+    pending: list[PendingJob] = []
+    for job in state.queued_jobs():
+        entry = PendingJob(
+            job_id=job.job_id,
+            partition=job.partition,
+            priority=job_priority(job, now, weights, cluster_cpus, 0.0),
+            submit_time=job.submit_time,
+            request=job.request,
+            time_limit=job.time_limit,
+            held=job.held,
+            array_task_id=job.array_task_id,
         )
-        for j in state.queued_jobs()
-    )
-    return Snapshot(nodes=tuple(nodes), partitions=partitions, pending=pending)
+        room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
+        pending += pending_entries(entry, job, state, now, running[job.array_job_id], room)
+    return Snapshot(nodes=tuple(nodes), partitions=partitions, pending=tuple(pending))
+
+
+def pending_entries(
+    entry: PendingJob, job: Job, state: ClusterState, now: float, running: int, room: int
+) -> list[PendingJob]:
+    """What the scheduler considers of one queued job, and what blocks it.
+
+    A job waits on its begin time, then its dependency. The record of an
+    array's pending tasks yields one entry per task that could start now,
+    never more than its throttle allows, the free CPUs of its partition
+    could take, or one when it is a ``singleton``; no task is materialised.
+
+    Args:
+        entry: the job's entry, unblocked.
+        job: the job.
+        state: the cluster (for dependencies).
+        now: the time of the pass.
+        running: how many tasks of its array are active.
+        room: at most how many of its tasks the partition could start.
+
+    Returns:
+        The entries.
+    """
+    if job.begin_time > now:
+        return [replace(entry, blocked=REASON_BEGIN_TIME)]
+    dep = parse_dependency(job.dependency)
+    if job.array_task_id is not None or not job.array_job_id:
+        return [replace(entry, blocked=wait_reason(dep, job, job.array_task_id, state, now))]
+    limit = job.array_throttle - running if job.array_throttle else room
+    if limit <= 0:
+        return [replace(entry, blocked=REASON_ARRAY_LIMIT)]
+    if any(item.kind == "singleton" for item in dep.items):
+        limit = 1
+    count = min(limit, room)
+    tasks = TaskSet.parse(job.array_tasks).take(count + 1)
+    entries = []
+    for task in tasks[:count]:
+        blocked = wait_reason(dep, job, task, state, now)
+        entries.append(replace(entry, array_task_id=task, blocked=blocked))
+    if len(tasks) > count and count == job.array_throttle - running:
+        # The throttle, not the room, stops the next task: say so if the others start.
+        entries.append(replace(entry, array_task_id=tasks[count], blocked=REASON_ARRAY_LIMIT))
+    return entries
+
+
+def next_wakeup(state: ClusterState, now: float) -> float:
+    """When a queued job's begin time comes or its deadline can no longer be met, or infinity.
+
+    Args:
+        state: the cluster.
+        now: the time.
+
+    Returns:
+        Epoch seconds.
+    """
+    times = []
+    for job in state.queued_jobs():
+        times.append(job.begin_time)
+        if job.deadline:
+            times.append(latest_start(job))
+    return min((t for t in times if t > now), default=INF)
+
+
+def latest_start(job: Job) -> float:
+    """The last moment a job with a deadline may start and still end before it.
+
+    Args:
+        job: a job with a deadline.
+
+    Returns:
+        Epoch seconds.
+    """
+    limit = 0 if job.time_limit == INFINITE else job.time_limit * 60
+    return job.deadline - limit
 
 
 class SchedulerLoop:
-    """Runs a scheduling pass whenever kicked, and at least every TICK_SECONDS."""
+    """Runs a scheduling pass whenever kicked, when a begin time comes, and every TICK_SECONDS.
+
+    Each pass first lets the controller settle what time and other jobs
+    decided (``prepare``: dependencies, deadlines), then plans and applies.
+    """
 
     def __init__(
         self,
         state: ClusterState,
         weights: PriorityWeights,
         apply: Callable[[Plan, float], None],
+        prepare: Callable[[float], None],
     ) -> None:
         self._state = state
         self._weights = weights
         self._apply = apply
+        self._prepare = prepare
         self._kicked = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.passes = 0
@@ -139,6 +233,7 @@ class SchedulerLoop:
             What the pass decided.
         """
         now = time.time()
+        self._prepare(now)
         snapshot = build_snapshot(self._state, now, self._weights)
         decided = plan(snapshot, now)
         self._apply(decided, now)
@@ -149,8 +244,9 @@ class SchedulerLoop:
 
     async def _run(self) -> None:
         while True:
+            wake = next_wakeup(self._state, time.time()) - time.time()
             try:
-                await asyncio.wait_for(self._kicked.wait(), TICK_SECONDS)
+                await asyncio.wait_for(self._kicked.wait(), max(min(TICK_SECONDS, wake + 0.01), 0))
             except TimeoutError:
                 pass
             self._kicked.clear()

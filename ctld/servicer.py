@@ -1,18 +1,24 @@
 """The SlurmController gRPC service: thin handlers over :class:`Controller`.
 
 Each handler converts the request, calls the controller and converts the
-reply; domain errors become gRPC statuses in ``ctld/errors.py``.
+reply; domain errors become gRPC statuses in ``ctld/errors.py``. Accounting
+reads the database in a transaction of its own (``sessions``), as the
+records outlive the controller's memory of the jobs.
 
-Imports ctld.controller and minislurm.
+Imports ctld.controller, ctld.acctquery and minislurm.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import grpc
+from sqlalchemy.orm import Session, sessionmaker
 
+from ctld.acctquery import accounting_records
 from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
@@ -30,12 +36,19 @@ if TYPE_CHECKING:
 class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
     """Serves commands and node agents."""
 
-    def __init__(self, controller: Controller) -> None:
+    def __init__(self, controller: Controller, sessions: sessionmaker[Session]) -> None:
         self.ctl = controller
+        self.sessions = sessions  # read transactions of our own (accounting)
         self.serving = True
 
     @grpc_errors
     async def SubmitJob(self, request: pb.SubmitJobRequest, context: Ctx) -> pb.SubmitJobReply:
+        if request.spec.test_only:
+            job, start, alloc = self.ctl.test_submit(request.spec)
+            info = convert.job_info(replace(job, allocation=alloc), 0, time.time())
+            reply = pb.SubmitJobReply(job_id=job.job_id, expected_start=int(start), job=info)
+            reply.cluster = self.ctl.conf.cluster_name
+            return reply
         job_id = self.ctl.submit(request.spec)
         reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
         if not request.spec.batch:
@@ -58,12 +71,16 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def CancelJobs(self, request: pb.CancelJobsRequest, context: Ctx) -> pb.CancelJobsReply:
         results = self.ctl.cancel(request)
-        return pb.CancelJobsReply(results=[pb.JobResult(job_id=i, error=e) for i, e in results])
+        return pb.CancelJobsReply(
+            results=[pb.JobResult(job_id=i, ref=r, error=e) for i, r, e in results]
+        )
 
     @grpc_errors
     async def HoldJobs(self, request: pb.HoldJobsRequest, context: Ctx) -> pb.HoldJobsReply:
         results = self.ctl.hold(request)
-        return pb.HoldJobsReply(results=[pb.JobResult(job_id=i, error=e) for i, e in results])
+        return pb.HoldJobsReply(
+            results=[pb.JobResult(job_id=i, ref=r, error=e) for i, r, e in results]
+        )
 
     @grpc_errors
     async def UpdateJob(self, request: pb.UpdateJobRequest, context: Ctx) -> pb.UpdateJobReply:
@@ -184,6 +201,20 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     ) -> pb.CompleteJobReply:
         self.ctl.complete_job(request)
         return pb.CompleteJobReply()
+
+    @grpc_errors
+    async def GetAccounting(
+        self, request: pb.GetAccountingRequest, context: Ctx
+    ) -> pb.GetAccountingReply:
+        now = time.time()
+        # A thread of its own: a long history takes seconds to read, during which the
+        # event loop must go on (heartbeats, scheduling). WAL lets it read beside writes.
+        records = await asyncio.to_thread(self._accounting, request, now)
+        return pb.GetAccountingReply(records=records, now=int(now))
+
+    def _accounting(self, request: pb.GetAccountingRequest, now: float) -> list[pb.AcctRecord]:
+        with self.sessions() as session, session.begin():
+            return accounting_records(session, request, now, self.ctl.conf.cluster_name)
 
     @grpc_errors
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:

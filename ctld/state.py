@@ -37,6 +37,7 @@ class ClusterState:
         self._held: set[int] = set()
         self._active: set[int] = set()
         self.last_job_id = 0
+        self.arrays: dict[int, set[int]] = {}  # array job id -> ids of its records
         self.steps: dict[int, dict[int, Step]] = {}  # job id -> step id -> step
 
     def put_job(self, job: Job) -> None:
@@ -47,6 +48,8 @@ class ClusterState:
         """
         self.jobs[job.job_id] = job
         self.last_job_id = max(self.last_job_id, job.job_id)
+        if job.array_job_id:
+            self.arrays.setdefault(job.array_job_id, set()).add(job.job_id)
         for index in (self._queued, self._held, self._active):
             index.discard(job.job_id)
         if job.state is JobState.PENDING:
@@ -65,6 +68,21 @@ class ClusterState:
     def queued_jobs(self) -> Iterator[Job]:
         """Jobs waiting to start that are not held: what the scheduler considers."""
         return (self.jobs[i] for i in self._queued)
+
+    def array_records(self, array_job_id: int) -> list[Job]:
+        """The records of an array: its tasks that were split off and its pending tasks' record.
+
+        Args:
+            array_job_id: the array's job id.
+
+        Returns:
+            The records, by job id (empty when no such array is remembered).
+        """
+        return [self.jobs[i] for i in sorted(self.arrays.get(array_job_id, ()))]
+
+    def pending_jobs(self) -> list[Job]:
+        """Every PENDING job, held or not, by job id."""
+        return [self.jobs[i] for i in sorted(self._queued | self._held)]
 
     def active_jobs(self) -> Iterator[Job]:
         """Jobs holding resources (RUNNING, COMPLETING...)."""
@@ -134,6 +152,11 @@ class ClusterState:
             if j.state in TERMINAL_JOB_STATES and j.end_time < ended_before
         ]
         for job_id in old:
-            del self.jobs[job_id]
+            job = self.jobs.pop(job_id)
             self.steps.pop(job_id, None)
+            members = self.arrays.get(job.array_job_id)
+            if members is not None:
+                members.discard(job_id)
+                if not members:
+                    del self.arrays[job.array_job_id]
         return len(old)

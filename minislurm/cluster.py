@@ -41,6 +41,7 @@ class ClusterSpec:
     kill_wait: int = 5
     slurmd_timeout: int = 30
     min_job_age: int = 300
+    acct_gather_frequency: int = 30  # seconds between usage samples of a task
 
     @property
     def node_names(self) -> list[str]:
@@ -82,6 +83,8 @@ GresTypes=gpu
 KillWait={spec.kill_wait}
 SlurmdTimeout={spec.slurmd_timeout}
 MinJobAge={spec.min_job_age}
+MaxArraySize=10001
+JobAcctGatherFrequency=task={spec.acct_gather_frequency}
 NodeName={nodes} NodeAddr=127.0.0.1 CPUs={spec.cpus_per_node} RealMemory={spec.memory_per_node} \
 Gres=gpu:{spec.gpus_per_node} State=UNKNOWN
 PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP

@@ -112,6 +112,7 @@ class SlurmConfig:
     priority_favor_small: bool = False
     slurmd_timeout: int = 300  # seconds
     kill_wait: int = 30  # seconds
+    job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
     job_requeue: bool = True
     min_job_age: int = 300  # seconds
     max_array_size: int = 1001
@@ -185,6 +186,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "PriorityFavorSmall": ("priority_favor_small", "bool"),
     "SlurmdTimeout": ("slurmd_timeout", "int"),
     "KillWait": ("kill_wait", "int"),
+    "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
     "JobRequeue": ("job_requeue", "bool"),
     "MinJobAge": ("min_job_age", "int"),
     "MaxArraySize": ("max_array_size", "int"),
@@ -224,7 +226,7 @@ IGNORED_KEYS = frozenset(
     EpilogSlurmctld ExtSensorsFreq ExtSensorsType FairShareDampeningFactor FastSchedule
     FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GroupUpdateForce GroupUpdateTime
     HashPlugin HealthCheckInterval HealthCheckNodeState HealthCheckProgram InactiveLimit
-    InteractiveStepOptions JobAcctGatherFrequency JobAcctGatherParams JobAcctGatherType
+    InteractiveStepOptions JobAcctGatherParams JobAcctGatherType
     JobCompHost JobCompLoc JobCompParams JobCompPass JobCompPort JobCompType JobCompUser
     JobContainerType JobFileAppend JobSubmitPlugins KeepAliveTime KillOnBadExit
     LaunchParameters Licenses LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU
@@ -311,6 +313,25 @@ def _to_params(text: str) -> dict[str, str]:
     return params
 
 
+_ACCT_DATA_TYPES = frozenset(("task", "energy", "network", "filesystem"))
+
+
+def _to_acct_freq(text: str) -> int:
+    """JobAcctGatherFrequency: ``30``, or ``task=30,energy=0,...``; the task interval."""
+    task = 30
+    for item in _to_list(text):
+        kind, eq, value = item.partition("=")
+        if not eq:
+            task = _to_int(kind)
+        elif kind.lower() not in _ACCT_DATA_TYPES:
+            raise ValueError(f"unknown data type {kind!r}")
+        elif kind.lower() == "task":
+            task = _to_int(value)
+        else:
+            _to_int(value)
+    return task
+
+
 def _convert(text: str, kind: str) -> Any:
     """Convert a global key's value by its kind; raises ValueError when malformed."""
     if kind == "str":
@@ -329,6 +350,8 @@ def _convert(text: str, kind: str) -> Any:
         return _to_list(text)
     if kind == "params":
         return _to_params(text)
+    if kind == "acctfreq":
+        return _to_acct_freq(text)
     return _to_choice(text, _CHOICES[kind])
 
 

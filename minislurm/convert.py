@@ -6,7 +6,9 @@ Imports minislurm's core modules and the generated stubs.
 from __future__ import annotations
 
 from minislurm import hostlist, units
-from minislurm.iopattern import DEFAULT_OUTPUT, output_path
+from minislurm.arrays import NO_TASK as NO_VAL
+from minislurm.depend import parse_dependency
+from minislurm.iopattern import DEFAULT_ARRAY_OUTPUT, DEFAULT_OUTPUT, output_path
 from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import (
@@ -17,8 +19,6 @@ from minislurm.states import (
     node_state_scontrol,
 )
 from minislurm.units import INFINITE
-
-NO_VAL = "4294967294"  # what Slurm prints for %a of a job that is not an array task
 
 
 def pattern_values(job: Job, node: str = "") -> dict[str, str]:
@@ -35,8 +35,8 @@ def pattern_values(job: Job, node: str = "") -> dict[str, str]:
         "j": str(job.job_id),
         "x": job.name,
         "u": job.user,
-        "A": str(job.job_id),
-        "a": NO_VAL,
+        "A": str(job.array_job_id or job.job_id),
+        "a": NO_VAL if job.array_task_id is None else str(job.array_task_id),
         "J": str(job.job_id),
     }
     if node:
@@ -57,7 +57,8 @@ def std_paths(job: Job, node: str = "") -> tuple[str, str, str]:
     """
     values = pattern_values(job, node)
     keep = "" if node else "N"
-    out = output_path(job.stdout or DEFAULT_OUTPUT, job.work_dir, values, keep)
+    default = DEFAULT_ARRAY_OUTPUT if job.array_job_id else DEFAULT_OUTPUT
+    out = output_path(job.stdout or default, job.work_dir, values, keep)
     err = output_path(job.stderr, job.work_dir, values, keep) if job.stderr else out
     stdin = output_path(job.stdin, job.work_dir, values, keep) if job.stdin else "/dev/null"
     return out, err, stdin
@@ -115,7 +116,7 @@ def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
     req = job.request
     alloc = job.allocation
     stdout, stderr, stdin = std_paths(job)
-    return pb.JobInfo(
+    info = pb.JobInfo(
         job_id=job.job_id,
         name=job.name,
         uid=job.uid,
@@ -172,7 +173,19 @@ def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
         gpus_per_node=req.gpus_per_node,
         gpus_per_task=req.gpus_per_task,
         gres=job.gres,
+        array_job_id=job.array_job_id,
+        array_tasks=job.array_tasks,
+        array_throttle=job.array_throttle,
+        array_spec=job.array_spec,
+        dependency=parse_dependency(job.dependency).shown() if job.dependency else "",
+        deadline=int(job.deadline),
+        cancelled_by=max(job.cancelled_by, 0),
     )
+    if job.array_task_id is not None:
+        info.array_task_id = job.array_task_id
+    if job.state is JobState.PENDING and job.begin_time:
+        info.start_time = int(job.begin_time)
+    return info
 
 
 def job_from_info(info: pb.JobInfo, spec: pb.JobSpec | None = None) -> Job:
@@ -229,6 +242,9 @@ def job_from_info(info: pb.JobInfo, spec: pb.JobSpec | None = None) -> Job:
         gres=info.gres,
         restarts=info.restarts,
         prio_process=spec.prio_process,
+        array_job_id=info.array_job_id,
+        array_task_id=info.array_task_id if info.HasField("array_task_id") else None,
+        array_spec=info.array_spec,
     )
 
 

@@ -6,13 +6,14 @@ sets Slurm's variables for the job and the node the script runs on
 own variables win over the user's; ``SLURM_TASK_PID`` is added by the
 process that forks the script.
 
-Imports only minislurm.hostlist and minislurm.model.
+Imports only minislurm.arrays, minislurm.hostlist, minislurm.model and minislurm.units.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from minislurm.arrays import TaskSet
 from minislurm.hostlist import compress
 from minislurm.model import Job
 from minislurm.units import compress_counts
@@ -186,7 +187,32 @@ def _job_variables(job: Job) -> dict[str, str]:
         "SLURM_RESTART_COUNT": job.restarts,
     }
     env.update({k: str(v) for k, v in optional.items() if v})
+    if job.array_task_id is not None:
+        env.update(array_variables(job.array_job_id, job.array_task_id, job.array_spec))
     return env
+
+
+def array_variables(array_job_id: int, task: int, spec: str) -> dict[str, str]:
+    """What an array task sees of its array.
+
+    Args:
+        array_job_id: the array's job id.
+        task: this task's id.
+        spec: the array as submitted (``0-15:2%4``).
+
+    Returns:
+        ``SLURM_ARRAY_JOB_ID``, ``SLURM_ARRAY_TASK_ID`` and the array's
+        ``_COUNT``, ``_MIN``, ``_MAX`` and ``_STEP``.
+    """
+    tasks = TaskSet.parse(spec.partition("%")[0]) if spec else TaskSet.of([task])
+    return {
+        "SLURM_ARRAY_JOB_ID": str(array_job_id),
+        "SLURM_ARRAY_TASK_ID": str(task),
+        "SLURM_ARRAY_TASK_COUNT": str(len(tasks)),
+        "SLURM_ARRAY_TASK_MAX": str(tasks.last()),
+        "SLURM_ARRAY_TASK_MIN": str(tasks.first()),
+        "SLURM_ARRAY_TASK_STEP": str(tasks.step()),
+    }
 
 
 @dataclass(frozen=True)

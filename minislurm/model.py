@@ -141,6 +141,18 @@ class Job:
     prio_process: int = 0
     last_sched_eval: float = 0.0
     launched: bool = False  # a node agent acknowledged the batch launch
+    array_job_id: int = 0  # 0 unless part of an array
+    array_task_id: int | None = None  # None: the record of the array's pending tasks
+    array_tasks: str = ""  # that record's pending task ids, compressed ("4-15")
+    array_throttle: int = 0  # %N: at most N tasks running at once
+    array_spec: str = ""  # the array as submitted ("0-15:2%4")
+    dependency: str = ""  # --dependency as given (normalised)
+    kill_on_invalid_dep: bool = False
+    begin_time: float = 0.0  # --begin (0: none)
+    deadline: float = 0.0  # --deadline (0: none)
+    cancelled_by: int = -1  # uid that cancelled it (-1: nobody)
+    max_rss: int = 0  # KiB, the batch step's largest resident set (sampled)
+    total_cpu: float = 0.0  # seconds of CPU the batch step used
 
     @property
     def held(self) -> bool:
@@ -197,6 +209,13 @@ class PendingJob:
     request: ResourceRequest
     time_limit: int = INFINITE
     held: bool = False
+    array_task_id: int | None = None  # one pending task of an array (the job is its record)
+    blocked: str = ""  # why it may not start whatever the resources (Dependency, BeginTime...)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """What identifies it in a pass: the job, and the array task (-1: none)."""
+        return (self.job_id, -1 if self.array_task_id is None else self.array_task_id)
 
 
 @dataclass(frozen=True)
@@ -220,15 +239,24 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class StartJob:
-    """A decision: start ``job_id`` now on ``allocation``."""
+    """A decision: start ``job_id`` (or one task of its array) now on ``allocation``."""
 
     job_id: int
     allocation: Allocation
+    array_task_id: int | None = None
+
+    @property
+    def key(self) -> tuple[int, int]:
+        """The job and the array task (-1: none), as :attr:`PendingJob.key`."""
+        return (self.job_id, -1 if self.array_task_id is None else self.array_task_id)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """What a scheduling pass decided: jobs to start and why the rest wait."""
+    """What a scheduling pass decided: jobs to start and why the rest wait.
+
+    A reason is per job: for an array, why its (next) pending task waits.
+    """
 
     starts: tuple[StartJob, ...]
     reasons: dict[int, str]

@@ -107,10 +107,8 @@ class Message:
     def __getattr__(self, name: str) -> Any:
         if name in ("_f", "_t") or name.startswith("__"):  # slots unset (copy), protocols
             raise AttributeError(name)
-        try:
-            return self._f[name]
-        except KeyError:
-            return self._t.default(name)
+        value = self._f.get(name, _MISSING)
+        return self._t.default(name) if value is _MISSING else value
 
     def has(self, name: str) -> bool:
         """Whether a field with presence (proto3 ``optional``, a message) is set.
@@ -131,6 +129,20 @@ class Message:
         if not field.presence:
             raise ValueError(f"field {self._t.name}.{name} has no presence to test")
         return name in self._f
+
+    def replaced(self, **values: Any) -> Message:
+        """A copy with some fields changed, without re-encoding (values are trusted).
+
+        Args:
+            **values: new field values, as the decoder would give them.
+
+        Returns:
+            The copy.
+        """
+        copy = object.__new__(Message)
+        copy._t = self._t
+        copy._f = {**self._f, **values}
+        return copy
 
     def to_dict(self) -> dict[str, Any]:
         """The fields that are set, as plain values (nested messages as dicts).

@@ -105,11 +105,13 @@ class JobEvent(StrEnum):
     KILLED = "KILLED"  # the node confirmed a kill begun by CANCEL
     TIMED_OUT = "TIMED_OUT"  # the node confirmed a kill begun by TIME_LIMIT
     NODE_FAIL = "NODE_FAIL"
+    DEADLINE = "DEADLINE"  # a pending job can no longer end before its --deadline
 
 
 _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.PENDING, JobEvent.START): JobState.RUNNING,
     (JobState.PENDING, JobEvent.CANCEL): JobState.CANCELLED,
+    (JobState.PENDING, JobEvent.DEADLINE): JobState.DEADLINE,
     (JobState.RUNNING, JobEvent.EXIT_OK): JobState.COMPLETED,
     (JobState.RUNNING, JobEvent.EXIT_FAIL): JobState.FAILED,
     (JobState.RUNNING, JobEvent.CANCEL): JobState.COMPLETING,

@@ -90,6 +90,7 @@ class Agent:
             controller_host=host,
             controller_port=int(port),
             kill_wait=settings.conf.kill_wait,
+            acct_freq=settings.conf.job_acct_gather_frequency,
             key=settings.cluster_key,
         )
         self.steps = StepManager(facts, self._step_done, self.stepds.spawn)
@@ -292,6 +293,7 @@ class Agent:
                 stdin=stdin,
                 node=node,
                 kill_wait=request.kill_wait,
+                acct_freq=self.settings.conf.job_acct_gather_frequency,
             )
         )
 

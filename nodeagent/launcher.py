@@ -42,8 +42,8 @@ class StepOutcome:
     end_time: float
     outcome: str = ""
     message: str = ""
-    max_rss: int = 0
-    total_cpu: float = 0.0
+    max_rss: int = 0  # KiB, the batch script with everything it started (sampled)
+    total_cpu: float = 0.0  # seconds, user + system, every process of the job
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,7 @@ class StepLaunch:
     stdin: str
     node: str
     kill_wait: int
+    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
 
 
 def _read_int(path: str) -> int:
@@ -148,6 +149,7 @@ class Launcher:
             "stdin": step.stdin,
             "node": step.node,
             "kill_wait": step.kill_wait,
+            "acct_freq": step.acct_freq,
         }
         with open(os.path.join(jobdir, "job.json"), "w") as f:
             json.dump(description, f)

@@ -33,10 +33,14 @@ starts the work. ``job.json``'s ``"mode"`` chooses what:
 The frame format (defined here, documented in :mod:`nodeagent.stepio`) is
 a 9-byte header ``!BII`` (kind, task id, payload length) then the payload.
 
-Imports only the standard library, all of it up front: stepd starts for
-every job and step, and once it runs as the job's user the interpreter's
-own files may be unreadable (a Python under /root); os.wait4 imports
-``resource`` lazily.
+Usage (MaxRSS, TotalCPU) is sampled by :mod:`nodeagent.usage` while the
+script or the tasks run, and completed with the children's ``getrusage``.
+
+Imports the standard library, all of it up front: stepd starts for every
+job and step, and once it runs as the job's user the interpreter's own
+files may be unreadable (a Python under /root); os.wait4 imports
+``resource`` lazily. Of our modules, minislurm.procs and nodeagent.usage
+(which imports psutil only when it first samples).
 """
 
 from __future__ import annotations
@@ -56,9 +60,11 @@ import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to 
 from collections import deque
 
 from minislurm import procs
+from nodeagent.usage import UsageSampler, preload_psutil
 
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.5
+IDLE_SECONDS = 0.25  # a spare waiting this long for work is idle: it loads psutil meanwhile
 
 # --- The wire format between stepd and slurmd (see nodeagent.stepio) -------------------------
 
@@ -244,10 +250,10 @@ class Step:
         self.pid = 0
         self.err_fd = -1
         self.status: int | None = None
-        self.rusage: object | None = None
         self.killing: dict[str, object] | None = None  # the terminate request, once made
         self.kill_deadline = float("inf")
         self.start_time = 0.0
+        self.usage = UsageSampler(float(job.get("acct_freq", 30)), per_task=False)  # type: ignore[arg-type]
 
     def launch(self) -> None:
         """Fork and exec the script.
@@ -321,13 +327,13 @@ class Step:
         """Collect every exited child; remember the script's own status."""
         while True:
             try:
-                pid, status, rusage = os.wait4(-1, os.WNOHANG)
+                pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
             if pid == self.pid:
-                self.status, self.rusage = status, rusage
+                self.status = status
 
     def run(self) -> dict[str, object]:
         """Wait for the script (killing on request), clean up, and say how it ended."""
@@ -335,10 +341,12 @@ class Step:
             self.reap()
             if self.status is not None:
                 break
-            if time.monotonic() >= self.kill_deadline:
+            now = time.monotonic()
+            if now >= self.kill_deadline:
                 self.signal_all(signal.SIGKILL)
                 self.kill_deadline = float("inf")
-            info = signal.sigtimedwait(_WAITED, POLL_SECONDS)
+            self.usage.sample_if_due(now)
+            info = signal.sigtimedwait(_WAITED, min(POLL_SECONDS, self.usage.seconds_left(now)))
             if info is not None and info.si_signo == signal.SIGTERM:
                 self.begin_kill(_terminate_request(self.jobdir))
         # The script is done: nothing it started may outlive it.
@@ -351,7 +359,8 @@ class Step:
 
     def _outcome(self) -> dict[str, object]:
         status = self.status or 0
-        ru = self.rusage
+        # Every process of the job was our child or, orphaned, came back to us: all reaped now.
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         return {
             "job_id": self.job["job_id"],
             "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0,
@@ -359,8 +368,8 @@ class Step:
             "start_time": self.start_time,
             "end_time": time.time(),
             "outcome": str(self.killing.get("outcome", "")) if self.killing else "",
-            "max_rss": getattr(ru, "ru_maxrss", 0),
-            "total_cpu": getattr(ru, "ru_utime", 0.0) + getattr(ru, "ru_stime", 0.0),
+            "max_rss": self.usage.max_rss_with(ru.ru_maxrss),
+            "total_cpu": ru.ru_utime + ru.ru_stime,
         }
 
 
@@ -664,6 +673,7 @@ class StepSupervisor:
         self.clean = False
         self.link_lost = False
         self.start_time = 0.0
+        self.usage = UsageSampler(float(job.get("acct_freq", 30)), per_task=True)  # type: ignore[arg-type]
         self.wake_r, wake_w = _pipe(0)
         os.set_blocking(wake_w, False)
         # The signals stay blocked until the tasks are forked; then they wake poll().
@@ -786,6 +796,8 @@ class StepSupervisor:
                 self.kill_deadline = float("inf")
             if all(t.ended for t in self.tasks):
                 self._clean_up(now)
+            else:
+                self.usage.sample_if_due(now)
         for fd in self.files.values():
             os.close(fd)
         self.reap()
@@ -806,8 +818,11 @@ class StepSupervisor:
         timeout = 1.0
         if self.kill_deadline < float("inf"):
             timeout = min(timeout, max(0.0, self.kill_deadline - time.monotonic()))
-        if all(t.ended for t in self.tasks) and not self.clean:
-            timeout = min(timeout, 0.05)
+        if all(t.ended for t in self.tasks):
+            if not self.clean:
+                timeout = min(timeout, 0.05)
+        else:
+            timeout = min(timeout, self.usage.seconds_left(time.monotonic()))
         return timeout
 
     def _poll(self, timeout: float) -> None:
@@ -1020,7 +1035,7 @@ class StepSupervisor:
             "start_time": self.start_time,
             "end_time": time.time(),
             "outcome": str(self.killing.get("outcome", "")) if self.killing else "",
-            "max_rss": ru.ru_maxrss,
+            "max_rss": self.usage.max_rss_with(ru.ru_maxrss),
             "total_cpu": ru.ru_utime + ru.ru_stime,
             "tasks": results,
             "lost_output": self.link.lost_bytes,
@@ -1133,6 +1148,18 @@ def _never_started(job: dict[str, object], now: float) -> dict[str, object]:
     }
 
 
+def _spare_directory() -> str:
+    """The directory slurmd hands this spare ("" when slurmd went away).
+
+    Launches that come back to back find the spare waiting; one idle for a
+    moment imports psutil for usage sampling (as root, before any drop), so
+    that neither a launch nor a running step waits for that import.
+    """
+    if not select.select([sys.stdin], [], [], IDLE_SECONDS)[0]:
+        preload_psutil()
+    return sys.stdin.readline().strip()
+
+
 def _redirect_stdio(jobdir: str) -> None:
     """A spare's stdin becomes /dev/null, its stdout and stderr the job's stepd.log."""
     null = os.open(os.devnull, os.O_RDONLY)
@@ -1158,7 +1185,7 @@ def main(argv: list[str]) -> int:
         0 when the status was recorded (or a spare was never used).
     """
     if argv == ["--spare"]:
-        jobdir = sys.stdin.readline().strip()
+        jobdir = _spare_directory()
         if not jobdir:
             return 0  # slurmd went away without using this spare
         _redirect_stdio(jobdir)
@@ -1199,4 +1226,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    status = main(sys.argv[1:])
+    # No interpreter teardown: slurmd reports a step done when its stepd has exited,
+    # and tearing down (psutil's modules included) took ~10 ms of every step.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -128,6 +128,7 @@ class StepSpec:
     kill_wait: int  # seconds between SIGTERM and SIGKILL
     tasks: Sequence[TaskSpec]
     stdin_to: str = "none"
+    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
 
 
 class EventKind(enum.StrEnum):
@@ -179,7 +180,7 @@ class StepResult:
     end_time: float
     outcome: str = ""  # CANCELLED, TIMEOUT, LAUNCH_FAILED, or "" when it ran to its end
     message: str = ""
-    max_rss: int = 0  # KiB, the largest process
+    max_rss: int = 0  # KiB, the largest task (its whole process tree, sampled)
     total_cpu: float = 0.0  # seconds, every process of the step
     tasks: tuple[TaskResult, ...] = ()
     lost_output: int = 0  # bytes of frames kept in lost-output
@@ -242,7 +243,7 @@ def describe(spec: StepSpec) -> dict[str, object]:
     return {
         "mode": "step",
         **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
-        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait")},
+        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq")},
         "socket": SOCKET_NAME,
         "tasks": tasks,
     }

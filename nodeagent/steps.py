@@ -51,6 +51,7 @@ class NodeFacts:
     controller_port: int
     kill_wait: int
     key: bytes
+    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
 
 
 def check_credential(
@@ -224,6 +225,7 @@ class StepManager:
             cwd=request.cwd,
             node=self.facts.node_name,
             kill_wait=self.facts.kill_wait,
+            acct_freq=self.facts.acct_freq,
             tasks=tasks,
             stdin_to=stdin_to,
         )

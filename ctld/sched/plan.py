@@ -7,7 +7,10 @@ priority, submit time and job id. The first job of a partition that does
 not fit waits for ``Resources`` and blocks its partition: the jobs behind
 it wait for ``Priority`` (Slurm's builtin scheduler, before backfill).
 Jobs that can never run in their partition as it is configured wait for
-``PartitionConfig`` without blocking anyone.
+``PartitionConfig`` without blocking anyone, as do jobs the snapshot marks
+blocked (a dependency, a begin time, an array's task limit). The pending
+tasks of an array come as one entry per task that could start; each start
+names its task.
 
 Imports only minislurm.model and ctld.sched.select.
 """
@@ -35,8 +38,8 @@ REASON_REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
 _PARTITION_STATE_REASONS = {"DOWN": "PartitionDown", "INACTIVE": "PartitionInactive"}
 
 
-def job_order(job: PendingJob, tier: int) -> tuple[int, int, float, int]:
-    """The sort key of pending jobs: tier, priority (both descending), age, id.
+def job_order(job: PendingJob, tier: int) -> tuple[int, int, float, tuple[int, int]]:
+    """The sort key of pending jobs: tier, priority (both descending), age, id, array task.
 
     Args:
         job: the pending job.
@@ -45,7 +48,7 @@ def job_order(job: PendingJob, tier: int) -> tuple[int, int, float, int]:
     Returns:
         A key for ``sorted``.
     """
-    return (-tier, -job.priority, job.submit_time, job.job_id)
+    return (-tier, -job.priority, job.submit_time, job.key)
 
 
 def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, NodeView]) -> bool:
@@ -93,8 +96,9 @@ def plan(snapshot: Snapshot, now: float) -> Plan:
         now: the time of the pass (unused until time-aware policies need it).
 
     Returns:
-        The jobs to start with their allocations, and a pending reason for
-        every other job that was considered (held jobs are left out).
+        The jobs (or array tasks) to start with their allocations, and a
+        pending reason for every other job that was considered (held jobs
+        are left out); an array's reason is that of its first task not started.
     """
     del now
     nodes = {n.name: n for n in snapshot.nodes}
@@ -108,16 +112,16 @@ def plan(snapshot: Snapshot, now: float) -> Plan:
     blocked: set[str] = set()
     for job in queue:
         part = parts[job.partition]
-        reason = _static_reason(job, part, nodes, blocked)
+        reason = job.blocked or _static_reason(job, part, nodes, blocked)
         if reason:
-            reasons[job.job_id] = reason
+            reasons.setdefault(job.job_id, reason)
             continue
         alloc = select_nodes(job.request, [nodes[n] for n in part.nodes if n in nodes])
         if alloc is None:
-            reasons[job.job_id] = REASON_RESOURCES
+            reasons.setdefault(job.job_id, REASON_RESOURCES)
             blocked.add(part.name)
             continue
-        starts.append(StartJob(job.job_id, alloc))
+        starts.append(StartJob(job.job_id, alloc, job.array_task_id))
         for name in alloc.node_names:
             nodes[name] = _consume(nodes[name], alloc)
     return Plan(tuple(starts), reasons)

@@ -60,6 +60,18 @@ class JobRow(Base):
     prio_process: Mapped[int] = mapped_column(Integer)
     last_sched_eval: Mapped[float] = mapped_column(Float)
     launched: Mapped[bool] = mapped_column(Boolean, default=False)
+    array_job_id: Mapped[int] = mapped_column(Integer, index=True)
+    array_task_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    array_tasks: Mapped[str] = mapped_column(Text)
+    array_throttle: Mapped[int] = mapped_column(Integer)
+    array_spec: Mapped[str] = mapped_column(Text)
+    dependency: Mapped[str] = mapped_column(Text)
+    kill_on_invalid_dep: Mapped[bool] = mapped_column(Boolean)
+    begin_time: Mapped[float] = mapped_column(Float)
+    deadline: Mapped[float] = mapped_column(Float)
+    cancelled_by: Mapped[int] = mapped_column(Integer)
+    max_rss: Mapped[int] = mapped_column(Integer)
+    total_cpu: Mapped[float] = mapped_column(Float)
 
 
 class JobScriptRow(Base):

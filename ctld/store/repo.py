@@ -9,6 +9,7 @@ Imports ctld.store.models, minislurm.model and minislurm.states.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, fields
 from typing import Any
 
@@ -133,7 +134,7 @@ def insert_jobs(session: Session, jobs: list[tuple[Job, JobScript]]) -> None:
         session: the open transaction.
         jobs: the new records with their scripts.
     """
-    session.execute(insert(JOBS), [job_columns(job) for job, _ in jobs])
+    insert_records(session, [job for job, _ in jobs])
     session.execute(
         insert(JOB_SCRIPTS),
         [
@@ -147,6 +148,16 @@ def insert_jobs(session: Session, jobs: list[tuple[Job, JobScript]]) -> None:
             for job, script in jobs
         ],
     )
+
+
+def insert_records(session: Session, jobs: list[Job]) -> None:
+    """Insert job records that have no script of their own (array tasks split off).
+
+    Args:
+        session: the open transaction.
+        jobs: the new records.
+    """
+    session.execute(insert(JOBS), [job_columns(job) for job in jobs])
 
 
 def save_job(session: Session, job: Job) -> None:
@@ -315,3 +326,48 @@ def load_steps(session: Session, job_ids: list[int]) -> list[Step]:
         select(StepRow).where(StepRow.job_id.in_(job_ids)).order_by(StepRow.job_id, StepRow.step_id)
     )
     return [_step_from_row(r) for r in rows]
+
+
+_ID_CHUNK = 500  # ids per IN (...) list: SQLite caps a statement's parameters
+
+
+def load_accounting(
+    session: Session,
+    job_ids: Collection[int] = (),
+    users: Collection[str] = (),
+    partitions: Collection[str] = (),
+    active_since: float = 0.0,
+) -> list[tuple[Job, list[Step]]]:
+    """Job records with their steps for accounting (sacct), old ones included.
+
+    Only the filters a query can apply exactly are here; the caller applies
+    the rest (states, the time window's details, single steps).
+
+    Args:
+        session: the open transaction.
+        job_ids: only these jobs, or the tasks of these arrays (empty: any).
+        users: only jobs of these users, by name or uid as text (empty: any).
+        partitions: only jobs submitted to these partitions (empty: any).
+        active_since: leave out jobs that ended before this time (0: none).
+
+    Returns:
+        ``(job, its steps by step id)`` pairs, by job id.
+    """
+    query = select(JobRow)
+    if job_ids:
+        query = query.where(or_(JobRow.job_id.in_(job_ids), JobRow.array_job_id.in_(job_ids)))
+    if users:
+        uids = [int(u) for u in users if u.isdigit()]
+        query = query.where(or_(JobRow.user.in_(users), JobRow.uid.in_(uids)))
+    if partitions:
+        query = query.where(JobRow.partition.in_(partitions))
+    if active_since:
+        unfinished = [s.value for s in ACTIVE_JOB_STATES] + [JobState.PENDING.value]
+        query = query.where(or_(JobRow.end_time >= active_since, JobRow.state.in_(unfinished)))
+    jobs = [_job_from_row(r) for r in session.scalars(query.order_by(JobRow.job_id))]
+    steps: dict[int, list[Step]] = {job.job_id: [] for job in jobs}
+    ids = list(steps)
+    for start in range(0, len(ids), _ID_CHUNK):
+        for step in load_steps(session, ids[start : start + _ID_CHUNK]):
+            steps[step.job_id].append(step)
+    return [(job, steps[job.job_id]) for job in jobs]

@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class JobSpec(_message.Message):
-    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir")
+    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir", "array", "dependency", "kill_on_invalid_dep", "begin_time", "deadline", "test_only")
     class EnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -54,6 +54,12 @@ class JobSpec(_message.Message):
     PRIO_PROCESS_FIELD_NUMBER: _ClassVar[int]
     UMASK_FIELD_NUMBER: _ClassVar[int]
     SUBMIT_DIR_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENCY_FIELD_NUMBER: _ClassVar[int]
+    KILL_ON_INVALID_DEP_FIELD_NUMBER: _ClassVar[int]
+    BEGIN_TIME_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    TEST_ONLY_FIELD_NUMBER: _ClassVar[int]
     name: str
     script: bytes
     argv: _containers.RepeatedScalarFieldContainer[str]
@@ -92,7 +98,13 @@ class JobSpec(_message.Message):
     prio_process: int
     umask: int
     submit_dir: str
-    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ...) -> None: ...
+    array: str
+    dependency: str
+    kill_on_invalid_dep: bool
+    begin_time: int
+    deadline: int
+    test_only: bool
+    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ..., array: _Optional[str] = ..., dependency: _Optional[str] = ..., kill_on_invalid_dep: _Optional[bool] = ..., begin_time: _Optional[int] = ..., deadline: _Optional[int] = ..., test_only: _Optional[bool] = ...) -> None: ...
 
 class NodeAllocation(_message.Message):
     __slots__ = ("node", "cpus", "mem", "gpus", "ntasks")
@@ -109,7 +121,7 @@ class NodeAllocation(_message.Message):
     def __init__(self, node: _Optional[str] = ..., cpus: _Optional[int] = ..., mem: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., ntasks: _Optional[int] = ...) -> None: ...
 
 class JobInfo(_message.Message):
-    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir")
+    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir", "array_job_id", "array_task_id", "array_tasks", "array_throttle", "dependency", "deadline", "cancelled_by", "array_spec")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
@@ -164,6 +176,14 @@ class JobInfo(_message.Message):
     GRES_FIELD_NUMBER: _ClassVar[int]
     STATE_COMPACT_FIELD_NUMBER: _ClassVar[int]
     SUBMIT_DIR_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASKS_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_THROTTLE_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENCY_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_SPEC_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     name: str
     uid: int
@@ -218,7 +238,15 @@ class JobInfo(_message.Message):
     gres: str
     state_compact: str
     submit_dir: str
-    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ...) -> None: ...
+    array_job_id: int
+    array_task_id: int
+    array_tasks: str
+    array_throttle: int
+    dependency: str
+    deadline: int
+    cancelled_by: int
+    array_spec: str
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., array_tasks: _Optional[str] = ..., array_throttle: _Optional[int] = ..., dependency: _Optional[str] = ..., deadline: _Optional[int] = ..., cancelled_by: _Optional[int] = ..., array_spec: _Optional[str] = ...) -> None: ...
 
 class SubmitJobRequest(_message.Message):
     __slots__ = ("spec",)
@@ -227,30 +255,34 @@ class SubmitJobRequest(_message.Message):
     def __init__(self, spec: _Optional[_Union[JobSpec, _Mapping]] = ...) -> None: ...
 
 class SubmitJobReply(_message.Message):
-    __slots__ = ("job_id", "cluster", "job")
+    __slots__ = ("job_id", "cluster", "expected_start", "job")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    EXPECTED_START_FIELD_NUMBER: _ClassVar[int]
     JOB_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     cluster: str
+    expected_start: int
     job: JobInfo
-    def __init__(self, job_id: _Optional[int] = ..., cluster: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[int] = ..., cluster: _Optional[str] = ..., expected_start: _Optional[int] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
 
 class GetJobsRequest(_message.Message):
-    __slots__ = ("job_ids", "users", "partitions", "states", "names", "all_states")
+    __slots__ = ("job_ids", "users", "partitions", "states", "names", "all_states", "array_tasks")
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     USERS_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
     STATES_FIELD_NUMBER: _ClassVar[int]
     NAMES_FIELD_NUMBER: _ClassVar[int]
     ALL_STATES_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASKS_FIELD_NUMBER: _ClassVar[int]
     job_ids: _containers.RepeatedScalarFieldContainer[int]
     users: _containers.RepeatedScalarFieldContainer[str]
     partitions: _containers.RepeatedScalarFieldContainer[str]
     states: _containers.RepeatedScalarFieldContainer[str]
     names: _containers.RepeatedScalarFieldContainer[str]
     all_states: bool
-    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., users: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[str]] = ..., names: _Optional[_Iterable[str]] = ..., all_states: _Optional[bool] = ...) -> None: ...
+    array_tasks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., users: _Optional[_Iterable[str]] = ..., partitions: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[str]] = ..., names: _Optional[_Iterable[str]] = ..., all_states: _Optional[bool] = ..., array_tasks: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetJobsReply(_message.Message):
     __slots__ = ("jobs", "now")
@@ -261,7 +293,7 @@ class GetJobsReply(_message.Message):
     def __init__(self, jobs: _Optional[_Iterable[_Union[JobInfo, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
 
 class CancelJobsRequest(_message.Message):
-    __slots__ = ("job_ids", "signal", "batch_only", "full", "user", "partition", "states", "name", "requester_uid")
+    __slots__ = ("job_ids", "signal", "batch_only", "full", "user", "partition", "states", "name", "requester_uid", "array_tasks", "step_id", "has_step")
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     BATCH_ONLY_FIELD_NUMBER: _ClassVar[int]
@@ -271,6 +303,9 @@ class CancelJobsRequest(_message.Message):
     STATES_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASKS_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    HAS_STEP_FIELD_NUMBER: _ClassVar[int]
     job_ids: _containers.RepeatedScalarFieldContainer[int]
     signal: int
     batch_only: bool
@@ -280,15 +315,20 @@ class CancelJobsRequest(_message.Message):
     states: _containers.RepeatedScalarFieldContainer[str]
     name: str
     requester_uid: int
-    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ..., user: _Optional[str] = ..., partition: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+    array_tasks: _containers.RepeatedScalarFieldContainer[str]
+    step_id: int
+    has_step: bool
+    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ..., user: _Optional[str] = ..., partition: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., requester_uid: _Optional[int] = ..., array_tasks: _Optional[_Iterable[str]] = ..., step_id: _Optional[int] = ..., has_step: _Optional[bool] = ...) -> None: ...
 
 class JobResult(_message.Message):
-    __slots__ = ("job_id", "error")
+    __slots__ = ("job_id", "error", "ref")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    REF_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     error: str
-    def __init__(self, job_id: _Optional[int] = ..., error: _Optional[str] = ...) -> None: ...
+    ref: str
+    def __init__(self, job_id: _Optional[int] = ..., error: _Optional[str] = ..., ref: _Optional[str] = ...) -> None: ...
 
 class CancelJobsReply(_message.Message):
     __slots__ = ("results",)
@@ -297,7 +337,7 @@ class CancelJobsReply(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[JobResult, _Mapping]]] = ...) -> None: ...
 
 class HoldJobsRequest(_message.Message):
-    __slots__ = ("job_ids", "action", "requester_uid")
+    __slots__ = ("job_ids", "action", "requester_uid", "array_tasks")
     class Action(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
         __slots__ = ()
         HOLD: _ClassVar[HoldJobsRequest.Action]
@@ -309,10 +349,12 @@ class HoldJobsRequest(_message.Message):
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASKS_FIELD_NUMBER: _ClassVar[int]
     job_ids: _containers.RepeatedScalarFieldContainer[int]
     action: HoldJobsRequest.Action
     requester_uid: int
-    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., action: _Optional[_Union[HoldJobsRequest.Action, str]] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+    array_tasks: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., action: _Optional[_Union[HoldJobsRequest.Action, str]] = ..., requester_uid: _Optional[int] = ..., array_tasks: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class HoldJobsReply(_message.Message):
     __slots__ = ("results",)
@@ -321,20 +363,26 @@ class HoldJobsReply(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[JobResult, _Mapping]]] = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
-    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid")
+    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid", "dependency", "array_task_id", "array_throttle")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PARTITION_FIELD_NUMBER: _ClassVar[int]
     NICE_FIELD_NUMBER: _ClassVar[int]
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    DEPENDENCY_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_THROTTLE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     time_limit: int
     name: str
     partition: str
     nice: int
     requester_uid: int
-    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+    dependency: str
+    array_task_id: int
+    array_throttle: str
+    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ..., dependency: _Optional[str] = ..., array_task_id: _Optional[int] = ..., array_throttle: _Optional[str] = ...) -> None: ...
 
 class UpdateJobReply(_message.Message):
     __slots__ = ()
@@ -853,6 +901,112 @@ class WaitJobReply(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     job: JobInfo
     def __init__(self, job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
+
+class AcctRecord(_message.Message):
+    __slots__ = ("job_id", "job_id_raw", "step", "name", "partition", "account", "user", "uid", "group", "gid", "state", "cancelled_by", "exit_code", "exit_signal", "derived_exit_code", "derived_exit_signal", "submit_time", "eligible_time", "start_time", "end_time", "elapsed", "nodes", "nnodes", "alloc_cpus", "req_cpus", "alloc_tres", "req_tres", "time_limit", "max_rss", "total_cpu", "reason", "restarts", "work_dir", "ntasks", "array_job_id", "array_task_id", "qos", "cluster")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_RAW_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    EXIT_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    DERIVED_EXIT_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    SUBMIT_TIME_FIELD_NUMBER: _ClassVar[int]
+    ELIGIBLE_TIME_FIELD_NUMBER: _ClassVar[int]
+    START_TIME_FIELD_NUMBER: _ClassVar[int]
+    END_TIME_FIELD_NUMBER: _ClassVar[int]
+    ELAPSED_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    NNODES_FIELD_NUMBER: _ClassVar[int]
+    ALLOC_CPUS_FIELD_NUMBER: _ClassVar[int]
+    REQ_CPUS_FIELD_NUMBER: _ClassVar[int]
+    ALLOC_TRES_FIELD_NUMBER: _ClassVar[int]
+    REQ_TRES_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    MAX_RSS_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    WORK_DIR_FIELD_NUMBER: _ClassVar[int]
+    NTASKS_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    QOS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    job_id_raw: int
+    step: str
+    name: str
+    partition: str
+    account: str
+    user: str
+    uid: int
+    group: str
+    gid: int
+    state: str
+    cancelled_by: int
+    exit_code: int
+    exit_signal: int
+    derived_exit_code: int
+    derived_exit_signal: int
+    submit_time: int
+    eligible_time: int
+    start_time: int
+    end_time: int
+    elapsed: int
+    nodes: str
+    nnodes: int
+    alloc_cpus: int
+    req_cpus: int
+    alloc_tres: str
+    req_tres: str
+    time_limit: int
+    max_rss: int
+    total_cpu: float
+    reason: str
+    restarts: int
+    work_dir: str
+    ntasks: int
+    array_job_id: int
+    array_task_id: int
+    qos: str
+    cluster: str
+    def __init__(self, job_id: _Optional[str] = ..., job_id_raw: _Optional[int] = ..., step: _Optional[str] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., user: _Optional[str] = ..., uid: _Optional[int] = ..., group: _Optional[str] = ..., gid: _Optional[int] = ..., state: _Optional[str] = ..., cancelled_by: _Optional[int] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., derived_exit_code: _Optional[int] = ..., derived_exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., elapsed: _Optional[int] = ..., nodes: _Optional[str] = ..., nnodes: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., req_cpus: _Optional[int] = ..., alloc_tres: _Optional[str] = ..., req_tres: _Optional[str] = ..., time_limit: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., reason: _Optional[str] = ..., restarts: _Optional[int] = ..., work_dir: _Optional[str] = ..., ntasks: _Optional[int] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., qos: _Optional[str] = ..., cluster: _Optional[str] = ...) -> None: ...
+
+class GetAccountingRequest(_message.Message):
+    __slots__ = ("jobs", "users", "states", "start_after", "end_before", "jobs_only", "partitions")
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    USERS_FIELD_NUMBER: _ClassVar[int]
+    STATES_FIELD_NUMBER: _ClassVar[int]
+    START_AFTER_FIELD_NUMBER: _ClassVar[int]
+    END_BEFORE_FIELD_NUMBER: _ClassVar[int]
+    JOBS_ONLY_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedScalarFieldContainer[str]
+    users: _containers.RepeatedScalarFieldContainer[str]
+    states: _containers.RepeatedScalarFieldContainer[str]
+    start_after: int
+    end_before: int
+    jobs_only: bool
+    partitions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, jobs: _Optional[_Iterable[str]] = ..., users: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[str]] = ..., start_after: _Optional[int] = ..., end_before: _Optional[int] = ..., jobs_only: _Optional[bool] = ..., partitions: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GetAccountingReply(_message.Message):
+    __slots__ = ("records", "now")
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    records: _containers.RepeatedCompositeFieldContainer[AcctRecord]
+    now: int
+    def __init__(self, records: _Optional[_Iterable[_Union[AcctRecord, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
 
 class BatchLaunchRequest(_message.Message):
     __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait")

@@ -124,6 +124,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobReply.FromString,
                 _registered_method=True)
+        self.GetAccounting = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetAccounting',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingReply.FromString,
+                _registered_method=True)
 
 
 class SlurmControllerServicer:
@@ -237,6 +242,12 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetAccounting(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SlurmControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -329,6 +340,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.WaitJob,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.WaitJobReply.SerializeToString,
+            ),
+            'GetAccounting': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetAccounting,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -817,6 +833,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/WaitJob',
             minislurm_dot_v1_dot_minislurm__pb2.WaitJobRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.WaitJobReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAccounting(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetAccounting',
+            minislurm_dot_v1_dot_minislurm__pb2.GetAccountingRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetAccountingReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -17,7 +17,7 @@ from helpers import Result, base_env, run_command, wait_until
 
 from minislurm.cluster import ClusterSpec, LocalCluster
 
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "DEADLINE"}
 
 
 def parse_oneliner(line: str) -> dict[str, str]:

@@ -23,6 +23,10 @@ KNOWN_REASONS = frozenset(
         "ReqNodeNotAvail",
         "PartitionDown",
         "PartitionInactive",
+        "Dependency",
+        "DependencyNeverSatisfied",
+        "BeginTime",
+        "JobArrayTaskLimit",
     }
 )
 
@@ -93,18 +97,20 @@ def check_plan(snapshot: Snapshot, plan: Plan) -> None:
     """
     nodes = {n.name: n for n in snapshot.nodes}
     parts = {p.name: p for p in snapshot.partitions}
-    pending = {j.job_id: j for j in snapshot.pending}
-    started = Counter(s.job_id for s in plan.starts)
-    for job_id, times in started.items():
-        assert times == 1, f"job {job_id} started {times} times"
-        assert job_id in pending, f"job {job_id} started but was not pending"
-        assert not pending[job_id].held, f"held job {job_id} started"
-        assert job_id not in plan.reasons, f"job {job_id} started and has a reason"
+    pending = {j.key: j for j in snapshot.pending}
+    started = Counter(s.key for s in plan.starts)
+    for key, times in started.items():
+        assert times == 1, f"job {key} started {times} times"
+        assert key in pending, f"job {key} started but was not pending"
+        assert not pending[key].held, f"held job {key} started"
+        assert not pending[key].blocked, f"blocked job {key} started"
+        if pending[key].array_task_id is None:
+            assert key[0] not in plan.reasons, f"job {key[0]} started and has a reason"
     used_cpus: Counter[str] = Counter()
     used_mem: Counter[str] = Counter()
     used_gpus: dict[str, list[int]] = {}
     for start in plan.starts:
-        job = pending[start.job_id]
+        job = pending[start.key]
         part = parts[job.partition]
         assert part.state not in ("DOWN", "INACTIVE"), (
             f"job {job.job_id} started in {part.state} partition {part.name}"
@@ -128,11 +134,12 @@ def check_plan(snapshot: Snapshot, plan: Plan) -> None:
         )
     for job in snapshot.pending:
         if job.held:
-            assert job.job_id not in started, f"held job {job.job_id} started"
+            assert job.key not in started, f"held job {job.job_id} started"
             continue
-        if job.job_id not in started:
+        if job.key not in started:
             assert job.job_id in plan.reasons, f"pending job {job.job_id} has no reason"
             reason = plan.reasons[job.job_id]
             assert reason in KNOWN_REASONS, f"job {job.job_id}: unknown reason {reason!r}"
+    pending_ids = {key[0] for key in pending}
     for job_id in plan.reasons:
-        assert job_id in pending, f"reason for job {job_id}, which is not pending"
+        assert job_id in pending_ids, f"reason for job {job_id}, which is not pending"

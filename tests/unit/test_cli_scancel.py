@@ -263,8 +263,8 @@ def test_verbose_describes_each_action(fake: Fake, capsys: pytest.CaptureFixture
         (["14", "abc"], "scancel: error: Invalid job id abc\n"),
         (["-w", "n["], "scancel: error: Invalid node name n[\n"),
         (
-            ["123.0"],
-            "scancel: error: Invalid job id 123.0 (job steps and array tasks are not supported)\n",
+            ["123.x"],
+            "scancel: error: Invalid job id 123.x\n",
         ),
     ],
 )

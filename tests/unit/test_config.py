@@ -63,6 +63,7 @@ def test_reference_slurm_conf_global_values(reference: SlurmConfig) -> None:
     assert reference.slurmd_parameters == ("config_overrides",)
     assert reference.select_type_parameters == ("CR_Core",)
     assert reference.job_requeue is True
+    assert reference.job_acct_gather_frequency == 30
 
 
 def test_reference_slurm_conf_nodes(reference: SlurmConfig) -> None:
@@ -276,6 +277,19 @@ def test_partition_max_time_forms(tmp_path: Path, value: str, minutes: int) -> N
     assert config.partitions[0].max_time == minutes
 
 
+@pytest.mark.parametrize(
+    ("value", "seconds"), [("30", 30), ("task=5", 5), ("Task=10,energy=0,network=60", 10),
+                           ("energy=5", 30), ("0", 0), ("task=0", 0)],
+)  # fmt: skip
+def test_job_acct_gather_frequency_forms(tmp_path: Path, value: str, seconds: int) -> None:
+    config = _load(tmp_path, f"JobAcctGatherFrequency={value}\nNodeName=n1\n")
+    assert config.job_acct_gather_frequency == seconds
+
+
+def test_job_acct_gather_frequency_defaults_to_slurms_30_seconds(tmp_path: Path) -> None:
+    assert _load(tmp_path, "NodeName=n1\n").job_acct_gather_frequency == 30
+
+
 def test_partition_allow_lists_all_means_none(tmp_path: Path) -> None:
     config = _load(
         tmp_path, "PartitionName=p AllowAccounts=ALL AllowGroups=wheel,users MaxNodes=UNLIMITED\n"
@@ -355,6 +369,8 @@ def test_documented_keys_we_ignore_do_not_warn(tmp_path: Path) -> None:
         ("SchedulerType=sched/wiki\n", 1, "invalid value for SchedulerType"),
         ("PriorityFavorSmall=maybe\n", 1, "invalid value for PriorityFavorSmall"),
         ("JobRequeue=2\n", 1, "invalid value for JobRequeue"),
+        ("JobAcctGatherFrequency=task=x\n", 1, "invalid value for JobAcctGatherFrequency"),
+        ("JobAcctGatherFrequency=cpu=5\n", 1, "invalid value for JobAcctGatherFrequency"),
         ("PriorityMaxAge=old\n", 1, "invalid value for PriorityMaxAge"),
         ("PartitionName=p MaxTime=forever\n", 1, "invalid value for MaxTime: 'forever'"),
         ("PartitionName=p DefaultTime=x\n", 1, "invalid value for DefaultTime"),

@@ -5,6 +5,8 @@ Every pass is checked with :func:`plan_checks.check_plan` (STYLE.md #18).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -127,8 +129,8 @@ def test_plan_tries_higher_priority_tier_partitions_first() -> None:
 @pytest.mark.parametrize(
     ("pending", "tier", "key"),
     [
-        (job(5, priority=10, submit_time=3.0), 1, (-1, -10, 3.0, 5)),
-        (job(2, priority=0, submit_time=0.5), 4, (-4, 0, 0.5, 2)),
+        (job(5, priority=10, submit_time=3.0), 1, (-1, -10, 3.0, (5, -1))),
+        (job(2, priority=0, submit_time=0.5), 4, (-4, 0, 0.5, (2, -1))),
     ],
 )
 def test_job_order_sorts_by_tier_and_priority_descending_then_age_and_id(
@@ -558,3 +560,20 @@ def test_plan_is_deterministic_and_ignores_the_order_of_pending_jobs(snapshot: S
     first, second = plan(snapshot, 0.0), plan(reordered, 0.0)
     check_plan(snapshot, first)
     assert first == second
+
+
+# ---------------------------------------------------------------- arrays and blocked jobs
+
+
+def test_blocked_jobs_wait_with_their_reason_and_do_not_block_the_partition() -> None:
+    blocked = replace(job(1, priority=10, cpus_per_task=8), blocked="Dependency")
+    result = run([node("n1", cpus=8, gpus=0)], [blocked, job(2)])
+    assert started(result) == [2]
+    assert result.reasons == {1: "Dependency"}
+
+
+def test_array_tasks_start_with_their_ids_and_the_array_keeps_the_first_waiting_reason() -> None:
+    tasks = [replace(job(8, cpus_per_task=2), array_task_id=t) for t in range(5)]
+    result = run([node("n1", cpus=6, gpus=0)], tasks)
+    assert [(s.job_id, s.array_task_id) for s in result.starts] == [(8, 0), (8, 1), (8, 2)]
+    assert result.reasons == {8: "Resources"}

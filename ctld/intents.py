@@ -1,0 +1,52 @@
+"""What a change of state asks to be done on the nodes, after it is committed.
+
+Intents are carried out by the controller once the change that produced
+them is durable; each is idempotent (agents ignore repeats), so resending
+one after a restart is safe.
+
+Imports nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Start a job's batch script on its first node."""
+
+    job_id: int
+
+
+@dataclass(frozen=True)
+class Terminate:
+    """Kill everything of a job on the given nodes."""
+
+    job_id: int
+    nodes: tuple[str, ...]
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Signal:
+    """Send a signal to a job's processes on its nodes."""
+
+    job_id: int
+    nodes: tuple[str, ...]
+    signal: int
+    batch_only: bool
+    full: bool
+
+
+@dataclass(frozen=True)
+class SignalStep:
+    """Send a signal to the tasks of one step on its nodes (``scancel 123.0``)."""
+
+    job_id: int
+    step_id: int
+    nodes: tuple[str, ...]
+    signal: int
+
+
+Intent = Launch | Terminate | Signal | SignalStep
