@@ -46,6 +46,7 @@ from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 log = logging.getLogger(__name__)
 
 HOUSEKEEPING_SECONDS = 1.0
+STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
 
 
 class Controller:
@@ -696,6 +697,39 @@ class Controller:
         with self._transaction() as s:
             repo.save_step(s, updated)
         self.state.put_step(updated)
+        if updated.state is not JobState.RUNNING:
+            self._notify(updated.job_id)  # a step waiting for its resources may now fit
+
+    async def create_step_patiently(self, spec: pb.StepSpec) -> pb.CreateStepReply:
+        """:meth:`create_step`, waiting up to STEP_PATIENCE for busy resources to free.
+
+        The steps of ``for i in 1 2 3; do srun ...; done`` follow each other
+        closer than a node's report of the previous step's end: waiting a
+        moment here spares srun a "step creation temporarily disabled" round.
+
+        Args:
+            spec: the step's request.
+
+        Returns:
+            As :meth:`create_step`.
+
+        Raises:
+            StepBusy: still busy after the wait; the rest as :meth:`create_step`.
+        """
+        deadline = time.monotonic() + STEP_PATIENCE
+        while True:
+            try:
+                return self.create_step(spec)
+            except stepops.StepBusy:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+            waiter = asyncio.get_running_loop().create_future()
+            self._job_waiters.setdefault(spec.job_id, []).append(waiter)
+            try:
+                await asyncio.wait_for(waiter, left)
+            except TimeoutError:
+                deadline = 0.0  # one last try
 
     def steps_of(self, job_id: int) -> list[Step]:
         """The steps the controller remembers, of one job or of all.

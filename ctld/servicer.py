@@ -180,7 +180,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
-        return self.ctl.create_step(request.spec)
+        return await self.ctl.create_step_patiently(request.spec)
 
     @grpc_errors
     async def StepComplete(
