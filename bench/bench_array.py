@@ -17,13 +17,10 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from minislurm.cluster import ClusterSpec, LocalCluster
+from benchcluster import BIN, bench_cluster
 
-BIN = Path(sys.executable).parent
 REAL_SLURM = {"submit_ms": 10.0, "squeue_ms": 5.0, "squeue_r_ms": 120.0}
 TARGETS = {"submit_ms": 1000.0, "squeue_ms": 500.0}
 
@@ -69,28 +66,14 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--run", type=int, default=200, help="tasks actually run")
     args = parser.parse_args()
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "minislurm", "cli"],
-        cwd=Path(__file__).parents[1],
-        check=True,
-    )
-    with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
-        cluster = LocalCluster(home)
-        cluster.up(ClusterSpec(nodes=2))
-        try:
-            cluster.wait_ready()
-            work = os.path.join(home, "work")
-            os.makedirs(work)
-            env = {**os.environ, "SLURM_CONF": cluster.conf_path}
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            sbatch = [str(BIN / "sbatch"), "-Q", f"--array=0-{args.size - 1}", "-H", "--wrap=true"]
-            submit = [timed(sbatch, env, work)[0] for _ in range(args.rounds)]
-            squeue = [timed([str(BIN / "squeue")], env, work)[0] for _ in range(args.rounds)]
-            expanded = [timed([str(BIN / "squeue"), "-r"], env, work)[0] for _ in range(3)]
-            subprocess.run([str(BIN / "scancel"), "--user", str(os.getuid())], env=env, check=True)
-            rate = bench_tasks(env, work, args.run)
-        finally:
-            cluster.down()
+    with bench_cluster() as bench:
+        env, work = bench.env, bench.work
+        sbatch = [str(BIN / "sbatch"), "-Q", f"--array=0-{args.size - 1}", "-H", "--wrap=true"]
+        submit = [timed(sbatch, env, work)[0] for _ in range(args.rounds)]
+        squeue = [timed([str(BIN / "squeue")], env, work)[0] for _ in range(args.rounds)]
+        expanded = [timed([str(BIN / "squeue"), "-r"], env, work)[0] for _ in range(3)]
+        subprocess.run([str(BIN / "scancel"), "--user", str(os.getuid())], env=env, check=True)
+        rate = bench_tasks(env, work, args.run)
     size = f"{args.size:,}"
     print(f"minislurm on {os.cpu_count()} CPUs")
     print(

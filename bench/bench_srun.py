@@ -13,15 +13,13 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from minislurm.cluster import ClusterSpec, LocalCluster
+from benchcluster import BIN, bench_cluster
+
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
 
-BIN = Path(sys.executable).parent
 REAL_SLURM_MS = {"outside": 159.0, "inside": 34.0}
 TARGET_MS = {"outside": 150.0, "inside": 80.0}
 
@@ -75,28 +73,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=20)
     args = parser.parse_args()
-    root = Path(__file__).parents[1]
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "minislurm", "cli", "nodeagent"],
-        cwd=root,
-        check=True,
-    )
-    with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
-        cluster = LocalCluster(home)
-        cluster.up(ClusterSpec(nodes=2))
-        try:
-            cluster.wait_ready()
-            work = os.path.join(home, "work")
-            os.makedirs(work)
-            env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-            env.update(SLURM_CONF=cluster.conf_path, PATH=f"{BIN}:{env.get('PATH', '')}")
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            outside = timed([str(BIN / "srun"), "-N2", "-n8", "true"], env, work, args.runs)
-            job_id = allocation(cluster.conf_path, work)
-            inside_env = {**env, "SLURM_JOB_ID": str(job_id)}
-            inside = timed([str(BIN / "srun"), "-n1", "true"], inside_env, work, args.runs)
-        finally:
-            cluster.down()
+    with bench_cluster() as bench:
+        env, work = bench.env, bench.work
+        outside = timed([str(BIN / "srun"), "-N2", "-n8", "true"], env, work, args.runs)
+        job_id = allocation(bench.cluster.conf_path, work)
+        inside_env = {**env, "SLURM_JOB_ID": str(job_id)}
+        inside = timed([str(BIN / "srun"), "-n1", "true"], inside_env, work, args.runs)
     print(f"minislurm on {os.cpu_count()} CPUs, {args.runs} runs each")
     report("srun -N2 -n8 true (outside an allocation)", "outside", outside)
     report("srun -n1 true (inside an allocation)", "inside", inside)

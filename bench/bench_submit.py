@@ -20,18 +20,16 @@ import shlex
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import grpc
+from benchcluster import BIN, bench_cluster
 
-from minislurm.cluster import ClusterSpec, LocalCluster
 from minislurm.conffile import read_controller_address
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 
-BIN = Path(sys.executable).parent
 REAL_SLURM = {"sbatch_serial": 233.0, "api_parallel": 372.0, "submit_to_running_ms": 1800.0}
 TARGETS = {"sbatch_serial": 25.0, "api_parallel": 1500.0, "submit_to_running_ms": 50.0}
 
@@ -144,26 +142,12 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--latency", type=int, default=30, help="latency rounds")
     args = parser.parse_args()
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "minislurm", "cli"],
-        cwd=Path(__file__).parents[1],
-        check=True,
-    )
-    with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
-        cluster = LocalCluster(home)
-        cluster.up(ClusterSpec(nodes=2))
-        try:
-            cluster.wait_ready()
-            host, port = read_controller_address(cluster.conf_path)
-            address, work = f"{host}:{port}", os.path.join(home, "work")
-            os.makedirs(work)
-            env = {**os.environ, "SLURM_CONF": cluster.conf_path}
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            running, script = bench_latency(address, work, args.latency)
-            serial = bench_sbatch(env, work, args.sbatch)
-            api = bench_api(address, work, args.clients, args.api)
-        finally:
-            cluster.down()
+    with bench_cluster() as bench:
+        host, port = read_controller_address(bench.cluster.conf_path)
+        address, work = f"{host}:{port}", bench.work
+        running, script = bench_latency(address, work, args.latency)
+        serial = bench_sbatch(bench.env, work, args.sbatch)
+        api = bench_api(address, work, args.clients, args.api)
     print(f"minislurm on {os.cpu_count()} CPUs")
     report("sbatch, serial", serial, "/s", "sbatch_serial")
     report(f"gRPC API, {args.clients} concurrent clients, durable", api, "/s", "api_parallel")

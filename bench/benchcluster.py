@@ -1,0 +1,64 @@
+"""What the benchmarks share: a fresh local cluster with our commands ready to time.
+
+Imports minislurm.cluster; the benchmarks import it as a sibling module
+(``python bench/bench_x.py`` puts ``bench/`` first on the path).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from minislurm.cluster import ClusterSpec, LocalCluster
+
+BIN = Path(sys.executable).parent
+ROOT = Path(__file__).parents[1]
+
+
+@dataclass(frozen=True)
+class BenchCluster:
+    """A running local cluster, a working directory and the environment of its commands."""
+
+    cluster: LocalCluster
+    work: str
+    env: dict[str, str]
+
+
+@contextmanager
+def bench_cluster(nodes: int = 2) -> Iterator[BenchCluster]:
+    """Start a two-node local cluster in a temporary directory; stop it at the end.
+
+    The commands' bytecode is compiled first and PYTHONDONTWRITEBYTECODE is
+    dropped, so that start-up is measured as users get it.
+
+    Args:
+        nodes: how many nodes.
+
+    Yields:
+        The cluster, its work directory and the commands' environment
+        (our commands first on PATH, SLURM_CONF set, no inherited SLURM_*).
+    """
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", "minislurm", "cli", "nodeagent"],
+        cwd=ROOT,
+        check=True,
+    )
+    with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
+        cluster = LocalCluster(home)
+        cluster.up(ClusterSpec(nodes=nodes))
+        try:
+            cluster.wait_ready()
+            work = os.path.join(home, "work")
+            os.makedirs(work)
+            env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+            env.update(SLURM_CONF=cluster.conf_path, PATH=f"{BIN}:{env.get('PATH', '')}")
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            yield BenchCluster(cluster, work, env)
+        finally:
+            cluster.down()
