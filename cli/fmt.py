@@ -23,6 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterable
 
+    from minislurm.protowire import Message
+
 LONG_DEFAULT_WIDTH = 20  # -O fields without a width
 
 
@@ -406,3 +408,17 @@ def _json_string(text: str) -> str:
         else:
             out.append(char)
     return '"' + "".join(out) + '"'
+
+
+def over_subscribe(job: Message) -> str:
+    """OverSubscribe as scontrol and squeue show it: NO for an exclusive job.
+
+    Args:
+        job: a JobInfo.
+
+    Returns:
+        NO, YES or OK.
+    """
+    if job.exclusive:
+        return "NO"
+    return "YES" if job.over_subscribe else "OK"

@@ -6,7 +6,7 @@ line, which wins. Everything after the script's name is passed to the
 script. Values that cannot be parsed are rejected here, as Slurm's client
 does (exit 255); the controller validates everything again.
 
-Imports cli.common, cli.opts and minislurm's lean modules only.
+Imports cli.common, cli.opts, cli.sbatch_spec, cli.submit and minislurm's lean modules only.
 """
 
 from __future__ import annotations
@@ -17,15 +17,8 @@ import time
 
 from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
-from cli.submit import (
-    CLIENT_ERROR,
-    check_gres,
-    job_identity,
-    parse_export,
-    parse_node_range,
-    parse_positive,
-)
-from cli.timespec import parse_time
+from cli.sbatch_spec import build_spec, option_text
+from cli.submit import check_gres
 from minislurm import units
 from minislurm.h2grpc import RpcError
 
@@ -46,6 +39,7 @@ OPTIONS = [
     Option("dependency", "d", REQUIRED),
     Option("error", "e", REQUIRED),
     Option("exclude", "x", REQUIRED),
+    Option("exclusive", "", OPTIONAL),
     Option("export", "", REQUIRED),
     Option("gpus", "G", REQUIRED),
     Option("gpus-per-node", "", REQUIRED),
@@ -56,6 +50,8 @@ OPTIONS = [
     Option("input", "i", REQUIRED),
     Option("job-name", "J", REQUIRED),
     Option("kill-on-invalid-dep", "", REQUIRED),
+    Option("mail-type", "", REQUIRED),
+    Option("mail-user", "", REQUIRED),
     Option("mem", "", REQUIRED),
     Option("mem-per-cpu", "", REQUIRED),
     Option("nice", "", OPTIONAL),
@@ -64,18 +60,21 @@ OPTIONS = [
     Option("nodes", "N", REQUIRED),
     Option("ntasks", "n", REQUIRED),
     Option("ntasks-per-node", "", REQUIRED),
+    Option("open-mode", "", REQUIRED),
     Option("output", "o", REQUIRED),
     Option("parsable", "", NO_ARG),
     Option("partition", "p", REQUIRED),
     Option("qos", "q", REQUIRED),
     Option("quiet", "Q", NO_ARG),
     Option("requeue", "", NO_ARG),
+    Option("signal", "", REQUIRED),
     Option("test-only", "", NO_ARG),
     Option("time", "t", REQUIRED),
     Option("usage", "", NO_ARG),
     Option("verbose", "v", NO_ARG, many=True),
     Option("version", "V", NO_ARG),
     Option("wait", "W", NO_ARG),
+    Option("wckey", "", REQUIRED),
     Option("wrap", "", REQUIRED),
 ]
 
@@ -86,6 +85,7 @@ Parallel run options:
   -A, --account=name          charge job to specified account
   -a, --array=indexes         job array index values
   -b, --begin=time            defer job until HH:MM MM/DD/YY
+      --comment=name          arbitrary comment
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -D, --chdir=directory       set working directory for batch script
       --deadline=time         remove the job if no ending possible before
@@ -101,6 +101,9 @@ Parallel run options:
   -i, --input=in              file for batch script's standard input
   -J, --job-name=jobname      name of job
       --kill-on-invalid-dep=<yes|no> kill job if dependency becomes never satisfied
+      --mail-type=type        notify on state change: BEGIN, END, FAIL or ALL
+      --mail-user=user        who to send email notification for job state
+                              changes
       --mem=MB                minimum amount of real memory
       --mem-per-cpu=MB        maximum amount of real memory per allocated cpu
       --nice[=value]          decrease scheduling priority by value
@@ -108,18 +111,24 @@ Parallel run options:
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
   -n, --ntasks=ntasks         number of tasks to run
       --ntasks-per-node=n     number of tasks to invoke on each node
+      --open-mode=append|truncate  open the output and error files that way
   -o, --output=out            file for batch script's standard output
       --parsable              outputs only the jobid and cluster name (if present)
   -p, --partition=partition   partition requested
   -q, --qos=qos               quality of service
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
+      --signal=[[R][B]:]num[@time] send signal when time limit within time seconds
   -t, --time=minutes          time limit
       --test-only             validate batch script but do not submit job
   -W, --wait                  wait for completion of submitted job
   -w, --nodelist=hosts...     request a specific list of hosts
+      --wckey=wckey           wckey to run job under
       --wrap[=command string] wrap command string in a sh script and submit
   -x, --exclude=hosts...      exclude a specific list of hosts
+
+Consumable resources related options:
+      --exclusive             allocate nodes in exclusive mode
 
 Help options:
   -h, --help                  show this help message
@@ -260,157 +269,6 @@ def check_script(script: bytes) -> None:
         )
 
 
-def _value(values: dict[str, object], key: str) -> str | None:
-    value = values.get(key)
-    return None if value is None else str(value)
-
-
-def build_spec(
-    values: dict[str, object], script: bytes, name: str, argv: list[str]
-) -> dict[str, object]:
-    """The JobSpec fields of a submission.
-
-    Args:
-        values: the merged options.
-        script: the batch script.
-        name: the default job name.
-        argv: the script's arguments.
-
-    Returns:
-        The fields of a JobSpec message.
-
-    Raises:
-        CommandError: a value that does not parse (status 255).
-    """
-    cwd = os.getcwd()
-    spec: dict[str, object] = {
-        "name": _value(values, "job_name") or name,
-        "script": script,
-        "argv": argv,
-        "work_dir": os.path.join(cwd, _value(values, "chdir") or ""),
-        "submit_dir": cwd,
-        "batch": True,
-        "command": os.path.abspath(str(values["script_path"])) if "script_path" in values else "",
-        "environment": parse_export(_value(values, "export"), os.environ),
-        "hold": bool(values.get("hold")),
-    }
-    spec["work_dir"] = os.path.normpath(str(spec["work_dir"]))
-    for key, field in (
-        ("output", "stdout"),
-        ("error", "stderr"),
-        ("input", "stdin"),
-        ("partition", "partition"),
-        ("account", "account"),
-        ("qos", "qos"),
-        ("gres", "gres"),
-        ("nodelist", "nodelist"),
-        ("exclude", "exclude"),
-    ):
-        text = _value(values, key)
-        if text:
-            spec[field] = text
-    spec.update(resource_fields(values))
-    spec.update(workflow_fields(values))
-    spec.update(job_identity())
-    return spec
-
-
-def workflow_fields(values: dict[str, object]) -> dict[str, object]:
-    """Array, dependency, begin and deadline, parsed as Slurm's client parses them.
-
-    Args:
-        values: the merged options.
-
-    Returns:
-        JobSpec fields.
-
-    Raises:
-        CommandError: a value that does not parse (status 255), or a begin
-            time after the deadline (status 1, as Slurm).
-    """
-    spec: dict[str, object] = {}
-    for key in ("array", "dependency"):
-        text = _value(values, key)
-        if text:
-            spec[key] = text
-    kill = _value(values, "kill_on_invalid_dep")
-    if kill is not None:
-        if kill.lower() not in ("yes", "no"):
-            raise CommandError("error: Invalid --kill-on-invalid-dep specification", CLIENT_ERROR)
-        spec["kill_on_invalid_dep"] = kill.lower() == "yes"
-    now = time.time()
-    times = {}
-    for key in ("begin", "deadline"):
-        text = _value(values, key)
-        if text is None:
-            continue
-        try:
-            times[key] = parse_time(text, now)
-        except ValueError as err:
-            sys.stderr.write(f"{err}\n")  # Slurm prints this line without a prefix
-            raise CommandError(f"error: Invalid --{key} specification", CLIENT_ERROR) from None
-    if "deadline" in times and times.get("begin", now) > times["deadline"]:
-        raise CommandError("error: Incompatible begin and deadline time specification")
-    spec["begin_time"] = times.get("begin", 0)
-    spec["deadline"] = times.get("deadline", 0)
-    return spec
-
-
-def resource_fields(values: dict[str, object]) -> dict[str, object]:
-    """Counts, memory, time, GPUs, nice and requeue, parsed as Slurm's client parses them.
-
-    Args:
-        values: the merged options.
-
-    Returns:
-        JobSpec fields.
-
-    Raises:
-        CommandError: a value that does not parse (status 255).
-    """
-    spec: dict[str, object] = {}
-    time_limit = _value(values, "time")
-    if time_limit is not None:
-        try:
-            spec["time_limit"] = units.parse_time_limit(time_limit)
-        except ValueError:
-            raise CommandError("error: Invalid --time specification", CLIENT_ERROR) from None
-    nodes = _value(values, "nodes")
-    if nodes is not None:
-        spec["min_nodes"], spec["max_nodes"] = parse_node_range(nodes)
-    for key in (
-        "ntasks",
-        "ntasks_per_node",
-        "cpus_per_task",
-        "gpus",
-        "gpus_per_node",
-        "gpus_per_task",
-    ):
-        text = _value(values, key)
-        if text is not None:
-            spec[key] = parse_positive(text, "--" + key.replace("_", "-"))
-    for key, field in (("mem", "mem_per_node"), ("mem_per_cpu", "mem_per_cpu")):
-        text = _value(values, key)
-        if text is not None:
-            try:
-                spec[field] = units.parse_memory_mb(text)
-            except ValueError:
-                raise CommandError(
-                    f"error: Invalid --{key.replace('_', '-')} specification", CLIENT_ERROR
-                ) from None
-    if "nice" in values:
-        text = _value(values, "nice") or "100"
-        try:
-            spec["nice"] = int(text)
-        except ValueError:
-            raise CommandError(
-                f'error: Invalid numeric value "{text}" for --nice.', CLIENT_ERROR
-            ) from None
-    if values.get("requeue") or values.get("no_requeue"):
-        spec["requeue"] = bool(values.get("requeue"))
-    return spec
-
-
 def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list[str]]:
     """Read the command line and the script's directives; the command line wins.
 
@@ -421,7 +279,7 @@ def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list
         ``(values, script, default_name, script_args)``.
     """
     cli_values, rest = parse_or_exit(PROG, OPTIONS, argv, True, help_text=USAGE)
-    wrap = _value(cli_values, "wrap")
+    wrap = option_text(cli_values, "wrap")
     path = None if wrap is not None or not rest else rest[0]
     script_args = rest[1:] if path is not None else rest
     script, name = read_script(path, wrap)
@@ -444,7 +302,7 @@ def submit(argv: list[str]) -> int:
     values, script, name, script_args = merged_options(argv)
     spec = build_spec(values, script, name, script_args)
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
-    check_gres(_value(values, "gres"), gpus_asked, client_config().gres_types)
+    check_gres(option_text(values, "gres"), gpus_asked, client_config().gres_types)
     test_only = bool(values.get("test_only"))
     try:
         reply = call("SubmitJob", spec={**spec, "test_only": test_only})

@@ -144,11 +144,12 @@ def _job_tail(job: Message, details: bool) -> list[str]:
     lines += [
         f"MinCPUsNode={min_cpus} {_memory_item(job)} MinTmpDiskNode=0",
         "Features=(null) DelayBoot=00:00:00",
-        f"OverSubscribe={'YES' if job.over_subscribe else 'OK'} Contiguous=0 "
-        "Licenses=(null) Network=(null)",
+        f"OverSubscribe={fmt.over_subscribe(job)} Contiguous=0 Licenses=(null) Network=(null)",
         f"Command={_or_null(job.command)}",
         f"WorkDir={job.work_dir}",
     ]
+    if job.comment:
+        lines.append(f"Comment={job.comment} ")  # Slurm's trailing space
     if job.batch:
         lines += [f"StdErr={job.stderr}", f"StdIn={job.stdin}", f"StdOut={job.stdout}"]
     lines.append("Power=")
@@ -158,6 +159,8 @@ def _job_tail(job: Message, details: bool) -> list[str]:
         lines.append(f"TresPerNode={job.tres_per_node}")
     if job.gpus_per_task:
         lines.append(f"TresPerTask=gres:gpu:{job.gpus_per_task}")
+    if job.mail_type:
+        lines.append(f"MailUser={job.mail_user} MailType={job.mail_type}")
     return lines
 
 

@@ -29,7 +29,7 @@ from cli.submit import (
     parse_node_range,
     parse_positive,
 )
-from minislurm import units
+from minislurm import jobopts, units
 from minislurm.h2grpc import RpcError
 
 TYPE_CHECKING = False
@@ -68,6 +68,7 @@ OPTIONS = [
     Option("nodes", "N", REQUIRED),
     Option("ntasks", "n", REQUIRED),
     Option("ntasks-per-node", "", REQUIRED),
+    Option("open-mode", "", REQUIRED),
     Option("output", "o", REQUIRED),
     Option("overlap", "", NO_ARG),
     Option("partition", "p", REQUIRED),
@@ -105,6 +106,7 @@ Parallel run options:
   -N, --nodes=N               number of nodes on which to run (N = min[-max])
   -n, --ntasks=ntasks         number of tasks to run
       --ntasks-per-node=n     number of tasks to invoke on each node
+      --open-mode=append|truncate  how task output files are opened
   -o, --output=out            location of stdout redirection
       --overlap               share the allocation's resources with other steps
   -p, --partition=partition   partition requested
@@ -132,7 +134,8 @@ def with_environment_defaults(values: dict[str, object], env: dict[str, str]) ->
     ``-N`` says otherwise; its task count is ``-n``, else ``--ntasks-per-node``
     times the nodes, else the job's ``SLURM_NTASKS`` (with its
     ``SLURM_NTASKS_PER_NODE``), else one per node. Fewer tasks than nodes
-    shrink the step, with srun's warning.
+    shrink the step, with srun's warning. Output files are opened as
+    ``SLURM_OPEN_MODE`` (from ``sbatch --open-mode``) says.
 
     Args:
         values: the parsed command line.
@@ -154,6 +157,8 @@ def with_environment_defaults(values: dict[str, object], env: dict[str, str]) ->
     for key, name in DEFAULT_ENV.items():
         if key not in merged and env.get(name, "").isdigit():
             merged[key] = env[name]
+    if "open_mode" not in merged and env.get("SLURM_OPEN_MODE"):  # set by sbatch --open-mode
+        merged["open_mode"] = env["SLURM_OPEN_MODE"]
     ntasks, node_text = str(merged.get("ntasks", "")), str(merged.get("nodes", ""))
     if ntasks.isdigit() and node_text.isdigit() and int(ntasks) < int(node_text):
         sys.stderr.write(
@@ -330,11 +335,21 @@ def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -
         "gpu_bind": str(values.get("gpu_bind") or ""),
         "unbuffered": bool(values.get("unbuffered")),
         "umask": umask,
+        "open_append": values.get("open_mode") == "append",
         "kill_on_bad_exit": _kill_on_bad_exit(values),
         "job": reply.job,
         "step": reply.step,
         "launch_host": os.uname().nodename.split(".")[0],
     }
+
+
+def _open_mode(values: dict[str, object]) -> str:
+    if "open_mode" not in values:
+        return "truncate"
+    try:
+        return jobopts.parse_open_mode(str(values["open_mode"]))
+    except ValueError:
+        raise CommandError("error: Invalid --open-mode specification", CLIENT_ERROR) from None
 
 
 def _kill_on_bad_exit(values: dict[str, object]) -> bool:
@@ -386,6 +401,7 @@ def srun(argv: list[str]) -> int:
     if not command:
         raise CommandError("fatal: No command given to execute.")
     values = with_environment_defaults(values, dict(os.environ))
+    values["open_mode"] = _open_mode(values)
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(
         str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types

@@ -69,6 +69,7 @@ class Controller:
             self.state, self.weights, self._apply_plan, self._settle_pending
         )
         self.timers = JobTimers(self._time_limit_reached)
+        self.warnings = JobTimers(self._warning_due)  # --signal=SIG@TIME
         self.agents = AgentDispatcher()
         default = self.conf.default_partition()
         self._default_partition = default.name if default else None
@@ -110,7 +111,7 @@ class Controller:
         """
         for job in self.state.active_jobs():
             if job.state is JobState.RUNNING:
-                self.timers.arm(job.job_id, jobops.time_limit_end(job))
+                self._arm(job)
             elif job.state is JobState.COMPLETING and job.allocation is not None:
                 self._run([Terminate(job.job_id, job.allocation.node_names, job.kill_outcome)])
         self.scheduler.start()
@@ -120,6 +121,7 @@ class Controller:
         """Stop background work and close channels to agents."""
         await self.scheduler.stop()
         self.timers.clear()
+        self.warnings.clear()
         tasks = [*self._tasks, *([self._housekeeping] if self._housekeeping else [])]
         for task in tasks:
             task.cancel()
@@ -162,6 +164,7 @@ class Controller:
             self.state.put_job(job)
             if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
                 self.timers.disarm(job.job_id)
+                self.warnings.disarm(job.job_id)
             self._notify(job.job_id)
         for step in ended_steps:
             self.state.put_step(step)
@@ -287,7 +290,7 @@ class Controller:
         started = [j for j in (*records.values(), *new) if j.state is JobState.RUNNING]
         self._commit(records.values(), new)
         for job in started:
-            self.timers.arm(job.job_id, jobops.time_limit_end(job))
+            self._arm(job)
             log.info(
                 "job=%d started on %s",
                 job.job_id,
@@ -313,6 +316,23 @@ class Controller:
             if new != job:
                 changed.append(new)
         self._commit(changed)
+
+    def _arm(self, job: Job) -> None:
+        """Set a running job's timers: its time limit, and its warning signal."""
+        self.timers.arm(job.job_id, jobops.time_limit_end(job))
+        self.warnings.arm(job.job_id, jobops.warning_time(job))
+
+    def _warning_due(self, job_id: int) -> None:
+        """``--signal``: warn the steps (or with ``B:`` the batch shell) once, as Slurm."""
+        job = self.state.jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING or job.allocation is None:
+            return
+        if job.warn_sent:
+            return
+        self._commit([replace(job, warn_sent=True)])
+        log.info("job=%d warning signal %d sent", job_id, job.warn_signal)
+        signal = Signal(job_id, job.allocation.node_names, job.warn_signal, job.warn_batch, False)
+        self._run([signal])
 
     def _time_limit_reached(self, job_id: int) -> None:
         job = self.state.jobs.get(job_id)
@@ -483,7 +503,7 @@ class Controller:
         for job_id, old in before.items():
             job = self.state.jobs[job_id]
             if old and job.state is JobState.RUNNING and job.time_limit != old.time_limit:
-                self.timers.arm(job_id, jobops.time_limit_end(job))
+                self._arm(job)
 
     # ------------------------------------------------------------ node agents
 

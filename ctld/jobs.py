@@ -15,7 +15,7 @@ import os
 from dataclasses import replace
 
 from ctld.state import ClusterState
-from minislurm import convert, hostlist, units
+from minislurm import convert, hostlist, jobopts, units
 from minislurm.arrays import MAX_ARRAY_SIZE, parse_array
 from minislurm.config import PartitionConfig
 from minislurm.depend import Dependency, parse_dependency
@@ -150,6 +150,7 @@ def resolve_request(
         nodes_set=bool(spec.min_nodes or spec.max_nodes),
         ntasks_set=bool(spec.ntasks or tpn),
         cpus_per_task_set=bool(spec.cpus_per_task),
+        exclusive=spec.exclusive,
     )
 
 
@@ -188,6 +189,7 @@ def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: Cluste
 
 def _check_text(spec: pb.JobSpec) -> None:
     texts = [spec.name, spec.work_dir, spec.stdout, spec.stderr, spec.stdin, spec.command]
+    texts += [spec.comment, spec.mail_user]
     texts += list(spec.argv) + list(spec.environment) + list(spec.environment.values())
     if any("\0" in t for t in texts):
         raise rejected("Invalid NUL character in job description")
@@ -275,6 +277,7 @@ def build_job(
         prio_process=spec.prio_process,
     )
     job = _with_workflow(job, spec, now, max_array_size)
+    job = _with_notices(job, spec)
     script = JobScript(spec.script, list(spec.argv), dict(spec.environment), spec.umask)
     return job, script
 
@@ -310,6 +313,36 @@ def _with_workflow(job: Job, spec: pb.JobSpec, now: float, max_array_size: int) 
     )
 
 
+def _with_notices(job: Job, spec: pb.JobSpec) -> Job:
+    """The new job with its comment, mail, open mode and warning signal, validated."""
+    try:
+        normal = jobopts.parse_mail_type(spec.mail_type) if spec.mail_type else ""
+    except ValueError:
+        normal = ""
+    if normal != spec.mail_type:
+        raise rejected("Invalid mail type specification")
+    if spec.open_mode not in ("", "append", "truncate"):
+        raise rejected("Invalid open mode specification")
+    if spec.warn_signal:
+        try:
+            units.parse_signal(str(spec.warn_signal))
+        except ValueError:
+            raise rejected("Invalid signal specification") from None
+    if spec.warn_time > jobopts.MAX_WARN_TIME:
+        raise rejected("Invalid signal specification")
+    return replace(
+        job,
+        comment=spec.comment,
+        mail_type=spec.mail_type,
+        # Slurm mails the submitting user unless told otherwise.
+        mail_user=spec.mail_user or (spec.user if spec.mail_type else ""),
+        open_mode=spec.open_mode,
+        warn_signal=spec.warn_signal,
+        warn_time=spec.warn_time if spec.warn_signal else 0,
+        warn_batch=spec.warn_batch and bool(spec.warn_signal),
+    )
+
+
 # ---------------------------------------------------------------- transitions
 
 
@@ -326,7 +359,13 @@ def start(job: Job, alloc: Allocation, now: float) -> Job:
     """
     new = next_job_state(job.job_id, job.state, JobEvent.START, "scheduled")
     return replace(
-        job, state=new, allocation=alloc, start_time=now, reason=REASON_NONE, last_sched_eval=now
+        job,
+        state=new,
+        allocation=alloc,
+        start_time=now,
+        reason=REASON_NONE,
+        last_sched_eval=now,
+        warn_sent=False,
     )
 
 
@@ -476,6 +515,20 @@ def time_limit_end(job: Job) -> float:
     return job.start_time + job.time_limit * 60
 
 
+def warning_time(job: Job) -> float:
+    """When a running job's ``--signal`` is due: its time limit less the warning time.
+
+    Args:
+        job: a started job.
+
+    Returns:
+        Epoch seconds; infinity when it has no warning signal, no limit, or was warned.
+    """
+    if not job.warn_signal or job.warn_sent:
+        return float("inf")
+    return time_limit_end(job) - job.warn_time
+
+
 def node_failed(job: Job, now: float) -> Job:
     """A running job whose node lost it.
 
@@ -522,6 +575,7 @@ def launch_request(
         stdout=job.stdout,
         stderr=job.stderr,
         stdin=job.stdin,
+        open_mode=job.open_mode,
         ntasks=job.request.ntasks if job.request.ntasks_set else 0,
         cpus_per_task=job.request.cpus_per_task if job.request.cpus_per_task_set else 0,
         prio_process=job.prio_process,

@@ -180,6 +180,10 @@ def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
         dependency=parse_dependency(job.dependency).shown() if job.dependency else "",
         deadline=int(job.deadline),
         cancelled_by=max(job.cancelled_by, 0),
+        comment=job.comment,
+        mail_type=job.mail_type,
+        mail_user=job.mail_user,
+        exclusive=req.exclusive,
     )
     if job.array_task_id is not None:
         info.array_task_id = job.array_task_id

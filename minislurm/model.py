@@ -38,6 +38,7 @@ class ResourceRequest:
     nodes_set: bool = False  # -N was given (scontrol shows NumNodes=min-max)
     ntasks_set: bool = False  # -n or --ntasks-per-node was given (SLURM_NTASKS is set)
     cpus_per_task_set: bool = False  # -c was given (SLURM_CPUS_PER_TASK is set)
+    exclusive: bool = False  # --exclusive: whole nodes, shared with no other job
 
     @property
     def min_cpus(self) -> int:
@@ -153,6 +154,14 @@ class Job:
     cancelled_by: int = -1  # uid that cancelled it (-1: nobody)
     max_rss: int = 0  # KiB, the batch step's largest resident set (sampled)
     total_cpu: float = 0.0  # seconds of CPU the batch step used
+    comment: str = ""
+    mail_type: str = ""  # as scontrol shows it ("END,FAIL"); "": none
+    mail_user: str = ""
+    open_mode: str = ""  # --open-mode: "append" or "truncate" ("": truncate)
+    warn_signal: int = 0  # --signal: sent warn_time seconds before the time limit (0: none)
+    warn_time: int = 0
+    warn_batch: bool = False  # B: the batch shell gets it, not the steps
+    warn_sent: bool = False  # it went out (once per run)
 
     @property
     def held(self) -> bool:

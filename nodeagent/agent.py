@@ -294,6 +294,7 @@ class Agent:
                 node=node,
                 kill_wait=request.kill_wait,
                 acct_freq=self.settings.conf.job_acct_gather_frequency,
+                open_mode=request.spec.open_mode,
             )
         )
 

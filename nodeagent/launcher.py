@@ -65,6 +65,7 @@ class StepLaunch:
     node: str
     kill_wait: int
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
+    open_mode: str = ""  # --open-mode: "append" keeps the output files' content
 
 
 def _read_int(path: str) -> int:
@@ -150,6 +151,7 @@ class Launcher:
             "node": step.node,
             "kill_wait": step.kill_wait,
             "acct_freq": step.acct_freq,
+            "open_mode": step.open_mode,
         }
         with open(os.path.join(jobdir, "job.json"), "w") as f:
             json.dump(description, f)

@@ -152,6 +152,7 @@ def task_specs(
                 stdout_path=path(request.stdout),
                 stderr_path=path(request.stderr) or path(request.stdout),
                 stdin_path=path(request.stdin),
+                open_append=request.open_append,
             )
         )
     return specs

@@ -3,7 +3,8 @@
 ``select_nodes`` is a pure function of a request and the candidate nodes'
 free resources. Nodes are packed: among those that fit, the busiest (fewest
 free GPUs, then CPUs) come first, so whole nodes stay free for large jobs.
-Specific GPU indices are the lowest free ones on each node.
+Specific GPU indices are the lowest free ones on each node. An exclusive job
+(``--exclusive``) takes only idle nodes, and all their CPUs and GPUs.
 
 Imports only minislurm.model.
 """
@@ -26,6 +27,8 @@ def task_capacity(req: ResourceRequest, node: NodeView) -> int:
         The number of tasks, 0 when the node cannot take the job at all.
     """
     if not node.usable or node.name in req.exc_nodes:
+        return 0
+    if req.exclusive and (node.free_cpus < node.cpus or len(node.free_gpus) < len(node.gpus)):
         return 0
     if len(node.free_gpus) < max(req.gpus_per_node, -(-req.gpus // req.max_nodes)):
         return 0
@@ -131,9 +134,10 @@ def select_nodes(req: ResourceRequest, nodes: Sequence[NodeView]) -> Allocation 
         return None
     parts = []
     for (node, ntasks), ngpus in zip(spread, gpu_counts, strict=True):
-        cpus = ntasks * req.cpus_per_task
+        cpus = node.cpus if req.exclusive else ntasks * req.cpus_per_task
         mem = req.mem_per_node or req.mem_per_cpu * cpus
-        parts.append(NodeAlloc(node.name, cpus, mem, node.free_gpus[:ngpus], ntasks))
+        gpus = node.free_gpus if req.exclusive else node.free_gpus[:ngpus]
+        parts.append(NodeAlloc(node.name, cpus, mem, gpus, ntasks))
     # Slurm lists a job's nodes (and picks its batch host) in configuration order.
     position = {n.name: i for i, n in enumerate(nodes)}
     parts.sort(key=lambda part: position[part.node])

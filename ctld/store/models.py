@@ -72,6 +72,14 @@ class JobRow(Base):
     cancelled_by: Mapped[int] = mapped_column(Integer)
     max_rss: Mapped[int] = mapped_column(Integer)
     total_cpu: Mapped[float] = mapped_column(Float)
+    comment: Mapped[str] = mapped_column(Text)
+    mail_type: Mapped[str] = mapped_column(String)
+    mail_user: Mapped[str] = mapped_column(String)
+    open_mode: Mapped[str] = mapped_column(String)
+    warn_signal: Mapped[int] = mapped_column(Integer)
+    warn_time: Mapped[int] = mapped_column(Integer)
+    warn_batch: Mapped[bool] = mapped_column(Boolean)
+    warn_sent: Mapped[bool] = mapped_column(Boolean)
 
 
 class JobScriptRow(Base):

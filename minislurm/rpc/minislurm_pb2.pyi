@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class JobSpec(_message.Message):
-    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir", "array", "dependency", "kill_on_invalid_dep", "begin_time", "deadline", "test_only")
+    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir", "array", "dependency", "kill_on_invalid_dep", "begin_time", "deadline", "test_only", "comment", "mail_type", "mail_user", "open_mode", "warn_signal", "warn_time", "warn_batch", "exclusive")
     class EnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -60,6 +60,14 @@ class JobSpec(_message.Message):
     BEGIN_TIME_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     TEST_ONLY_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    MAIL_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MAIL_USER_FIELD_NUMBER: _ClassVar[int]
+    OPEN_MODE_FIELD_NUMBER: _ClassVar[int]
+    WARN_SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    WARN_TIME_FIELD_NUMBER: _ClassVar[int]
+    WARN_BATCH_FIELD_NUMBER: _ClassVar[int]
+    EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
     name: str
     script: bytes
     argv: _containers.RepeatedScalarFieldContainer[str]
@@ -104,7 +112,15 @@ class JobSpec(_message.Message):
     begin_time: int
     deadline: int
     test_only: bool
-    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ..., array: _Optional[str] = ..., dependency: _Optional[str] = ..., kill_on_invalid_dep: _Optional[bool] = ..., begin_time: _Optional[int] = ..., deadline: _Optional[int] = ..., test_only: _Optional[bool] = ...) -> None: ...
+    comment: str
+    mail_type: str
+    mail_user: str
+    open_mode: str
+    warn_signal: int
+    warn_time: int
+    warn_batch: bool
+    exclusive: bool
+    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ..., array: _Optional[str] = ..., dependency: _Optional[str] = ..., kill_on_invalid_dep: _Optional[bool] = ..., begin_time: _Optional[int] = ..., deadline: _Optional[int] = ..., test_only: _Optional[bool] = ..., comment: _Optional[str] = ..., mail_type: _Optional[str] = ..., mail_user: _Optional[str] = ..., open_mode: _Optional[str] = ..., warn_signal: _Optional[int] = ..., warn_time: _Optional[int] = ..., warn_batch: _Optional[bool] = ..., exclusive: _Optional[bool] = ...) -> None: ...
 
 class NodeAllocation(_message.Message):
     __slots__ = ("node", "cpus", "mem", "gpus", "ntasks")
@@ -121,7 +137,7 @@ class NodeAllocation(_message.Message):
     def __init__(self, node: _Optional[str] = ..., cpus: _Optional[int] = ..., mem: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., ntasks: _Optional[int] = ...) -> None: ...
 
 class JobInfo(_message.Message):
-    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir", "array_job_id", "array_task_id", "array_tasks", "array_throttle", "dependency", "deadline", "cancelled_by", "array_spec")
+    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir", "array_job_id", "array_task_id", "array_tasks", "array_throttle", "dependency", "deadline", "cancelled_by", "array_spec", "comment", "mail_type", "mail_user", "exclusive")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
@@ -184,6 +200,10 @@ class JobInfo(_message.Message):
     DEADLINE_FIELD_NUMBER: _ClassVar[int]
     CANCELLED_BY_FIELD_NUMBER: _ClassVar[int]
     ARRAY_SPEC_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    MAIL_TYPE_FIELD_NUMBER: _ClassVar[int]
+    MAIL_USER_FIELD_NUMBER: _ClassVar[int]
+    EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     name: str
     uid: int
@@ -246,7 +266,11 @@ class JobInfo(_message.Message):
     deadline: int
     cancelled_by: int
     array_spec: str
-    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., array_tasks: _Optional[str] = ..., array_throttle: _Optional[int] = ..., dependency: _Optional[str] = ..., deadline: _Optional[int] = ..., cancelled_by: _Optional[int] = ..., array_spec: _Optional[str] = ...) -> None: ...
+    comment: str
+    mail_type: str
+    mail_user: str
+    exclusive: bool
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., array_tasks: _Optional[str] = ..., array_throttle: _Optional[int] = ..., dependency: _Optional[str] = ..., deadline: _Optional[int] = ..., cancelled_by: _Optional[int] = ..., array_spec: _Optional[str] = ..., comment: _Optional[str] = ..., mail_type: _Optional[str] = ..., mail_user: _Optional[str] = ..., exclusive: _Optional[bool] = ...) -> None: ...
 
 class SubmitJobRequest(_message.Message):
     __slots__ = ("spec",)
@@ -1071,7 +1095,7 @@ class AgentPingReply(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class LaunchTasksRequest(_message.Message):
-    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host")
+    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append")
     class EnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1101,6 +1125,7 @@ class LaunchTasksRequest(_message.Message):
     JOB_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     LAUNCH_HOST_FIELD_NUMBER: _ClassVar[int]
+    OPEN_APPEND_FIELD_NUMBER: _ClassVar[int]
     credential: SignedCredential
     job_id: int
     step_id: int
@@ -1123,7 +1148,8 @@ class LaunchTasksRequest(_message.Message):
     job: JobInfo
     step: StepInfo
     launch_host: str
-    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ...) -> None: ...
+    open_append: bool
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ...) -> None: ...
 
 class TaskEvent(_message.Message):
     __slots__ = ("kind", "task_id", "data", "exit_code", "signal", "node", "error")

@@ -65,6 +65,14 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (42, 'begin_time', 'int64', '', False, '', ''),
         (43, 'deadline', 'int64', '', False, '', ''),
         (44, 'test_only', 'bool', '', False, '', ''),
+        (45, 'comment', 'string', '', False, '', ''),
+        (46, 'mail_type', 'string', '', False, '', ''),
+        (47, 'mail_user', 'string', '', False, '', ''),
+        (48, 'open_mode', 'string', '', False, '', ''),
+        (49, 'warn_signal', 'uint32', '', False, '', ''),
+        (50, 'warn_time', 'uint32', '', False, '', ''),
+        (51, 'warn_batch', 'bool', '', False, '', ''),
+        (52, 'exclusive', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.NodeAllocation': (
         (1, 'node', 'string', '', False, '', ''),
@@ -136,6 +144,10 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (60, 'deadline', 'int64', '', False, '', ''),
         (61, 'cancelled_by', 'uint32', '', False, '', ''),
         (62, 'array_spec', 'string', '', False, '', ''),
+        (63, 'comment', 'string', '', False, '', ''),
+        (64, 'mail_type', 'string', '', False, '', ''),
+        (65, 'mail_user', 'string', '', False, '', ''),
+        (66, 'exclusive', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.SubmitJobRequest': (
         (1, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -567,6 +579,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (20, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
         (21, 'step', 'message', '', False, 'minislurm.v1.StepInfo', ''),
         (22, 'launch_host', 'string', '', False, '', ''),
+        (23, 'open_append', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.TaskEvent': (
         (1, 'kind', 'enum', '', False, 'minislurm.v1.TaskEvent.Kind', ''),

@@ -1,7 +1,10 @@
-"""sbatch's options and directives, and signals sent with scancel, on a live cluster."""
+"""sbatch's options and directives, and signals sent with scancel or --signal, on a live cluster."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from conftest import TestCluster
 from helpers import wait_until
 
@@ -91,3 +94,87 @@ def test_nice_lowers_priority_and_held_jobs_show_zero(cluster: TestCluster) -> N
     assert cluster.job(nice)["Nice"] == "50"
     assert cluster.run("scontrol", "release", str(nice)).rc == 0
     cluster.wait_state(nice, "COMPLETED")
+
+
+def test_open_mode_append_keeps_the_files_for_the_script_and_its_steps(
+    cluster: TestCluster,
+) -> None:
+    # submitit's shape: the batch script and its srun's task 0 share one file.
+    out = cluster.workdir / "append.out"
+    out.write_text("before\n")
+    script = "#!/bin/bash\necho batch $SLURM_OPEN_MODE\nsrun -o append.out echo step\n"
+    job_id = cluster.sbatch("--open-mode=append", "-o", str(out), script=script)
+    cluster.wait_state(job_id, "COMPLETED")
+    assert out.read_text() == "before\nbatch a\nstep\n"
+    job_id = cluster.sbatch("-o", str(out), "--wrap=echo again $SLURM_OPEN_MODE")
+    cluster.wait_state(job_id, "COMPLETED")
+    assert out.read_text() == "again\n"  # truncate: the default (JobFileAppend=0)
+
+
+def test_exclusive_job_gets_whole_nodes(cluster: TestCluster) -> None:
+    job_id = cluster.sbatch("--exclusive", "--wrap=echo $SLURM_CPUS_ON_NODE $CUDA_VISIBLE_DEVICES")
+    info = cluster.wait_state(job_id, "COMPLETED")
+    assert (info["NumCPUs"], info["OverSubscribe"]) == ("8", "NO")
+    out = (cluster.workdir / f"slurm-{job_id}.out").read_text()
+    assert out == "8 0,1,2,3,4,5,6,7\n"
+
+
+def test_comment_and_mail_show_as_slurm_shows_them(cluster: TestCluster) -> None:
+    job_id = cluster.sbatch(
+        "--hold",
+        "--comment=rule first",
+        "--mail-type=fail,begin",
+        "--wckey=submitit",
+        "--wrap=true",
+    )
+    text = cluster.run("scontrol", "show", "job", str(job_id)).out
+    assert "\n   Comment=rule first \n" in text  # with Slurm's trailing space
+    assert "\n   MailUser=root MailType=BEGIN,FAIL\n" in text
+    squeue = cluster.run("squeue", "-h", "-j", str(job_id), "-o", "%k|%h")
+    assert squeue.out == "rule first|OK\n"
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+@pytest.mark.slow
+def test_signal_warns_steps_or_batch_shell_before_the_limit_across_a_restart(
+    fresh_cluster: TestCluster,
+) -> None:
+    # -t 1 --signal=USR1@50: the warning is due 10 s after the start. Job "steps"
+    # must warn its srun step only; job "batch" (B:) its batch shell only.
+    cluster = fresh_cluster
+    work = cluster.workdir
+    loop = "while :; do sleep 0.2; done"
+    steps = cluster.sbatch(
+        "-t",
+        "1",
+        "--signal=USR1@50",
+        script=(
+            "#!/bin/bash\n"
+            f"trap 'touch {work}/steps-batch-warned' USR1\n"
+            f'srun bash -c \'trap "date +%s > {work}/steps-step-warned; exit 0" USR1; '
+            f"touch {work}/steps-ready; {loop}'\n"
+        ),
+    )
+    batch = cluster.sbatch(
+        "-t",
+        "1",
+        "--signal=B:USR1@50",
+        script=(
+            "#!/bin/bash\n"
+            f"trap 'date +%s > {work}/batch-batch-warned; exit 0' USR1\n"
+            f'srun bash -c \'trap "touch {work}/batch-step-warned" USR1; '
+            f"touch {work}/batch-ready; {loop}' &\n"
+            f"{loop}\n"
+        ),
+    )
+    for name in ("steps-ready", "batch-ready"):
+        wait_until((work / name).exists, 20, name)
+    cluster.kill_controller()  # the warning must survive a restart
+    cluster.start()
+    for job_id, name in ((steps, "steps-step-warned"), (batch, "batch-batch-warned")):
+        info = cluster.wait_state(job_id, "COMPLETED", timeout=40)
+        start = time.mktime(time.strptime(info["StartTime"], "%Y-%m-%dT%H:%M:%S"))
+        warned = int((work / name).read_text())
+        assert 8 <= warned - start <= 14, f"job {job_id} warned {warned - start}s after start"
+    assert not (work / "steps-batch-warned").exists()
+    assert not (work / "batch-step-warned").exists()

@@ -26,6 +26,7 @@ from ctld.jobs import (
     start,
     time_limit_end,
     updated,
+    warning_time,
 )
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
@@ -215,6 +216,12 @@ def test_time_over_partition_max_time_is_accepted() -> None:
         ),
         ({"min_nodes": 3, "ntasks": 2}, f"can't run 2 processes on 3 nodes\n{NOT_AVAILABLE}"),
         ({"min_nodes": 4, "max_nodes": 2}, NOT_AVAILABLE),
+        ({"comment": "a\0b"}, "Invalid NUL character in job description"),
+        ({"mail_type": "SOMETIMES"}, "Invalid mail type specification"),
+        ({"mail_type": "END,BEGIN"}, "Invalid mail type specification"),  # not normalised
+        ({"open_mode": "sideways"}, "Invalid open mode specification"),
+        ({"warn_signal": 99}, "Invalid signal specification"),
+        ({"warn_signal": 10, "warn_time": 70000}, "Invalid signal specification"),
     ],
 )
 def test_malformed_submissions_are_rejected(fields: dict[str, object], message: str) -> None:
@@ -422,6 +429,45 @@ def test_start_gives_a_pending_job_its_allocation() -> None:
     assert job.state is JobState.RUNNING
     assert job.allocation == ALLOC
     assert (job.start_time, job.last_sched_eval, job.reason) == (NOW + 5, NOW + 5, "None")
+
+
+def test_the_options_tools_set_are_recorded() -> None:
+    job = build(
+        comment="rule_first",
+        mail_type="END,FAIL",
+        open_mode="append",
+        warn_signal=12,
+        warn_time=90,
+        exclusive=True,
+    )
+    assert (job.comment, job.mail_type, job.open_mode) == ("rule_first", "END,FAIL", "append")
+    assert job.mail_user == "root"  # Slurm mails the submitter unless told otherwise
+    assert (job.warn_signal, job.warn_time, job.warn_batch, job.warn_sent) == (12, 90, False, False)
+    assert job.request.exclusive
+
+
+def test_a_warning_time_without_a_signal_is_dropped() -> None:
+    job = build(warn_time=90, warn_batch=True)
+    assert (job.warn_signal, job.warn_time, job.warn_batch) == (0, 0, False)
+
+
+@pytest.mark.parametrize(
+    ("changes", "due"),
+    [
+        ({"warn_signal": 10, "warn_time": 50}, NOW + 5 + 600 - 50),
+        ({"warn_signal": 10, "warn_time": 900}, NOW + 5 - 300),  # due at once
+        ({"warn_signal": 10, "warn_time": 50, "warn_sent": True}, float("inf")),
+        ({"warn_signal": 10, "warn_time": 50, "time_limit": INFINITE}, float("inf")),
+        ({}, float("inf")),
+    ],
+)
+def test_warning_time_is_the_limit_less_the_warning(changes: dict[str, object], due: float) -> None:
+    assert warning_time(running_job(**changes)) == due
+
+
+def test_a_new_run_may_be_warned_again() -> None:
+    job = start(replace(pending_job(), warn_signal=10, warn_sent=True), ALLOC, NOW)
+    assert not job.warn_sent
 
 
 @pytest.mark.parametrize("state", [JobState.RUNNING, JobState.COMPLETED, JobState.CANCELLED])

@@ -1,7 +1,7 @@
 """Tests of sbatch's pure parsing: #SBATCH directives, script checks, resource values, --export.
 
-The functions come from cli/sbatch.py and cli/submit.py; nothing here touches
-a controller, a file or the process environment.
+The functions come from cli/sbatch.py, cli/sbatch_spec.py and cli/submit.py;
+nothing here touches a controller, a file or the process environment.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import pytest
 
 from cli.common import CommandError
 from cli.opts import parse
-from cli.sbatch import OPTIONS, check_script, directives, resource_fields, split_words
+from cli.sbatch import OPTIONS, check_script, directives, split_words
+from cli.sbatch_spec import notice_fields, resource_fields
 from cli.submit import parse_export, parse_node_range
 from minislurm.units import INFINITE
 
@@ -261,6 +262,62 @@ def test_resource_fields_sets_requeue_only_when_asked(
 
 def test_resource_fields_ignores_options_it_does_not_own() -> None:
     assert resource_fields({"partition": "gpu", "job_name": "x", "hold": True}) == {}
+
+
+# ---------------------------------------------------------------- notice_fields
+
+
+def test_the_directives_submitit_writes_all_parse() -> None:
+    script = (
+        b"#!/bin/bash\n\n# Parameters\n#SBATCH --comment=t\n#SBATCH --cpus-per-task=1\n"
+        b"#SBATCH --error=/f/%j/%j_0_log.err\n#SBATCH --gpus-per-node=1\n"
+        b"#SBATCH --job-name=submitit\n#SBATCH --mem=1GB\n#SBATCH --nodes=1\n"
+        b"#SBATCH --open-mode=append\n#SBATCH --output=/f/%j/%j_0_log.out\n"
+        b"#SBATCH --partition=gpu\n#SBATCH --signal=USR2@90\n#SBATCH --time=5\n"
+        b"#SBATCH --wckey=submitit\n#SBATCH --exclusive\n#SBATCH --mail-type=END\n"
+        b"#SBATCH --mail-user=me@example.org\n"
+    )
+    values, _ = parse(OPTIONS, directives(script))
+    assert notice_fields(values) == {
+        "comment": "t",
+        "mail_user": "me@example.org",
+        "mail_type": "END",
+        "open_mode": "append",
+        "warn_signal": 12,
+        "warn_time": 90,
+        "warn_batch": False,
+        "exclusive": True,
+    }
+    assert resource_fields(values) == {
+        "time_limit": 5,
+        "min_nodes": 1,
+        "max_nodes": 1,
+        "cpus_per_task": 1,
+        "gpus_per_node": 1,
+        "mem_per_node": 1024,
+    }
+
+
+def test_notice_fields_ignore_wckey_and_what_was_not_given() -> None:
+    assert notice_fields({"wckey": "submitit", "partition": "gpu"}) == {}
+
+
+@pytest.mark.parametrize(
+    ("key", "text", "message"),
+    [
+        ("signal", "bogus", "error: Invalid --signal specification"),
+        ("signal", "USR1@70000", "error: Invalid --signal specification"),
+        ("open_mode", "bogus", "error: Invalid --open-mode specification"),
+        ("mail_type", "bogus", "error: Invalid --mail-type specification"),
+        ("exclusive", "bogus", "error: Invalid --exclusive specification"),
+        ("exclusive", "user", "error: --exclusive=user is not supported"),
+    ],
+)
+def test_notice_fields_reject_bad_values_with_status_255(key: str, text: str, message: str) -> None:
+    with pytest.raises(CommandError) as err:
+        notice_fields({key: text})
+    assert err.value.message == message
+    assert err.value.status == 255
 
 
 # ---------------------------------------------------------------- parse_node_range

@@ -298,6 +298,24 @@ def test_select_skips_unusable_nodes() -> None:
     assert alloc.node_names == ("n2",)
 
 
+def test_an_exclusive_job_takes_only_an_idle_node_and_all_of_it() -> None:
+    # Reference: sbatch --exclusive got NumCPUs=8 and CUDA_VISIBLE_DEVICES=0,...,7.
+    req = ResourceRequest(exclusive=True)
+    busy = node("n1", free_cpus=7, free_gpus=tuple(range(8)))
+    partly = node("n2", free_gpus=tuple(range(1, 8)))
+    assert task_capacity(req, busy) == task_capacity(req, partly) == 0
+    assert shape(select_nodes(req, [busy, partly, node("n3")])) == [("n3", 1, 8, tuple(range(8)))]
+    assert select_nodes(req, [busy, partly]) is None
+
+
+def test_an_exclusive_job_holds_every_node_it_spans() -> None:
+    req = ResourceRequest(min_nodes=2, max_nodes=2, ntasks=2, exclusive=True, mem_per_cpu=100)
+    alloc = select_nodes(req, [node("n1"), node("n2", cpus=4, gpus=2)])
+    assert shape(alloc) == [("n1", 1, 8, tuple(range(8))), ("n2", 1, 4, (0, 1))]
+    assert alloc is not None
+    assert [p.mem for p in alloc.nodes] == [800, 400]
+
+
 # ---------------------------------------------------------------- known bugs
 
 
