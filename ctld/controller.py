@@ -66,7 +66,7 @@ class Controller:
             favor_small=self.conf.priority_favor_small,
         )
         self.scheduler = SchedulerLoop(
-            self.state, self.weights, self._apply_plan, self._settle_pending
+            self.state, self.weights, self._apply_plan, self._settle_pending, settings.sched
         )
         self.timers = JobTimers(self._time_limit_reached)
         self.warnings = JobTimers(self._warning_due)  # --signal=SIG@TIME

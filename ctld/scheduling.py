@@ -6,9 +6,9 @@ and the loop runs a pass as soon as the event loop is free; kicks that
 arrive while one is running coalesce into one more pass. A pass that took
 long is followed by an equal pause, which bounds the scheduler's share of
 the controller under a burst of submissions. A periodic tick covers
-time-based changes (job age).
+time-based changes (job age), at least every ``bf_interval`` seconds.
 
-Imports ctld.sched, ctld.state and minislurm.
+Imports ctld.sched, ctld.state, ctld.jobs and minislurm.
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
+from ctld import jobs as jobops
 from ctld.depend import wait_reason
+from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights, job_priority
 from ctld.state import ClusterState, NodeUsage
 from minislurm.arrays import TaskSet
 from minislurm.depend import parse_dependency
-from minislurm.model import Job, NodeView, PartitionView, PendingJob, Plan, Snapshot
+from minislurm.model import Job, NodeView, PartitionView, PendingJob, Plan, RunningJob, Snapshot
 from minislurm.states import NodeFlag, NodeState
 from minislurm.units import INFINITE
 
@@ -96,7 +98,8 @@ def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) ->
     )
     free = {n.name: n.free_cpus for n in nodes if n.usable}
     part_free = {p.name: sum(free.get(n, 0) for n in p.nodes) for p in partitions}
-    running = Counter(j.array_job_id for j in state.active_jobs() if j.array_job_id)
+    active = list(state.active_jobs())
+    running = Counter(j.array_job_id for j in active if j.array_job_id)
     pending: list[PendingJob] = []
     for job in state.queued_jobs():
         entry = PendingJob(
@@ -111,7 +114,12 @@ def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) ->
         )
         room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
         pending += pending_entries(entry, job, state, now, running[job.array_job_id], room)
-    return Snapshot(nodes=tuple(nodes), partitions=partitions, pending=tuple(pending))
+    holding = tuple(
+        RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
+        for j in active
+        if j.allocation is not None
+    )
+    return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
 
 
 def pending_entries(
@@ -189,7 +197,7 @@ def latest_start(job: Job) -> float:
 
 
 class SchedulerLoop:
-    """Runs a scheduling pass whenever kicked, when a begin time comes, and every TICK_SECONDS.
+    """Runs a scheduling pass whenever kicked, when a begin time comes, and every ``bf_interval``.
 
     Each pass first lets the controller settle what time and other jobs
     decided (``prepare``: dependencies, deadlines), then plans and applies.
@@ -201,9 +209,11 @@ class SchedulerLoop:
         weights: PriorityWeights,
         apply: Callable[[Plan, float], None],
         prepare: Callable[[float], None],
+        cfg: SchedConfig | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
+        self.cfg = cfg or SchedConfig()
         self._apply = apply
         self._prepare = prepare
         self._kicked = asyncio.Event()
@@ -235,7 +245,7 @@ class SchedulerLoop:
         now = time.time()
         self._prepare(now)
         snapshot = build_snapshot(self._state, now, self._weights)
-        decided = plan(snapshot, now)
+        decided = plan(snapshot, now, self.cfg)
         self._apply(decided, now)
         self.passes += 1
         if decided.starts:
@@ -246,7 +256,8 @@ class SchedulerLoop:
         while True:
             wake = next_wakeup(self._state, time.time()) - time.time()
             try:
-                await asyncio.wait_for(self._kicked.wait(), max(min(TICK_SECONDS, wake + 0.01), 0))
+                tick = min(TICK_SECONDS, self.cfg.bf_interval)
+                await asyncio.wait_for(self._kicked.wait(), max(min(tick, wake + 0.01), 0))
             except TimeoutError:
                 pass
             self._kicked.clear()

@@ -2,7 +2,7 @@
 
 One frozen dataclass, validated at start and passed down explicitly.
 
-Imports minislurm.config.
+Imports minislurm.config and ctld.sched.knobs.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from ctld.sched.knobs import SchedConfig, sched_config
 from minislurm.config import SlurmConfig
 
 
@@ -25,6 +26,11 @@ class CtldSettings:
     db_url: str
     operators: frozenset[int]  # uids allowed to act on any job and node (besides root)
     cluster_key: bytes  # signs step credentials (slurm.key)
+
+    @property
+    def sched(self) -> SchedConfig:
+        """The scheduler's type and ``bf_*`` knobs from slurm.conf."""
+        return sched_config(self.conf)
 
     @property
     def controller_address(self) -> str:

@@ -305,10 +305,23 @@ def _to_oversubscribe(text: str) -> str:
     return word + colon + jobs
 
 
+# SchedulerParameters that take a number: name -> (least, greatest), as Slurm bounds them.
+_SCHED_NUMBERS = {
+    "bf_window": (1, 43200),  # minutes
+    "bf_resolution": (1, 3600),  # seconds
+    "bf_max_job_test": (1, 1_000_000),
+    "bf_interval": (1, 10800),  # seconds
+}
+
+
 def _to_params(text: str) -> dict[str, str]:
     params: dict[str, str] = {}
     for item in _to_list(text):
         name, _, value = item.partition("=")
+        if name in _SCHED_NUMBERS:
+            least, greatest = _SCHED_NUMBERS[name]
+            if not value.isascii() or not value.isdigit() or not least <= int(value) <= greatest:
+                raise ValueError(f"{name} must be a number from {least} to {greatest}")
         params[name] = value
     return params
 

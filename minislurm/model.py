@@ -8,7 +8,7 @@ Imports only minislurm.states, minislurm.units and the standard library.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from minislurm.states import JobState, NodeFlag, NodeState
 from minislurm.units import INFINITE
@@ -220,11 +220,19 @@ class PendingJob:
     held: bool = False
     array_task_id: int | None = None  # one pending task of an array (the job is its record)
     blocked: str = ""  # why it may not start whatever the resources (Dependency, BeginTime...)
+    limit_seconds: float = 0.0  # the time limit to the second (trace simulation); 0: time_limit
 
     @property
     def key(self) -> tuple[int, int]:
         """What identifies it in a pass: the job, and the array task (-1: none)."""
         return (self.job_id, -1 if self.array_task_id is None else self.array_task_id)
+
+    @property
+    def duration(self) -> float:
+        """How long the job may run once started, in seconds; infinity when unlimited."""
+        if self.limit_seconds:
+            return self.limit_seconds
+        return float("inf") if self.time_limit == INFINITE else self.time_limit * 60.0
 
 
 @dataclass(frozen=True)
@@ -261,14 +269,35 @@ class StartJob:
 
 
 @dataclass(frozen=True)
+class Reservation:
+    """Resources a pass set aside for one job (or array task) from ``start`` until ``end``.
+
+    A job started now is reserved from now; a job that must wait is reserved
+    from its expected start, so that no job of lower priority takes it.
+    """
+
+    job_id: int
+    array_task_id: int | None
+    start: float
+    end: float  # inf: no time limit
+    allocation: Allocation
+
+
+@dataclass(frozen=True)
 class Plan:
     """What a scheduling pass decided: jobs to start and why the rest wait.
 
     A reason is per job: for an array, why its (next) pending task waits.
+    ``start_times`` holds the expected start of the waiting jobs that got a
+    reservation (for an array, of its earliest task), as ``squeue --start``
+    shows it; ``reservations`` is the resource-time map the pass built on top
+    of the running jobs.
     """
 
     starts: tuple[StartJob, ...]
     reasons: dict[int, str]
+    start_times: dict[int, float] = field(default_factory=dict)
+    reservations: tuple[Reservation, ...] = ()
 
 
 @dataclass(frozen=True)

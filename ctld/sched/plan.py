@@ -1,78 +1,134 @@
-"""One scheduling pass: which pending jobs start now, and why the others wait.
+"""One scheduling pass: which pending jobs start now, when the others will, and why they wait.
 
-``plan`` is a pure function of a :class:`~minislurm.model.Snapshot` (no I/O,
-no clock, no database): the controller and the trace simulator call the
-very same code. Jobs are tried in order of partition priority tier, then
-priority, submit time and job id. The first job of a partition that does
-not fit waits for ``Resources`` and blocks its partition: the jobs behind
-it wait for ``Priority`` (Slurm's builtin scheduler, before backfill).
+``plan`` is a pure function of a :class:`~minislurm.model.Snapshot`, the
+time and the scheduler's knobs (no I/O, no clock, no database): the
+controller and the trace simulator call the very same code. Jobs are tried
+in order of partition priority tier, then priority, submit time and job id.
+
+- ``sched/backfill`` (Slurm's default, :mod:`ctld.sched.backfill`): every
+  job is placed at its earliest start in a resource-time map; what fits now
+  starts, the rest are reserved so that nothing below delays them.
+- ``sched/builtin``: the first job of a partition that does not fit waits
+  for ``Resources`` and blocks its partition; the jobs behind it wait for
+  ``Priority``. The blocked job's expected start is found in the same map.
+
 Jobs that can never run in their partition as it is configured wait for
 ``PartitionConfig`` without blocking anyone, as do jobs the snapshot marks
 blocked (a dependency, a begin time, an array's task limit). The pending
 tasks of an array come as one entry per task that could start; each start
 names its task.
 
-Imports only minislurm.model and ctld.sched.select.
+Imports only minislurm.model and ctld.sched.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ctld.sched.select import select_nodes
-from minislurm.model import (
-    Allocation,
-    NodeView,
-    PartitionView,
-    PendingJob,
-    Plan,
-    Snapshot,
-    StartJob,
+from ctld.sched.backfill import candidates, earliest_fit, plan_backfill
+from ctld.sched.knobs import SchedConfig
+from ctld.sched.queue import (
+    REASON_PARTITION_CONFIG,
+    REASON_PRIORITY,
+    REASON_REQ_NODE_NOT_AVAIL,
+    REASON_RESOURCES,
+    PassContext,
+    PlanBuilder,
+    exceeds_partition,
+    job_order,
 )
-from minislurm.units import INFINITE
+from ctld.sched.select import select_nodes
+from ctld.sched.timeline import build_timeline, slot_end
+from minislurm.model import Allocation, NodeView, PendingJob, Plan, Snapshot
 
-REASON_RESOURCES = "Resources"
-REASON_PRIORITY = "Priority"
-REASON_PARTITION_CONFIG = "PartitionConfig"
-REASON_REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
-_PARTITION_STATE_REASONS = {"DOWN": "PartitionDown", "INACTIVE": "PartitionInactive"}
-
-
-def job_order(job: PendingJob, tier: int) -> tuple[int, int, float, tuple[int, int]]:
-    """The sort key of pending jobs: tier, priority (both descending), age, id, array task.
-
-    Args:
-        job: the pending job.
-        tier: its partition's PriorityTier.
-
-    Returns:
-        A key for ``sorted``.
-    """
-    return (-tier, -job.priority, job.submit_time, job.key)
+__all__ = [
+    "REASON_PARTITION_CONFIG",
+    "REASON_PRIORITY",
+    "REASON_REQ_NODE_NOT_AVAIL",
+    "REASON_RESOURCES",
+    "exceeds_partition",
+    "job_order",
+    "plan",
+]
 
 
-def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, NodeView]) -> bool:
-    """Whether the job can never run in its partition as configured.
+def plan(snapshot: Snapshot, now: float, cfg: SchedConfig) -> Plan:
+    """Decide which pending jobs start now.
 
     Args:
-        job: the pending job.
-        part: its partition.
-        nodes: every node by name.
+        snapshot: nodes with their free resources, partitions, pending and running jobs.
+        now: the time of the pass.
+        cfg: the scheduler type and its knobs.
 
     Returns:
-        True when a limit or the partition's size rules the job out.
+        The jobs (or array tasks) to start with their allocations; a pending
+        reason for every other job that was considered (held jobs are left
+        out), an array's being that of its first task not started; the
+        expected start of the waiting jobs that got a reservation; and the
+        reservations themselves (starts included, from now).
     """
-    req = job.request
-    members = [nodes[n] for n in part.nodes if n in nodes]
-    if part.max_time != INFINITE and job.time_limit > part.max_time:
-        return True
-    if req.min_nodes > len(members) or req.min_nodes < part.min_nodes:
-        return True
-    if part.max_nodes != INFINITE and req.min_nodes > part.max_nodes:
-        return True
-    if any(name not in part.nodes for name in req.req_nodes):
-        return True
-    return req.min_cpus > sum(n.cpus for n in members)
+    ctx = PassContext(snapshot)
+    if cfg.backfill:
+        return plan_backfill(ctx, now, cfg)
+    return _plan_builtin(ctx, now, cfg)
+
+
+def _plan_builtin(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
+    """Strict priority order within each partition: the first job that does not fit blocks it."""
+    nodes = dict(ctx.nodes)
+    out = PlanBuilder()
+    started: list[tuple[PendingJob, Allocation]] = []
+    heads: list[PendingJob] = []
+    blocked: set[str] = set()
+    for job in ctx.queue:
+        reason = ctx.static_reason(job)
+        if reason:
+            out.note(job, reason)
+            continue
+        if job.partition in blocked:
+            out.note(job, REASON_PRIORITY)
+            continue
+        part = ctx.parts[job.partition]
+        alloc = select_nodes(job.request, [nodes[n] for n in part.nodes if n in nodes])
+        if alloc is None:
+            out.wait(job)
+            blocked.add(part.name)
+            heads.append(job)
+            continue
+        out.start(job, alloc)
+        started.append((job, alloc))
+        for name in alloc.node_names:
+            nodes[name] = _consume(nodes[name], alloc)
+    _estimate_heads(ctx, now, cfg, out, started, heads)
+    return out.plan()
+
+
+def _estimate_heads(
+    ctx: PassContext,
+    now: float,
+    cfg: SchedConfig,
+    out: PlanBuilder,
+    started: list[tuple[PendingJob, Allocation]],
+    heads: list[PendingJob],
+) -> None:
+    """Reserve the starts, then find when each partition's blocked job would start."""
+    for job, alloc in started:
+        out.reserve(job, now, slot_end(now, job.duration, cfg.bf_resolution), alloc)
+    if not heads:
+        return
+    snapshot = ctx.snapshot
+    horizon = now + cfg.window_seconds
+    timeline = build_timeline(snapshot.nodes, snapshot.running, now, cfg.bf_resolution, horizon)
+    for held in out.reservations:
+        timeline = timeline.reserve(held.allocation, held.start, held.end)
+    for job in heads:
+        mask = timeline.table.mask(ctx.parts[job.partition].nodes)
+        cand = candidates(timeline, job.request, mask)
+        found = earliest_fit(timeline, job.request, job.duration, cand, 0, horizon)
+        if found is not None:
+            timeline = timeline.reserve(found.allocation, found.start, found.end)
+            out.reserve(job, found.start, found.end, found.allocation)
+            out.start_times[job.job_id] = found.start
 
 
 def _consume(node: NodeView, alloc: Allocation) -> NodeView:
@@ -86,57 +142,3 @@ def _consume(node: NodeView, alloc: Allocation) -> NodeView:
         free_mem=node.free_mem - part.mem,
         free_gpus=tuple(g for g in node.free_gpus if g not in taken),
     )
-
-
-def plan(snapshot: Snapshot, now: float) -> Plan:
-    """Decide which pending jobs start now.
-
-    Args:
-        snapshot: nodes with their free resources, partitions, pending jobs.
-        now: the time of the pass (unused until time-aware policies need it).
-
-    Returns:
-        The jobs (or array tasks) to start with their allocations, and a
-        pending reason for every other job that was considered (held jobs
-        are left out); an array's reason is that of its first task not started.
-    """
-    del now
-    nodes = {n.name: n for n in snapshot.nodes}
-    parts = {p.name: p for p in snapshot.partitions}
-    queue = sorted(
-        (j for j in snapshot.pending if not j.held and j.partition in parts),
-        key=lambda j: job_order(j, parts[j.partition].priority_tier),
-    )
-    starts: list[StartJob] = []
-    reasons: dict[int, str] = {}
-    blocked: set[str] = set()
-    for job in queue:
-        part = parts[job.partition]
-        reason = job.blocked or _static_reason(job, part, nodes, blocked)
-        if reason:
-            reasons.setdefault(job.job_id, reason)
-            continue
-        alloc = select_nodes(job.request, [nodes[n] for n in part.nodes if n in nodes])
-        if alloc is None:
-            reasons.setdefault(job.job_id, REASON_RESOURCES)
-            blocked.add(part.name)
-            continue
-        starts.append(StartJob(job.job_id, alloc, job.array_task_id))
-        for name in alloc.node_names:
-            nodes[name] = _consume(nodes[name], alloc)
-    return Plan(tuple(starts), reasons)
-
-
-def _static_reason(
-    job: PendingJob, part: PartitionView, nodes: dict[str, NodeView], blocked: set[str]
-) -> str:
-    """Why the job cannot even be tried now, or "" when it can."""
-    if part.state in _PARTITION_STATE_REASONS:
-        return _PARTITION_STATE_REASONS[part.state]
-    if exceeds_partition(job, part, nodes):
-        return REASON_PARTITION_CONFIG
-    if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
-        return REASON_REQ_NODE_NOT_AVAIL
-    if part.name in blocked:
-        return REASON_PRIORITY
-    return ""

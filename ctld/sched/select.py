@@ -51,14 +51,18 @@ def _ordered(req: ResourceRequest, nodes: Sequence[NodeView]) -> list[NodeView] 
     most free GPUs instead: packing it by CPUs could strand it on a node
     without enough GPUs.
     """
-    by_name = {n.name: n for n in nodes}
     required = []
-    for name in req.req_nodes:
-        node = by_name.get(name)
-        if node is None:
-            return None
-        required.append(node)
-    rest = [n for n in nodes if n.name not in req.req_nodes]
+    if req.req_nodes:
+        by_name = {n.name: n for n in nodes}
+        for name in req.req_nodes:
+            node = by_name.get(name)
+            if node is None:
+                return None
+            required.append(node)
+    # Nodes that cannot take one task are left out early (task_capacity would say 0):
+    # on a busy cluster they are most of the nodes, and packing sorts them first.
+    least = req.cpus_per_task
+    rest = [n for n in nodes if n.usable and n.free_cpus >= least and n.name not in req.req_nodes]
     if req.gpus:
         rest.sort(key=lambda n: (n.weight, -len(n.free_gpus), n.free_cpus))
     else:
@@ -139,6 +143,7 @@ def select_nodes(req: ResourceRequest, nodes: Sequence[NodeView]) -> Allocation 
         gpus = node.free_gpus if req.exclusive else node.free_gpus[:ngpus]
         parts.append(NodeAlloc(node.name, cpus, mem, gpus, ntasks))
     # Slurm lists a job's nodes (and picks its batch host) in configuration order.
-    position = {n.name: i for i, n in enumerate(nodes)}
+    chosen = {part.node for part in parts}
+    position = {n.name: i for i, n in enumerate(nodes) if n.name in chosen}
     parts.sort(key=lambda part: position[part.node])
     return Allocation(tuple(parts))

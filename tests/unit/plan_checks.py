@@ -3,7 +3,10 @@
 ``check_plan(snapshot, plan)`` raises AssertionError, naming the job or node,
 when a :class:`~minislurm.model.Plan` breaks a rule that holds whatever the
 policy: nothing over-committed, every start legal and shaped as requested,
-every waiting job explained. Scheduler tests call it after each ``plan``;
+every waiting job explained; and, over time, the reservations of the
+resource-time map (starts included) never hold more than the nodes have
+once the running jobs end, which is what keeps a backfilled job from
+delaying one above it. Scheduler tests call it after each ``plan``;
 ``check_allocation`` is the per-job part, for tests of ``select_nodes``.
 
 Imports only minislurm.model.
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from minislurm.model import Allocation, NodeView, Plan, ResourceRequest, Snapshot
+from minislurm.model import Allocation, NodeView, Plan, Reservation, ResourceRequest, Snapshot
 
 KNOWN_REASONS = frozenset(
     {
@@ -85,16 +88,23 @@ def check_allocation(
     assert alloc.gpus == expected_total, f"{who}: {alloc.gpus} GPUs, expected {expected_total}"
 
 
-def check_plan(snapshot: Snapshot, plan: Plan) -> None:
+def check_plan(snapshot: Snapshot, plan: Plan, now: float | None = None) -> None:
     """Assert every invariant of one scheduling pass.
 
     Args:
         snapshot: what the pass read.
         plan: what it decided.
+        now: the time of the pass, when the caller knows it (starts are reserved from it).
 
     Raises:
         AssertionError: naming the broken rule, the job and the node.
     """
+    _check_starts(snapshot, plan)
+    _check_reasons(snapshot, plan)
+    check_reservations(snapshot, plan, now)
+
+
+def _check_starts(snapshot: Snapshot, plan: Plan) -> None:
     nodes = {n.name: n for n in snapshot.nodes}
     parts = {p.name: p for p in snapshot.partitions}
     pending = {j.key: j for j in snapshot.pending}
@@ -132,6 +142,11 @@ def check_plan(snapshot: Snapshot, plan: Plan) -> None:
         assert set(gpus) <= set(node.free_gpus), (
             f"{name}: GPUs {sorted(set(gpus) - set(node.free_gpus))} were not free"
         )
+
+
+def _check_reasons(snapshot: Snapshot, plan: Plan) -> None:
+    pending = {j.key: j for j in snapshot.pending}
+    started = Counter(s.key for s in plan.starts)
     for job in snapshot.pending:
         if job.held:
             assert job.key not in started, f"held job {job.job_id} started"
@@ -143,3 +158,81 @@ def check_plan(snapshot: Snapshot, plan: Plan) -> None:
     pending_ids = {key[0] for key in pending}
     for job_id in plan.reasons:
         assert job_id in pending_ids, f"reason for job {job_id}, which is not pending"
+
+
+def _key(res: Reservation) -> tuple[int, int]:
+    return (res.job_id, -1 if res.array_task_id is None else res.array_task_id)
+
+
+def check_reservations(snapshot: Snapshot, plan: Plan, now: float | None = None) -> None:
+    """Assert that the plan's reservations fit together and match its starts and start times.
+
+    Every start is reserved from now with its own allocation; a waiting job's
+    expected start is that of its earliest reservation; and at every moment
+    the reservations in force hold no more CPUs, memory or GPUs on a node
+    than it has free now plus what the running jobs ended by then give back.
+
+    Args:
+        snapshot: what the pass read.
+        plan: what it decided.
+        now: the time of the pass, if known.
+
+    Raises:
+        AssertionError: naming the job, the node and the time.
+    """
+    if not plan.reservations and not plan.start_times:
+        return
+    pending = {j.key: j for j in snapshot.pending}
+    parts = {p.name: p for p in snapshot.partitions}
+    nodes = {n.name: n for n in snapshot.nodes}
+    held = {_key(r): r for r in plan.reservations}
+    assert len(held) == len(plan.reservations), "a job reserved twice"
+    for start in plan.starts:
+        res = held.get(start.key)
+        assert res is not None, f"job {start.key} started without a reservation"
+        assert res.allocation == start.allocation, f"job {start.key}: reserved elsewhere"
+        if now is not None:
+            assert res.start == now, f"job {start.key} reserved from {res.start}, not now"
+    starts = {s.key for s in plan.starts}
+    expected: dict[int, float] = {}
+    for key, res in held.items():
+        job = pending.get(key)
+        assert job is not None and not job.held and not job.blocked, f"job {key} reserved"
+        assert res.end > res.start, f"job {key}: reservation ends at {res.end} <= {res.start}"
+        assert res.end - res.start >= job.duration, f"job {key}: reserved for less than its limit"
+        candidates = {n: nodes[n] for n in parts[job.partition].nodes if n in nodes}
+        check_allocation(job.request, res.allocation, candidates, f"job {key} (reserved)")
+        if key not in starts:
+            assert now is None or res.start >= now, f"job {key} reserved in the past"
+            expected[key[0]] = min(expected.get(key[0], res.start), res.start)
+    assert plan.start_times == expected, f"start times {plan.start_times} != {expected}"
+    for when in sorted({r.start for r in plan.reservations}):
+        _check_moment(snapshot, [r for r in plan.reservations if r.start <= when < r.end], when)
+
+
+def _check_moment(snapshot: Snapshot, active: list[Reservation], when: float) -> None:
+    """No node holds more at ``when`` than is free then."""
+    free = {n.name: [n.free_cpus, n.free_mem, set(n.free_gpus)] for n in snapshot.nodes}
+    for job in snapshot.running:
+        if job.end_time <= when:
+            for part in job.allocation.nodes:
+                if part.node in free:
+                    free[part.node][0] += part.cpus
+                    free[part.node][1] += part.mem
+                    free[part.node][2].update(part.gpus)
+    used: dict[str, list[int]] = {}
+    gpus: dict[str, list[int]] = {}
+    for res in active:
+        for part in res.allocation.nodes:
+            held = used.setdefault(part.node, [0, 0])
+            held[0] += part.cpus
+            held[1] += part.mem
+            gpus.setdefault(part.node, []).extend(part.gpus)
+    for name, (cpus, mem) in used.items():
+        room = free[name]
+        where = f"{name} at {when}"
+        assert cpus <= room[0], f"{where}: {cpus} CPUs reserved, {room[0]} free"
+        assert mem <= room[1], f"{where}: {mem} MiB reserved, {room[1]} free"
+        taken = gpus.get(name, [])
+        assert len(taken) == len(set(taken)), f"{where}: a GPU reserved twice in {sorted(taken)}"
+        assert set(taken) <= room[2], f"{where}: GPUs {sorted(set(taken) - room[2])} not free"

@@ -1,4 +1,6 @@
-"""Tests of ctld.sched.plan: which pending jobs start now, and why the others wait.
+"""Tests of ctld.sched.plan under sched/builtin: which pending jobs start now, and why others wait.
+
+Backfill has its own tests (test_backfill.py).
 
 Every pass is checked with :func:`plan_checks.check_plan` (STYLE.md #18).
 """
@@ -12,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_checks import check_plan
 
+from ctld.sched.knobs import BUILTIN
 from ctld.sched.plan import exceeds_partition, job_order, plan
 from minislurm.model import NodeView, PartitionView, PendingJob, Plan, ResourceRequest, Snapshot
 from minislurm.units import INFINITE
@@ -68,7 +71,7 @@ def run(
     if partitions is None:
         partitions = [PartitionView("gpu", tuple(n.name for n in nodes))]
     snapshot = Snapshot(tuple(nodes), tuple(partitions), tuple(jobs))
-    result = plan(snapshot, 1000.0)
+    result = plan(snapshot, 1000.0, BUILTIN)
     check_plan(snapshot, result)
     return result
 
@@ -522,7 +525,7 @@ def snapshots(draw: st.DrawFn) -> Snapshot:
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(snapshots())
 def test_plan_keeps_every_invariant_on_random_snapshots(snapshot: Snapshot) -> None:
-    check_plan(snapshot, plan(snapshot, 0.0))
+    check_plan(snapshot, plan(snapshot, 0.0, BUILTIN))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -530,7 +533,7 @@ def test_plan_keeps_every_invariant_on_random_snapshots(snapshot: Snapshot) -> N
 def test_plan_never_starts_a_job_queued_behind_a_resources_job_of_its_partition(
     snapshot: Snapshot,
 ) -> None:
-    result = plan(snapshot, 0.0)
+    result = plan(snapshot, 0.0, BUILTIN)
     check_plan(snapshot, result)
     parts = {p.name: p for p in snapshot.partitions}
     queue = sorted(
@@ -557,7 +560,7 @@ def test_plan_never_starts_a_job_queued_behind_a_resources_job_of_its_partition(
 @given(snapshots())
 def test_plan_is_deterministic_and_ignores_the_order_of_pending_jobs(snapshot: Snapshot) -> None:
     reordered = Snapshot(snapshot.nodes, snapshot.partitions, tuple(reversed(snapshot.pending)))
-    first, second = plan(snapshot, 0.0), plan(reordered, 0.0)
+    first, second = plan(snapshot, 0.0, BUILTIN), plan(reordered, 0.0, BUILTIN)
     check_plan(snapshot, first)
     assert first == second
 

@@ -1,0 +1,196 @@
+"""Backfill scheduling (Slurm's ``sched/backfill``): start what fits without delaying anyone above.
+
+The pass builds the resource-time map of the running jobs (their ends are
+start + time limit), then walks the queue in priority order. Each job is
+placed at its earliest start in the map: a job that fits now starts, any
+other gets a reservation there (when it begins within ``bf_window``), and
+the map keeps it, so no job further down can take those resources for a
+time that overlaps. A job started out of order therefore only uses what is
+free until its own time limit ends, around every reservation above it.
+With run times within the limits, no job is delayed past the start the
+pass planned for it by a job of lower priority. As in Slurm, at most
+``bf_max_job_test`` jobs are tested; the rest wait for ``Priority``.
+
+Speed: a window of slots is first tested by node bitmasks (enough nodes of
+the partition with a CPU free throughout, an upper bound of the tasks they
+hold); only then are the nodes built as ``select_nodes`` wants them, with
+at most the job's maximum node count of alike idle nodes. A job whose
+shape (partition, request, time limit) already failed before some time in
+this pass starts its search there: the map only fills as the pass goes.
+
+Imports minislurm.model and ctld.sched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctld.sched.knobs import SchedConfig
+from ctld.sched.queue import REASON_PRIORITY, PassContext, PlanBuilder
+from ctld.sched.select import select_nodes, task_capacity
+from ctld.sched.timeline import Timeline, build_timeline
+from minislurm.model import Allocation, PendingJob, Plan, ResourceRequest
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where and when a job fits in the map."""
+
+    start: float
+    end: float
+    allocation: Allocation
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The nodes a job may use (bitmasks) and how many of its tasks an idle node of a class fits."""
+
+    mask: int
+    required: int
+    classes: tuple[tuple[int, int], ...]  # (class mask, tasks per idle node), classes that can help
+    need: int  # nodes it needs at least
+
+    def task_bound(self, nodes: int) -> int:
+        """How many tasks the nodes in ``nodes`` could hold at most.
+
+        Args:
+            nodes: a bitmask of nodes.
+
+        Returns:
+            An upper bound.
+        """
+        return sum((nodes & members).bit_count() * tasks for members, tasks in self.classes)
+
+
+def candidates(timeline: Timeline, req: ResourceRequest, partition_mask: int) -> Candidates:
+    """The job's candidates: its partition's usable nodes, less excluded ones and useless classes.
+
+    Args:
+        timeline: the map.
+        req: the job's request.
+        partition_mask: its partition's nodes.
+
+    Returns:
+        The candidates.
+    """
+    table = timeline.table
+    mask = partition_mask & table.usable & ~table.mask(req.exc_nodes)
+    classes = []
+    for members, view in zip(table.class_masks, table.class_views, strict=True):
+        tasks = task_capacity(req, view)
+        if tasks and mask & members:
+            classes.append((members, tasks))
+        else:
+            mask &= ~members
+    required = table.mask(req.req_nodes)
+    need = max(req.min_nodes, len(req.req_nodes), 1)
+    return Candidates(mask, required, tuple(classes), need)
+
+
+def earliest_fit(
+    timeline: Timeline,
+    req: ResourceRequest,
+    duration: float,
+    cand: Candidates,
+    first: int,
+    horizon: float,
+) -> Placement | None:
+    """The earliest slot, from slot ``first`` on and beginning by ``horizon``, where the job fits.
+
+    Args:
+        timeline: the map.
+        req: the job's request.
+        duration: its time limit, seconds (inf: none).
+        cand: its candidate nodes.
+        first: the first slot to try.
+        horizon: the latest start worth a reservation.
+
+    Returns:
+        The placement, or None when it fits nowhere in time.
+    """
+    begins, idle, avail = timeline.begins, timeline.idle, timeline.avail
+    count = len(begins)
+    mask, required, need = cand.mask, cand.required, cand.need
+    limit = -1 if req.req_nodes else req.max_nodes
+    i = first
+    while i < count and begins[i] <= horizon:
+        start = begins[i]
+        end = timeline.end_of(start, duration)
+        free, whole, bad, k = mask, mask, -1, i
+        while k < count and begins[k] < end:
+            free &= avail[k]
+            if free.bit_count() < need or free & required != required:
+                bad = k
+                break
+            whole &= idle[k]
+            k += 1
+        if bad >= 0:
+            alone = avail[bad] & mask
+            # A slot that fails on its own fails every window that holds it.
+            short = alone.bit_count() < need or alone & required != required
+            i = bad + 1 if short else i + 1
+            continue
+        if cand.task_bound(free) >= req.ntasks:
+            nodes = timeline.views(start, end, whole, free & ~whole, limit)
+            alloc = select_nodes(req, nodes)
+            if alloc is not None:
+                return Placement(start, end, alloc)
+        i += 1
+    return None
+
+
+def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
+    """One backfill pass.
+
+    Args:
+        ctx: the snapshot, indexed, with its queue in priority order.
+        now: the time of the pass.
+        cfg: the knobs.
+
+    Returns:
+        The starts, the reasons, the expected starts and the reservations.
+    """
+    horizon = now + cfg.window_seconds
+    snapshot = ctx.snapshot
+    timeline = build_timeline(snapshot.nodes, snapshot.running, now, cfg.bf_resolution, horizon)
+    part_masks = {name: timeline.table.mask(p.nodes) for name, p in ctx.parts.items()}
+    out = PlanBuilder()
+    floors: dict[tuple[str, ResourceRequest, float], float] = {}
+    tested = 0
+    for job in ctx.queue:
+        reason = ctx.static_reason(job)
+        if reason:
+            out.note(job, reason)
+            continue
+        shape = (job.partition, job.request, job.duration)
+        floor = floors.get(shape, now)
+        if floor == INF:  # the same shape found no room this pass: neither will this job
+            out.wait(job)
+            continue
+        if tested >= cfg.bf_max_job_test:
+            out.note(job, REASON_PRIORITY)
+            continue
+        tested += 1
+        cand = candidates(timeline, job.request, part_masks[job.partition])
+        found = earliest_fit(
+            timeline, job.request, job.duration, cand, timeline.slot_at(floor), horizon
+        )
+        if found is None:
+            floors[shape] = INF
+            out.wait(job)
+            continue
+        floors[shape] = found.start
+        timeline = timeline.reserve(found.allocation, found.start, found.end)
+        _record(out, job, found, now)
+    return out.plan()
+
+
+def _record(out: PlanBuilder, job: PendingJob, found: Placement, now: float) -> None:
+    """Record a job's placement: a start when it is now, else a wait with its expected start."""
+    out.reserve(job, found.start, found.end, found.allocation)
+    if found.start <= now:
+        out.start(job, found.allocation)
+    else:
+        out.wait(job, found.start)

@@ -1,0 +1,79 @@
+"""The scheduler's knobs: ``SchedulerType`` and the ``bf_*`` ``SchedulerParameters``.
+
+One frozen dataclass with Slurm's defaults, built from slurm.conf once at
+start and passed to every pass (no global, unlike Slurm's ``slurm_conf``).
+minislurm.config has already checked the values' syntax and ranges.
+
+Imports only minislurm.config.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minislurm.config import SlurmConfig
+
+SCHED_BACKFILL = "sched/backfill"
+SCHED_BUILTIN = "sched/builtin"
+
+DEFAULT_BF_WINDOW = 1440  # minutes: a day
+DEFAULT_BF_RESOLUTION = 60  # seconds
+DEFAULT_BF_MAX_JOB_TEST = 500
+DEFAULT_BF_INTERVAL = 30  # seconds
+
+
+@dataclass(frozen=True)
+class SchedConfig:
+    """How a pass schedules.
+
+    ``scheduler_type`` is ``sched/backfill`` (Slurm's default) or
+    ``sched/builtin`` (strict priority order: the first job of a partition
+    that does not fit blocks the partition). ``bf_continue`` is accepted
+    and has no effect: a pass is a pure function of one snapshot and never
+    yields its locks part way, which is what the flag is about in Slurm.
+    """
+
+    scheduler_type: str = SCHED_BACKFILL
+    bf_window: int = DEFAULT_BF_WINDOW  # minutes: no reservation starts later than this
+    bf_resolution: int = DEFAULT_BF_RESOLUTION  # seconds: granularity of the resource-time map
+    bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST  # jobs tested per pass at most
+    bf_interval: int = DEFAULT_BF_INTERVAL  # seconds between passes when nothing happens
+    bf_continue: bool = False
+
+    @property
+    def backfill(self) -> bool:
+        """Whether lower-priority jobs may start ahead of waiting ones."""
+        return self.scheduler_type == SCHED_BACKFILL
+
+    @property
+    def window_seconds(self) -> float:
+        """``bf_window`` in seconds."""
+        return self.bf_window * 60.0
+
+
+BUILTIN = SchedConfig(scheduler_type=SCHED_BUILTIN)
+
+
+def sched_config(conf: SlurmConfig) -> SchedConfig:
+    """The knobs slurm.conf sets; Slurm's defaults for the rest.
+
+    Args:
+        conf: the parsed slurm.conf (values already validated).
+
+    Returns:
+        The scheduler's configuration.
+    """
+    params = conf.scheduler_parameters
+
+    def number(name: str, default: int) -> int:
+        value = params.get(name, "")
+        return int(value) if value else default
+
+    return SchedConfig(
+        scheduler_type=conf.scheduler_type,
+        bf_window=number("bf_window", DEFAULT_BF_WINDOW),
+        bf_resolution=number("bf_resolution", DEFAULT_BF_RESOLUTION),
+        bf_max_job_test=number("bf_max_job_test", DEFAULT_BF_MAX_JOB_TEST),
+        bf_interval=number("bf_interval", DEFAULT_BF_INTERVAL),
+        bf_continue="bf_continue" in params,
+    )

@@ -1,0 +1,215 @@
+"""The pending queue of one pass: its order, and the reasons that need no placement.
+
+Both policies (``sched/builtin`` and ``sched/backfill``) walk the queue in
+the order of :func:`job_order` and first ask :meth:`PassContext.static_reason`
+whether a job can be tried at all: its partition is down, a limit rules it
+out, a required node is unusable, or the snapshot marks it blocked
+(Dependency, BeginTime, JobArrayTaskLimit). Such jobs wait without blocking
+anyone. The facts about each partition are gathered once per pass, so the
+per-job test costs a few comparisons (the controller runs a pass on every
+event, over queues of thousands of jobs).
+
+Imports only minislurm.model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from minislurm.model import (
+    Allocation,
+    NodeView,
+    PartitionView,
+    PendingJob,
+    Plan,
+    Reservation,
+    Snapshot,
+    StartJob,
+)
+from minislurm.units import INFINITE
+
+REASON_RESOURCES = "Resources"
+REASON_PRIORITY = "Priority"
+REASON_PARTITION_CONFIG = "PartitionConfig"
+REASON_REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
+PARTITION_STATE_REASONS = {"DOWN": "PartitionDown", "INACTIVE": "PartitionInactive"}
+
+
+def job_order(job: PendingJob, tier: int) -> tuple[int, int, float, tuple[int, int]]:
+    """The sort key of pending jobs: tier, priority (both descending), age, id, array task.
+
+    Args:
+        job: the pending job.
+        tier: its partition's PriorityTier.
+
+    Returns:
+        A key for ``sorted``.
+    """
+    return (-tier, -job.priority, job.submit_time, job.key)
+
+
+@dataclass(frozen=True)
+class PartitionFacts:
+    """What a partition offers whatever runs on it: its nodes in the snapshot and their CPUs."""
+
+    part: PartitionView
+    members: frozenset[str]
+    node_count: int
+    total_cpus: int
+
+
+def partition_facts(part: PartitionView, nodes: dict[str, NodeView]) -> PartitionFacts:
+    """Gather a partition's facts.
+
+    Args:
+        part: the partition.
+        nodes: every node of the snapshot by name.
+
+    Returns:
+        The facts; partition nodes missing from the snapshot do not count.
+    """
+    present = [nodes[n] for n in part.nodes if n in nodes]
+    return PartitionFacts(part, frozenset(part.nodes), len(present), sum(n.cpus for n in present))
+
+
+def exceeds_facts(job: PendingJob, facts: PartitionFacts) -> bool:
+    """Whether the job can never run in the partition described by ``facts``.
+
+    Args:
+        job: the pending job.
+        facts: its partition's facts.
+
+    Returns:
+        True when a limit or the partition's size rules the job out.
+    """
+    req = job.request
+    part = facts.part
+    if part.max_time != INFINITE and job.time_limit > part.max_time:
+        return True
+    if req.min_nodes > facts.node_count or req.min_nodes < part.min_nodes:
+        return True
+    if part.max_nodes != INFINITE and req.min_nodes > part.max_nodes:
+        return True
+    if req.req_nodes and not facts.members.issuperset(req.req_nodes):
+        return True
+    return req.min_cpus > facts.total_cpus
+
+
+def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, NodeView]) -> bool:
+    """Whether the job can never run in its partition as configured.
+
+    Args:
+        job: the pending job.
+        part: its partition.
+        nodes: every node by name.
+
+    Returns:
+        True when a limit or the partition's size rules the job out.
+    """
+    return exceeds_facts(job, partition_facts(part, nodes))
+
+
+class PassContext:
+    """The snapshot of one pass, indexed: nodes and partitions by name, and the queue in order."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.snapshot = snapshot
+        self.nodes = {n.name: n for n in snapshot.nodes}
+        self.parts = {p.name: p for p in snapshot.partitions}
+        self.facts = {p.name: partition_facts(p, self.nodes) for p in snapshot.partitions}
+        tiers = {p.name: p.priority_tier for p in snapshot.partitions}
+        self.queue = sorted(
+            (j for j in snapshot.pending if not j.held and j.partition in tiers),
+            key=lambda j: job_order(j, tiers[j.partition]),
+        )
+
+    def static_reason(self, job: PendingJob) -> str:
+        """Why the job cannot even be tried now, or "" when it can.
+
+        Args:
+            job: a queued job of a known partition.
+
+        Returns:
+            Its blocking reason, a partition state, PartitionConfig,
+            ReqNodeNotAvail, or "".
+        """
+        if job.blocked:
+            return job.blocked
+        facts = self.facts[job.partition]
+        state_reason = PARTITION_STATE_REASONS.get(facts.part.state)
+        if state_reason:
+            return state_reason
+        if exceeds_facts(job, facts):
+            return REASON_PARTITION_CONFIG
+        nodes = self.nodes
+        if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
+            return REASON_REQ_NODE_NOT_AVAIL
+        return ""
+
+
+class PlanBuilder:
+    """A pass's decisions as they are made; :meth:`plan` freezes them.
+
+    A job that waits says ``Resources`` when it is the first of its
+    partition to wait in this pass and ``Priority`` behind it (what
+    Slurm's main scheduler sets and its backfill leaves); an array keeps
+    the reason and the earliest start of its first task that waits.
+    """
+
+    def __init__(self) -> None:
+        self.starts: list[StartJob] = []
+        self.reasons: dict[int, str] = {}
+        self.start_times: dict[int, float] = {}
+        self.reservations: list[Reservation] = []
+        self._waiting: set[str] = set()
+
+    def note(self, job: PendingJob, reason: str) -> None:
+        """Record why a job waits, unless its array already has a reason.
+
+        Args:
+            job: the job.
+            reason: the reason.
+        """
+        self.reasons.setdefault(job.job_id, reason)
+
+    def start(self, job: PendingJob, alloc: Allocation) -> None:
+        """Record a start.
+
+        Args:
+            job: the job or array task.
+            alloc: where it runs.
+        """
+        self.starts.append(StartJob(job.job_id, alloc, job.array_task_id))
+
+    def wait(self, job: PendingJob, expected: float | None = None) -> None:
+        """Record a job that cannot start now.
+
+        Args:
+            job: the job or array task.
+            expected: its reserved start, if it got one.
+        """
+        first = job.partition not in self._waiting
+        self._waiting.add(job.partition)
+        self.note(job, REASON_RESOURCES if first else REASON_PRIORITY)
+        if expected is not None:
+            known = self.start_times.get(job.job_id, expected)
+            self.start_times[job.job_id] = min(known, expected)
+
+    def reserve(self, job: PendingJob, start: float, end: float, alloc: Allocation) -> None:
+        """Record the resources set aside for a job.
+
+        Args:
+            job: the job or array task.
+            start: from when (now for a start).
+            end: until when.
+            alloc: what.
+        """
+        self.reservations.append(Reservation(job.job_id, job.array_task_id, start, end, alloc))
+
+    def plan(self) -> Plan:
+        """The decisions.
+
+        Returns:
+            The plan.
+        """
+        return Plan(tuple(self.starts), self.reasons, self.start_times, tuple(self.reservations))

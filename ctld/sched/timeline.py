@@ -1,0 +1,433 @@
+"""The resource-time map of one pass (Slurm's ``node_space_map_t``), immutable.
+
+Time is cut into slots: the first begins now, the others where a running
+job ends or a reservation begins or ends, rounded to ``bf_resolution`` (a
+start rounds down, an end up, as Slurm's ``_set_slot_time``). Each slot
+holds two bitmasks over the snapshot's nodes (bit ``i`` is
+``snapshot.nodes[i]``): ``idle`` (usable, nothing allocated) and ``avail``
+(usable, at least one CPU free). Aggregate tests of a window of slots are
+then a few integer ANDs and popcounts, and a node that is only ever idle or
+full (whole-node jobs, the trace simulator's one-CPU nodes) costs nothing
+more. Nodes that are partly used also have a profile of their free CPUs,
+memory and GPU indices over time, read only where they are ``avail`` but
+not ``idle``.
+
+:meth:`Timeline.reserve` returns a new map with an allocation taken over
+``[start, end)``; the map it was called on is unchanged, so a caller may
+keep it (Flux's ``_shadow_time`` works on a copy for the same reason).
+A running job whose end has passed (still completing) is taken to free its
+resources at the next tick; one without a time limit never does.
+
+Imports only minislurm.model.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from minislurm.model import Allocation, NodeView, RunningJob
+
+INF = math.inf
+
+# A node's free CPUs, memory (MiB) and GPU indices (a bitmask) from ``begin`` on.
+Step = tuple[float, int, int, int]
+Profile = tuple[Step, ...]
+
+
+def gpu_mask(indices: Iterable[int]) -> int:
+    """The bitmask of GPU device indices.
+
+    Args:
+        indices: device indices.
+
+    Returns:
+        An int with bit ``i`` set for each index ``i``.
+    """
+    mask = 0
+    for index in indices:
+        mask |= 1 << index
+    return mask
+
+
+def bit_indices(mask: int, limit: int = -1) -> list[int]:
+    """The positions of the set bits of ``mask``, lowest first.
+
+    Args:
+        mask: a non-negative int.
+        limit: at most this many (-1: all).
+
+    Returns:
+        The bit positions.
+    """
+    digits = bin(mask)[:1:-1]  # least significant first, without "0b"
+    out: list[int] = []
+    pos = digits.find("1")
+    while pos >= 0 and len(out) != limit:
+        out.append(pos)
+        pos = digits.find("1", pos + 1)
+    return out
+
+
+@dataclass(frozen=True)
+class NodeTable:
+    """The pass's nodes by position, and what does not change while it runs."""
+
+    nodes: tuple[NodeView, ...]
+    index: dict[str, int]
+    capacity: tuple[Step, ...]  # (-inf, cpus, mem, gpu mask) of each node
+    usable: int  # bitmask of the usable nodes
+    class_masks: tuple[int, ...]  # nodes alike in CPUs, memory, GPUs and weight
+    class_views: tuple[NodeView, ...]  # one idle member of each class, nameless
+    _idle: dict[int, NodeView] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, nodes: Sequence[NodeView]) -> NodeTable:
+        """Index the snapshot's nodes.
+
+        Args:
+            nodes: the snapshot's nodes, in configuration order.
+
+        Returns:
+            The table.
+        """
+        capacity = []
+        classes: dict[tuple[int, int, tuple[int, ...], int], int] = {}
+        usable = 0
+        for i, node in enumerate(nodes):
+            capacity.append((-INF, node.cpus, node.mem, gpu_mask(node.gpus)))
+            if node.usable:
+                usable |= 1 << i
+                shape = (node.cpus, node.mem, node.gpus, node.weight)
+                classes[shape] = classes.get(shape, 0) | 1 << i
+        views = tuple(
+            NodeView("", c, m, g, c, m, tuple(sorted(g)), True, w) for (c, m, g, w) in classes
+        )
+        return cls(
+            nodes=tuple(nodes),
+            index={n.name: i for i, n in enumerate(nodes)},
+            capacity=tuple(capacity),
+            usable=usable,
+            class_masks=tuple(classes.values()),
+            class_views=views,
+        )
+
+    def idle_view(self, i: int) -> NodeView:
+        """Node ``i`` with everything free.
+
+        Args:
+            i: a node's position.
+
+        Returns:
+            Its view.
+        """
+        view = self._idle.get(i)
+        if view is None:
+            n = self.nodes[i]
+            gpus = tuple(sorted(n.gpus))
+            if (n.free_cpus, n.free_mem, n.free_gpus) == (n.cpus, n.mem, gpus):
+                view = n
+            else:
+                view = NodeView(n.name, n.cpus, n.mem, n.gpus, n.cpus, n.mem, gpus, True, n.weight)
+            self._idle[i] = view
+        return view
+
+    def mask(self, names: Iterable[str]) -> int:
+        """The bitmask of the named nodes (unknown names are left out).
+
+        Args:
+            names: node names.
+
+        Returns:
+            The mask.
+        """
+        mask = 0
+        for name in names:
+            i = self.index.get(name)
+            if i is not None:
+                mask |= 1 << i
+        return mask
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """Free resources over time: slots with node bitmasks, and profiles of partly used nodes."""
+
+    table: NodeTable
+    resolution: int  # seconds
+    begins: tuple[float, ...]  # slot i is [begins[i], begins[i + 1]); the last is unbounded
+    idle: tuple[int, ...]
+    avail: tuple[int, ...]
+    profiles: tuple[Profile, ...]  # per node; exact wherever the node is avail
+
+    @property
+    def now(self) -> float:
+        """When the map begins."""
+        return self.begins[0]
+
+    def end_of(self, start: float, duration: float) -> float:
+        """When a job started at ``start`` releases its resources in the map (rounded up).
+
+        Args:
+            start: a slot's beginning.
+            duration: the job's time limit in seconds (inf: none).
+
+        Returns:
+            The end, on the resolution's grid.
+        """
+        return slot_end(start, duration, self.resolution)
+
+    def slot_at(self, when: float) -> int:
+        """The first slot that begins at or after ``when``.
+
+        Args:
+            when: a time.
+
+        Returns:
+            A slot index (``len(begins)`` when none).
+        """
+        return bisect_left(self.begins, when)
+
+    def views(
+        self, start: float, end: float, idle: int, partial: int, limit: int
+    ) -> list[NodeView]:
+        """The nodes as a job placed over ``[start, end)`` would find them, in node order.
+
+        Args:
+            start: the window's beginning.
+            end: its end.
+            idle: the nodes idle throughout the window.
+            partial: the nodes with a CPU free throughout but not idle throughout.
+            limit: at most this many idle nodes of each class (-1: all); the job
+                cannot use more than its maximum node count of alike nodes.
+
+        Returns:
+            NodeViews whose free resources are the least over the window.
+        """
+        table = self.table
+        chosen: list[int] = []
+        if limit < 0:
+            chosen = bit_indices(idle)
+        else:
+            for members in table.class_masks:
+                if idle & members:
+                    chosen += bit_indices(idle & members, limit)
+        found = {i: table.idle_view(i) for i in chosen}
+        for i in bit_indices(partial):
+            cpus, mem, gpus = window_free(self.profiles[i], start, end)
+            node = table.idle_view(i)
+            free_gpus = tuple(g for g in node.free_gpus if gpus >> g & 1)
+            found[i] = replace(node, free_cpus=cpus, free_mem=mem, free_gpus=free_gpus)
+        return [found[i] for i in sorted(found)]
+
+    def reserve(self, alloc: Allocation, start: float, end: float) -> Timeline:
+        """The map with ``alloc`` taken from ``start`` until ``end``.
+
+        Args:
+            alloc: what the job holds (its nodes must have it free throughout).
+            start: a slot's beginning (now for a job that starts).
+            end: from :meth:`end_of`.
+
+        Returns:
+            A new map; this one is unchanged.
+        """
+        begins, idle, avail = list(self.begins), list(self.idle), list(self.avail)
+        first = _boundary(begins, idle, avail, start)
+        stop = len(begins) if end == INF else _boundary(begins, idle, avail, end)
+        idle_all = -1
+        for k in range(first, stop):
+            idle_all &= idle[k]
+        taken = whole = 0
+        cleared: dict[int, int] = {}
+        profiles: list[Profile] | None = None
+        table = self.table
+        for part in alloc.nodes:
+            i = table.index[part.node]
+            taken |= 1 << i
+            if idle_all >> i & 1 and part.cpus >= table.capacity[i][1]:
+                whole |= 1 << i  # full throughout: masks alone say so
+                continue
+            if profiles is None:
+                profiles = list(self.profiles)
+            take = (part.cpus, part.mem, gpu_mask(part.gpus))
+            profiles[i], empty = _subtract(profiles[i], start, end, take)
+            for t0, t1 in empty:
+                for k in range(bisect_left(begins, t0), bisect_left(begins, t1)):
+                    cleared[k] = cleared.get(k, 0) | 1 << i
+        for k in range(first, stop):
+            idle[k] &= ~taken
+            avail[k] &= ~(whole | cleared.get(k, 0))
+        return Timeline(
+            self.table,
+            self.resolution,
+            tuple(begins),
+            tuple(idle),
+            tuple(avail),
+            self.profiles if profiles is None else tuple(profiles),
+        )
+
+
+def slot_end(start: float, duration: float, resolution: int) -> float:
+    """When a job started at ``start`` ends on the map's grid: its limit's end, rounded up.
+
+    Args:
+        start: the start.
+        duration: the time limit, seconds (inf: none).
+        resolution: bf_resolution, seconds.
+
+    Returns:
+        The end (inf without a limit).
+    """
+    if duration == INF:
+        return INF
+    return float(math.ceil((start + duration) / resolution) * resolution)
+
+
+def window_free(profile: Profile, start: float, end: float) -> tuple[int, int, int]:
+    """The least free CPUs and memory, and the GPUs free throughout, over ``[start, end)``.
+
+    Args:
+        profile: a node's steps.
+        start: the window's beginning.
+        end: its end.
+
+    Returns:
+        ``(cpus, mem, gpu mask)``.
+    """
+    cpus = mem = 1 << 62
+    gpus = -1
+    last = len(profile) - 1
+    for k, (begin, c, m, g) in enumerate(profile):
+        if begin >= end:
+            break
+        if k < last and profile[k + 1][0] <= start:
+            continue
+        cpus, mem, gpus = min(cpus, c), min(mem, m), gpus & g
+    return cpus, mem, gpus
+
+
+def _boundary(begins: list[float], idle: list[int], avail: list[int], when: float) -> int:
+    """The index of the slot beginning at ``when``, splitting the slot around it if needed."""
+    k = bisect_left(begins, when)
+    if k < len(begins) and begins[k] == when:
+        return k
+    begins.insert(k, when)
+    idle.insert(k, idle[k - 1])
+    avail.insert(k, avail[k - 1])
+    return k
+
+
+def _subtract(
+    profile: Profile, start: float, end: float, take: tuple[int, int, int]
+) -> tuple[Profile, list[tuple[float, float]]]:
+    """A profile with ``take`` held over ``[start, end)``, and the spans left without a free CPU."""
+    cpus, mem, gpus = take
+    out: list[Step] = []
+    empty: list[tuple[float, float]] = []
+    last = len(profile) - 1
+    for k, step in enumerate(profile):
+        begin, c, m, g = step
+        after = profile[k + 1][0] if k < last else INF
+        if after <= start or begin >= end:
+            out.append(step)
+            continue
+        if begin < start:
+            out.append(step)
+        lo = max(begin, start)
+        out.append((lo, c - cpus, m - mem, g & ~gpus))
+        if c - cpus <= 0:
+            empty.append((lo, min(after, end)))
+        if after > end:
+            out.append((end, c, m, g))
+    return tuple(out), empty
+
+
+def build_timeline(
+    nodes: Sequence[NodeView],
+    running: Iterable[RunningJob],
+    now: float,
+    resolution: int,
+    horizon: float,
+) -> Timeline:
+    """The map of a snapshot: the nodes as they are now, freed as the running jobs end.
+
+    Args:
+        nodes: the snapshot's nodes (free resources now).
+        running: the jobs holding resources, with their expected ends.
+        now: the time of the pass.
+        resolution: bf_resolution, seconds.
+        horizon: ends after this are not tracked (the resources stay taken).
+
+    Returns:
+        The map.
+    """
+    table = NodeTable.of(nodes)
+    index = table.index
+    releases: dict[int, list[Step]] = {}
+    for job in running:
+        when = _release_time(job.end_time, now, resolution)
+        if when > horizon:
+            continue
+        for part in job.allocation.nodes:
+            i = index.get(part.node)
+            if i is not None:
+                gpus = gpu_mask(part.gpus) if part.gpus else 0
+                releases.setdefault(i, []).append((when, part.cpus, part.mem, gpus))
+    idle_now = avail_now = 0
+    gains: dict[float, list[int]] = {}  # time -> [idle bits, avail bits] gained then
+    profiles: list[Profile] = [(cap,) for cap in table.capacity]
+    for i, n in enumerate(nodes):
+        if not n.usable:
+            continue
+        bit = 1 << i
+        state = (-INF, n.free_cpus, n.free_mem, gpu_mask(n.free_gpus) if n.free_gpus else 0)
+        cap = table.capacity[i]
+        if state[1] > 0:
+            avail_now |= bit
+            if state[1:] == cap[1:]:
+                idle_now |= bit
+                continue
+        steps = _node_steps(state, cap, releases.get(i, ()))
+        for k in range(1, len(steps)):
+            when, c, m, g = steps[k]
+            became = gains.setdefault(when, [0, 0])
+            if c > 0 and steps[k - 1][1] <= 0:
+                became[1] |= bit
+            if (c, m, g) == cap[1:]:
+                became[0] |= bit
+        if any(0 < c and (c, m, g) != cap[1:] for _, c, m, g in steps):
+            profiles[i] = steps  # partly used at some time: keep it exact
+    begins, idle, avail = [now], [idle_now], [avail_now]
+    for when in sorted(gains):
+        gained_idle, gained_avail = gains[when]
+        begins.append(when)
+        idle.append(idle[-1] | gained_idle)
+        avail.append(avail[-1] | gained_avail | gained_idle)
+    return Timeline(table, resolution, tuple(begins), tuple(idle), tuple(avail), tuple(profiles))
+
+
+def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:
+    """A node's free resources from now on, as its running jobs end (never above capacity)."""
+    if not releases:
+        return (state,)
+    steps = [state]
+    _, c, m, g = state
+    for when, cpus, mem, gpus in sorted(releases):
+        c, m, g = min(c + cpus, cap[1]), min(m + mem, cap[2]), (g | gpus) & cap[3]
+        if steps[-1][0] == when:
+            steps[-1] = (when, c, m, g)
+        else:
+            steps.append((when, c, m, g))
+    return tuple(steps)
+
+
+def _release_time(end: float, now: float, resolution: int) -> float:
+    """When a running job's resources come back in the map: its end rounded up, after now."""
+    if end == INF:
+        return INF
+    when = math.ceil(end / resolution) * resolution
+    if when <= now:
+        when = (math.floor(now / resolution) + 1) * resolution
+    return float(when)

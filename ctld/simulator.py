@@ -1,0 +1,385 @@
+"""The trace simulator: the controller's own scheduler, ``ctld.sched.plan``, in virtual time.
+
+An event loop (Slurm's ``backfill-test``, minus its ``dummy_functions.c``
+stubs): jobs arrive at their submit times and end after their run time, or
+are killed at their time limit. After all the events of one instant (ends
+first), it builds a :class:`~minislurm.model.Snapshot` exactly as the
+controller would (nodes with their free resources, partitions, pending and
+running jobs with their expected ends), calls the very same ``plan`` and
+applies its starts. Scheduling on every submit and end event is what the
+controller does too (its loop is kicked by each).
+
+:func:`trace_setup` models an SWF trace: the machine's processors as nodes
+of one CPU each, one partition, each job ``-N p -n p`` with its estimate as
+time limit (to the second). :func:`summarize` computes the usual measures
+(utilization, waits, bounded slowdown with a 10 s threshold).
+
+Imports ctld.sched and minislurm; matplotlib only inside :func:`write_plot`.
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ctld.sched.knobs import BUILTIN, SchedConfig
+from ctld.sched.plan import plan
+from minislurm.model import (
+    Allocation,
+    NodeView,
+    PartitionView,
+    PendingJob,
+    Plan,
+    ResourceRequest,
+    RunningJob,
+    Snapshot,
+)
+from minislurm.swf import read_swf, trace_jobs
+
+BSLD_THRESHOLD = 10.0  # seconds: bounded slowdown counts shorter jobs as this long
+POLICIES = {"fifo": BUILTIN, "backfill": SchedConfig()}
+PassHook = Callable[[Snapshot, Plan, float], None]
+
+
+@dataclass(frozen=True)
+class SimJob:
+    """A job to simulate: what the scheduler sees, and how long it really runs."""
+
+    pending: PendingJob
+    run_time: float  # seconds; it is killed at its time limit if that comes first
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """What happened to one job."""
+
+    job_id: int
+    submit: float
+    start: float
+    end: float
+    cpus: int
+    nodes: tuple[str, ...]
+
+    @property
+    def wait(self) -> float:
+        """Seconds from submission to start."""
+        return self.start - self.submit
+
+    @property
+    def run(self) -> float:
+        """Seconds it ran."""
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The machine after one pass."""
+
+    time: float
+    queued: int
+    busy_cpus: int
+
+
+@dataclass(frozen=True)
+class SimOutcome:
+    """A finished simulation."""
+
+    records: tuple[JobRecord, ...]  # by start time
+    samples: tuple[Sample, ...]
+    total_cpus: int
+    passes: int
+    sched_seconds: float  # wall time spent in plan()
+    wall_seconds: float
+    unfinished: int  # jobs that never started (they fit nowhere)
+
+
+@dataclass
+class _Running:
+    job: SimJob
+    start: float
+    running: RunningJob
+
+
+class _Machine:
+    """The nodes' free resources, changed by starts and ends."""
+
+    def __init__(self, nodes: Sequence[NodeView]) -> None:
+        self.views = {n.name: n for n in nodes}
+        self.busy_cpus = 0
+
+    def take(self, alloc: Allocation, sign: int) -> None:
+        """Take (sign 1) or give back (sign -1) an allocation; raise on over-commit."""
+        for part in alloc.nodes:
+            node = self.views[part.node]
+            gpus = set(node.free_gpus)
+            if sign > 0:
+                assert gpus.issuperset(part.gpus), f"{part.node}: GPUs {part.gpus} not free"
+                gpus.difference_update(part.gpus)
+            else:
+                gpus.update(part.gpus)
+            node = NodeView(
+                node.name,
+                node.cpus,
+                node.mem,
+                node.gpus,
+                node.free_cpus - sign * part.cpus,
+                node.free_mem - sign * part.mem,
+                tuple(sorted(gpus)),
+                node.usable,
+                node.weight,
+            )
+            assert 0 <= node.free_cpus <= node.cpus, f"{part.node}: CPUs over-committed"
+            assert 0 <= node.free_mem <= node.mem, f"{part.node}: memory over-committed"
+            self.views[part.node] = node
+            self.busy_cpus += sign * part.cpus
+
+
+def simulate(
+    jobs: Sequence[SimJob],
+    nodes: Sequence[NodeView],
+    partitions: Sequence[PartitionView],
+    cfg: SchedConfig,
+    on_pass: PassHook | None = None,
+) -> SimOutcome:
+    """Run the jobs through ``plan`` in virtual time.
+
+    Args:
+        jobs: the workload (distinct keys).
+        nodes: the machine, idle.
+        partitions: its partitions.
+        cfg: the scheduler's knobs.
+        on_pass: called after each pass with its snapshot, plan and time (tests check it).
+
+    Returns:
+        What happened.
+    """
+    began = time.perf_counter()
+    machine = _Machine(nodes)
+    events: list[tuple[float, int, int, SimJob]] = []
+    for seq, job in enumerate(jobs):
+        heapq.heappush(events, (job.pending.submit_time, 1, seq, job))
+    pending: dict[tuple[int, int], SimJob] = {}
+    running: dict[tuple[int, int], _Running] = {}
+    records: list[JobRecord] = []
+    samples: list[Sample] = []
+    parts = tuple(partitions)
+    sched = 0.0
+    passes = seq = 0
+    while events:
+        now = events[0][0]
+        while events and events[0][0] == now:
+            _, kind, _, job = heapq.heappop(events)
+            if kind == 1:
+                pending[job.pending.key] = job
+                continue
+            done = running.pop(job.pending.key)
+            machine.take(done.running.allocation, -1)
+            records.append(_record(done, now))
+        snapshot = Snapshot(
+            tuple(machine.views.values()),
+            parts,
+            tuple(j.pending for j in pending.values()),
+            tuple(r.running for r in running.values()),
+        )
+        t0 = time.perf_counter()
+        decided = plan(snapshot, now, cfg)
+        sched += time.perf_counter() - t0
+        passes += 1
+        if on_pass is not None:
+            on_pass(snapshot, decided, now)
+        for start in decided.starts:
+            job = pending.pop(start.key)
+            machine.take(start.allocation, 1)
+            end = now + job.pending.duration
+            running[start.key] = _Running(job, now, RunningJob(start.job_id, start.allocation, end))
+            seq += 1
+            heapq.heappush(events, (now + min(job.run_time, job.pending.duration), 0, seq, job))
+        samples.append(Sample(now, len(pending), machine.busy_cpus))
+    records.sort(key=lambda r: (r.start, r.job_id))
+    return SimOutcome(
+        records=tuple(records),
+        samples=tuple(samples),
+        total_cpus=sum(n.cpus for n in nodes if n.usable),
+        passes=passes,
+        sched_seconds=sched,
+        wall_seconds=time.perf_counter() - began,
+        unfinished=len(pending),
+    )
+
+
+def _record(done: _Running, now: float) -> JobRecord:
+    pending = done.job.pending
+    return JobRecord(
+        job_id=pending.job_id,
+        submit=pending.submit_time,
+        start=done.start,
+        end=now,
+        cpus=done.running.allocation.cpus,
+        nodes=done.running.allocation.node_names,
+    )
+
+
+# ---------------------------------------------------------------- traces
+
+
+@dataclass(frozen=True)
+class TraceSetup:
+    """A trace made ready to simulate."""
+
+    jobs: tuple[SimJob, ...]
+    nodes: tuple[NodeView, ...]
+    partitions: tuple[PartitionView, ...]
+    size: int  # processors (= nodes of one CPU)
+    skipped: int  # records left out: no run time, no processors, or wider than the machine
+
+
+def trace_setup(path: str, limit: int | None = None, size: int | None = None) -> TraceSetup:
+    """Read an SWF trace and model it: one-CPU nodes, one partition, ``-N p -n p`` jobs.
+
+    Args:
+        path: the SWF file.
+        limit: simulate the first this many records (None: all).
+        size: processors of the machine (None: the trace's MaxProcs, else MaxNodes).
+
+    Returns:
+        The setup.
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: a malformed line, or no machine size in the trace nor given.
+    """
+    trace = read_swf(path, limit)
+    size = size or trace.machine_size
+    if size <= 0:
+        raise ValueError(f"{path}: no MaxProcs or MaxNodes header; give the machine size")
+    work, skipped = trace_jobs(trace.records, size)
+    nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, size + 1))
+    partition = PartitionView("batch", tuple(n.name for n in nodes))
+    jobs = tuple(
+        SimJob(
+            PendingJob(
+                job_id=j.job_id,
+                partition=partition.name,
+                priority=1,
+                submit_time=j.submit_time,
+                request=ResourceRequest(
+                    min_nodes=j.procs, max_nodes=j.procs, ntasks=j.procs, nodes_set=True
+                ),
+                time_limit=max(1, math.ceil(j.limit / 60)),
+                limit_seconds=j.limit,
+            ),
+            j.run_time,
+        )
+        for j in work
+    )
+    return TraceSetup(jobs, nodes, (partition,), size, skipped)
+
+
+# ---------------------------------------------------------------- measures
+
+
+def summarize(outcome: SimOutcome) -> dict[str, float]:
+    """The measures of a simulation.
+
+    Args:
+        outcome: what happened.
+
+    Returns:
+        ``utilization`` (busy processor-seconds over machine size times the
+        makespan, first submit to last end), ``mean_wait``, ``median_wait``,
+        ``max_wait``, ``mean_bsld`` (bounded slowdown, 10 s threshold),
+        ``makespan``, ``jobs``, ``passes``, ``sched_ms_per_pass``,
+        ``sched_ms_per_start``, ``jobs_per_second`` (of wall time), ``unfinished``.
+    """
+    records = outcome.records
+    if not records:
+        return {"jobs": 0, "unfinished": outcome.unfinished, "utilization": 0.0}
+    waits = [r.wait for r in records]
+    first = min(r.submit for r in records)
+    makespan = max(r.end for r in records) - first
+    busy = sum(r.run * r.cpus for r in records)
+    bsld = [max(1.0, (r.wait + r.run) / max(r.run, BSLD_THRESHOLD)) for r in records]
+    return {
+        "utilization": busy / (outcome.total_cpus * makespan) if makespan > 0 else 0.0,
+        "mean_wait": statistics.fmean(waits),
+        "median_wait": statistics.median(waits),
+        "max_wait": max(waits),
+        "mean_bsld": statistics.fmean(bsld),
+        "makespan": makespan,
+        "jobs": len(records),
+        "unfinished": outcome.unfinished,
+        "passes": outcome.passes,
+        "sched_ms_per_pass": 1000 * outcome.sched_seconds / max(outcome.passes, 1),
+        "sched_ms_per_start": 1000 * outcome.sched_seconds / len(records),
+        "jobs_per_second": len(records) / outcome.wall_seconds if outcome.wall_seconds else 0.0,
+    }
+
+
+def write_csv(outcome: SimOutcome, path: str) -> None:
+    """Write one line per job: id, submit, start, end, wait, run, CPUs, nodes.
+
+    Args:
+        outcome: what happened.
+        path: the CSV file.
+    """
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        out = csv.writer(stream)
+        out.writerow(["job_id", "submit", "start", "end", "wait", "run", "cpus", "nodes"])
+        for r in outcome.records:
+            out.writerow([r.job_id, r.submit, r.start, r.end, r.wait, r.run, r.cpus, len(r.nodes)])
+
+
+def write_plot(outcome: SimOutcome, path: str, title: str) -> None:
+    """Plot queue length and utilization over time into a PNG.
+
+    Args:
+        outcome: what happened.
+        path: the PNG file.
+        title: the figure's title.
+
+    Raises:
+        ImportError: matplotlib is not installed.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hours = [s.time / 3600 for s in outcome.samples]
+    fig, (queue, util) = plt.subplots(2, 1, sharex=True, figsize=(10, 6))
+    queue.step(hours, [s.queued for s in outcome.samples], where="post")
+    queue.set_ylabel("jobs queued")
+    util.step(hours, [s.busy_cpus / outcome.total_cpus for s in outcome.samples], where="post")
+    util.set_ylabel("utilization")
+    util.set_xlabel("hours")
+    util.set_ylim(0, 1.05)
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_outputs(outcome: SimOutcome, out_dir: str, title: str) -> list[str]:
+    """Write ``jobs.csv`` and, when matplotlib is installed, ``timeline.png`` into ``out_dir``.
+
+    Args:
+        outcome: what happened.
+        out_dir: the directory (created if missing).
+        title: the plot's title.
+
+    Returns:
+        The files written.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    written = [os.path.join(out_dir, "jobs.csv")]
+    write_csv(outcome, written[0])
+    try:
+        write_plot(outcome, os.path.join(out_dir, "timeline.png"), title)
+    except ImportError:
+        return written
+    return [*written, os.path.join(out_dir, "timeline.png")]

@@ -1,0 +1,124 @@
+"""Tests of the backfill pass (``sched/backfill``): starts around reservations, expected starts.
+
+Imports ctld.sched and minislurm; plan_checks checks every pass.
+"""
+
+from __future__ import annotations
+
+from plan_checks import check_plan
+from test_plan import job, node
+
+from ctld.sched.knobs import SchedConfig
+from ctld.sched.plan import plan
+from minislurm.model import (
+    Allocation,
+    NodeAlloc,
+    NodeView,
+    PartitionView,
+    PendingJob,
+    Plan,
+    RunningJob,
+    Snapshot,
+)
+
+NOW = 6000.0
+CFG = SchedConfig(bf_resolution=60)
+
+
+def busy(name: str, cpus: int, end: float, job_id: int = 100) -> RunningJob:
+    """A running job holding ``cpus`` CPUs of ``name`` until ``end``."""
+    return RunningJob(job_id, Allocation((NodeAlloc(name, cpus, 0, (), cpus),)), end)
+
+
+def run_bf(
+    nodes: list[NodeView],
+    jobs: list[PendingJob],
+    running: list[RunningJob] | None = None,
+    cfg: SchedConfig = CFG,
+) -> Plan:
+    """One backfill pass over one partition "gpu" of every node, checked."""
+    part = PartitionView("gpu", tuple(n.name for n in nodes))
+    snapshot = Snapshot(tuple(nodes), (part,), tuple(jobs), tuple(running or ()))
+    result = plan(snapshot, NOW, cfg)
+    check_plan(snapshot, result, NOW)
+    return result
+
+
+def cpu_node(name: str, free: int = 8) -> NodeView:
+    return node(name, cpus=8, gpus=0, free_cpus=free)
+
+
+def test_short_job_backfills_before_the_waiting_head_and_a_long_one_does_not() -> None:
+    # n1 is busy for 10 more minutes; the head needs both nodes, so it waits for n1.
+    nodes = [cpu_node("n1", free=0), cpu_node("n2")]
+    head = job(1, priority=10, min_nodes=2, max_nodes=2, ntasks=2, time_limit=60)
+    short = job(2, ntasks=8, time_limit=5)  # ends before n1 frees: fits in the gap
+    long = job(3, ntasks=8, time_limit=30)  # would hold n2 past the head's start
+    result = run_bf(nodes, [head, short, long], [busy("n1", 8, NOW + 600)])
+    assert [s.job_id for s in result.starts] == [2]
+    assert result.start_times[1] == NOW + 600
+    assert result.reasons[1] == "Resources"
+    assert result.start_times[3] >= NOW + 600 + 3600  # after the head, not before
+
+
+def test_builtin_starts_nothing_behind_the_blocked_head() -> None:
+    nodes = [cpu_node("n1", free=0), cpu_node("n2")]
+    head = job(1, priority=10, min_nodes=2, max_nodes=2, ntasks=2, time_limit=60)
+    short = job(2, ntasks=8, time_limit=5)
+    part = PartitionView("gpu", ("n1", "n2"))
+    snapshot = Snapshot(tuple(nodes), (part,), (head, short), (busy("n1", 8, NOW + 600),))
+    result = plan(snapshot, NOW, SchedConfig(scheduler_type="sched/builtin"))
+    assert result.starts == ()
+    assert result.start_times == {1: NOW + 600}
+
+
+def test_every_waiting_job_within_the_window_gets_an_expected_start() -> None:
+    nodes = [cpu_node("n1")]
+    jobs = [job(i, ntasks=8, time_limit=10) for i in range(1, 5)]
+    result = run_bf(nodes, jobs)
+    assert [s.job_id for s in result.starts] == [1]
+    assert result.start_times == {2: NOW + 600, 3: NOW + 1200, 4: NOW + 1800}
+
+
+def test_bf_window_leaves_later_jobs_without_a_reservation() -> None:
+    nodes = [cpu_node("n1")]
+    jobs = [job(i, ntasks=8, time_limit=60) for i in range(1, 5)]
+    result = run_bf(nodes, jobs, cfg=SchedConfig(bf_window=120, bf_resolution=60))
+    assert result.start_times == {2: NOW + 3600, 3: NOW + 7200}
+    assert result.reasons[4] == "Priority"
+
+
+def test_bf_max_job_test_stops_testing_jobs() -> None:
+    nodes = [cpu_node("n1"), cpu_node("n2"), cpu_node("n3")]
+    jobs = [job(i, ntasks=8, time_limit=10) for i in range(1, 4)]
+    result = run_bf(nodes, jobs, cfg=SchedConfig(bf_max_job_test=2, bf_resolution=60))
+    assert [s.job_id for s in result.starts] == [1, 2]
+    assert result.reasons == {3: "Priority"}
+
+
+def test_bf_resolution_rounds_ends_up_to_its_grid() -> None:
+    nodes = [cpu_node("n1", free=0)]
+    running = [busy("n1", 8, NOW + 61)]
+    coarse = run_bf(nodes, [job(1, ntasks=8, time_limit=10)], running)
+    fine = run_bf(nodes, [job(1, ntasks=8, time_limit=10)], running, SchedConfig(bf_resolution=1))
+    assert coarse.start_times == {1: NOW + 120}
+    assert fine.start_times == {1: NOW + 61}
+
+
+def test_unlimited_running_job_never_frees_its_node() -> None:
+    nodes = [cpu_node("n1", free=0)]
+    result = run_bf(nodes, [job(1, ntasks=8, time_limit=10)], [busy("n1", 8, float("inf"))])
+    assert result.starts == ()
+    assert result.start_times == {}
+    assert result.reasons == {1: "Resources"}
+
+
+def test_packing_keeps_a_whole_node_free_for_the_large_job_behind() -> None:
+    nodes = [cpu_node("n1", free=4), cpu_node("n2")]
+    small = job(1, ntasks=4, time_limit=10)
+    large = job(2, ntasks=8, time_limit=10)
+    result = run_bf(nodes, [small, large], [busy("n1", 4, NOW + 6000)])
+    assert {s.job_id: s.allocation.node_names for s in result.starts} == {
+        1: ("n1",),
+        2: ("n2",),
+    }

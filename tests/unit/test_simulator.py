@@ -1,0 +1,85 @@
+"""Tests of the trace simulator: virtual time through the controller's own ``plan``.
+
+Imports ctld.simulator, ctld.sched and minislurm.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plan_checks import check_plan
+
+from ctld.sched.knobs import BUILTIN, SchedConfig
+from ctld.sched.plan import plan
+from ctld.simulator import simulate, summarize, trace_setup, write_outputs
+from minislurm.model import Plan, Snapshot
+
+# 4 processors. Job 1 takes 2 for 100 s; job 2 needs all 4 (waits for 1); job 3 takes
+# 2 for 50 s (estimate 60) and fits beside job 1 before job 2 can start.
+TRACE = """\
+; MaxProcs: 4
+1 0 -1 100 2 -1 -1 2 100 -1 1 1 1 1 1 1 -1 -1
+2 1 -1 100 4 -1 -1 4 100 -1 1 1 1 1 1 1 -1 -1
+3 2 -1 50 2 -1 -1 2 60 -1 1 1 1 1 1 1 -1 -1
+4 3 -1 500 1 -1 -1 1 300 -1 1 1 1 1 1 1 -1 -1
+"""
+
+
+def run_trace(tmp_path: Path, cfg: SchedConfig) -> dict[int, tuple[float, float]]:
+    """Simulate TRACE, checking every pass; each job's (start, end)."""
+    path = tmp_path / "t.swf"
+    path.write_text(TRACE)
+    setup = trace_setup(str(path))
+    passes: list[tuple[Snapshot, Plan, float]] = []
+    outcome = simulate(
+        setup.jobs,
+        setup.nodes,
+        setup.partitions,
+        cfg,
+        lambda snapshot, decided, now: passes.append((snapshot, decided, now)),
+    )
+    for snapshot, decided, now in passes:
+        check_plan(snapshot, decided, now)
+        assert decided == plan(snapshot, now, cfg)  # the controller's own pass, nothing else
+    assert outcome.unfinished == 0
+    return {r.job_id: (r.start, r.end) for r in outcome.records}
+
+
+def test_fifo_runs_in_order_and_kills_a_job_at_its_limit(tmp_path: Path) -> None:
+    runs = run_trace(tmp_path, BUILTIN)
+    assert runs[1] == (0, 100)
+    assert runs[2] == (100, 200)
+    assert runs[3] == (200, 250)
+    assert runs[4] == (200, 500)  # ran 500 s in the trace, killed at its 300 s estimate
+
+
+def test_backfill_starts_the_short_job_in_the_gap_without_delaying_the_wide_one(
+    tmp_path: Path,
+) -> None:
+    runs = run_trace(tmp_path, SchedConfig(bf_resolution=1))
+    assert runs[2] == (100, 200)  # not delayed
+    assert runs[3] == (2, 52)  # backfilled beside job 1
+    assert runs[4] == (200, 500)  # its 300 s would overlap job 2: it waits
+
+
+def test_summary_measures_and_outputs(tmp_path: Path) -> None:
+    path = tmp_path / "t.swf"
+    path.write_text(TRACE)
+    setup = trace_setup(str(path))
+    outcome = simulate(setup.jobs, setup.nodes, setup.partitions, BUILTIN)
+    measures = summarize(outcome)
+    assert measures["jobs"] == 4
+    assert measures["makespan"] == 500
+    busy = 2 * 100 + 4 * 100 + 2 * 50 + 1 * 300
+    assert measures["utilization"] == busy / (4 * 500)
+    assert measures["max_wait"] == 198
+    # bounded slowdowns: 1, (99 + 100) / 100, (198 + 50) / 50, (197 + 300) / 300
+    expected = (1 + 199 / 100 + 248 / 50 + 497 / 300) / 4
+    assert abs(measures["mean_bsld"] - expected) < 1e-9
+    written = write_outputs(outcome, str(tmp_path / "out"), "t")
+    lines = (tmp_path / "out" / "jobs.csv").read_text().splitlines()
+    assert lines[0].startswith("job_id,submit,start,end")
+    assert len(lines) == 5
+    png = tmp_path / "out" / "timeline.png"
+    assert str(png) in written
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
