@@ -58,23 +58,43 @@ def default_home() -> str:
     return os.environ.get("MINISLURM_HOME") or os.path.join(os.path.expanduser("~"), ".minislurm")
 
 
-def render_slurm_conf(spec: ClusterSpec, home: str, port: int) -> str:
+def render_slurm_conf(
+    spec: ClusterSpec,
+    home: str,
+    port: int,
+    controller: str = "localhost(127.0.0.1)",
+    node_addrs: dict[str, str] | None = None,
+) -> str:
     """The slurm.conf of a local cluster.
 
     Args:
         spec: the cluster's shape.
         home: its directory.
         port: the controller's port.
+        controller: the ``SlurmctldHost`` value.
+        node_addrs: each node's NodeAddr (each node then gets a line of its own
+            with its NodeHostname); None: every node at 127.0.0.1.
 
     Returns:
         The file's text.
     """
     last = spec.nodes
     nodes = "n1" if last == 1 else f"n[1-{last}]"
+    shape = (
+        f"CPUs={spec.cpus_per_node} RealMemory={spec.memory_per_node} "
+        f"Gres=gpu:{spec.gpus_per_node} State=UNKNOWN"
+    )
+    if node_addrs is None:
+        node_lines = f"NodeName={nodes} NodeAddr=127.0.0.1 {shape}\n"
+    else:
+        node_lines = "".join(
+            f"NodeName={name} NodeAddr={addr} NodeHostname={name} {shape}\n"
+            for name, addr in node_addrs.items()
+        )
     return f"""\
 # Written by `minislurm cluster up`; rewritten when the controller starts.
 ClusterName={spec.cluster_name}
-SlurmctldHost=localhost(127.0.0.1)
+SlurmctldHost={controller}
 SlurmctldPort={port}
 StateSaveLocation={home}/state
 SlurmdSpoolDir={home}/spool/%n
@@ -85,9 +105,7 @@ SlurmdTimeout={spec.slurmd_timeout}
 MinJobAge={spec.min_job_age}
 MaxArraySize=10001
 JobAcctGatherFrequency=task={spec.acct_gather_frequency}
-NodeName={nodes} NodeAddr=127.0.0.1 CPUs={spec.cpus_per_node} RealMemory={spec.memory_per_node} \
-Gres=gpu:{spec.gpus_per_node} State=UNKNOWN
-PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
+{node_lines}PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
 PartitionName=debug Nodes={nodes} Default=NO MaxTime=60 State=UP
 """
 
@@ -182,6 +200,33 @@ class LocalCluster:
             return None
         return pid
 
+    def render_config(self, spec: ClusterSpec) -> str:
+        """The slurm.conf this cluster starts with: every daemon on loopback.
+
+        Args:
+            spec: the cluster's shape.
+
+        Returns:
+            The file's text.
+        """
+        return render_slurm_conf(spec, self.home, PROVISIONAL_PORT)
+
+    def controller_listen(self) -> str:
+        """The address slurmctld listens on."""
+        return "127.0.0.1"
+
+    def agent_argv(self, node: str, argv: list[str]) -> list[str]:
+        """The command line that starts a node's slurmd (here: ``argv`` as it is).
+
+        Args:
+            node: the node's name.
+            argv: slurmd's own command line.
+
+        Returns:
+            What to execute.
+        """
+        return argv
+
     def write_config(self, spec: ClusterSpec) -> None:
         """Create the directory tree and the configuration files.
 
@@ -190,7 +235,7 @@ class LocalCluster:
         """
         for sub in ("state", "log", "spool"):
             os.makedirs(self.path(sub), exist_ok=True)
-        _write_atomic(self.conf_path, render_slurm_conf(spec, self.home, PROVISIONAL_PORT))
+        _write_atomic(self.conf_path, self.render_config(spec))
         _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
         cred.generate_key(cred.key_path(self.conf_path))
 
@@ -241,7 +286,7 @@ class LocalCluster:
                 "-L",
                 self.path("log", "slurmctld.log"),
                 "--listen",
-                "127.0.0.1",
+                self.controller_listen(),
                 "--port",
                 with_port,
                 "--port-file",
@@ -283,27 +328,28 @@ class LocalCluster:
         Returns:
             Its pid.
         """
-        return self._spawn(
-            f"slurmd-{node}",
-            [
-                sys.executable,
-                "-m",
-                "nodeagent.main",
-                "-D",
-                "-f",
-                self.conf_path,
-                "-N",
-                node,
-                "-L",
-                self.path("log", f"slurmd-{node}.log"),
-                "--listen",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--addr",
-                "127.0.0.1",
-            ],
-        )
+        from minislurm.config import load_slurm_conf
+
+        addr, _ = load_slurm_conf(self.conf_path).slurmd_address(node)
+        argv = [
+            sys.executable,
+            "-m",
+            "nodeagent.main",
+            "-D",
+            "-f",
+            self.conf_path,
+            "-N",
+            node,
+            "-L",
+            self.path("log", f"slurmd-{node}.log"),
+            "--listen",
+            addr,
+            "--port",
+            "0",
+            "--addr",
+            addr,
+        ]
+        return self._spawn(f"slurmd-{node}", self.agent_argv(node, argv))
 
     def daemons(self) -> list[str]:
         """Every daemon of the cluster: slurmctld, then slurmd-<node> for each node."""
@@ -421,6 +467,7 @@ class LocalCluster:
         Raises:
             TimeoutError: not ready in time.
         """
+        from minislurm import auth
         from minislurm.ctlclient import ControllerClient
         from minislurm.h2grpc import RpcError
 
@@ -428,7 +475,8 @@ class LocalCluster:
 
         def ready() -> bool:
             try:
-                with ControllerClient(host, port, timeout=5.0) as client:
+                signer = auth.signer_for(self.conf_path)
+                with ControllerClient(host, port, timeout=5.0, signer=signer) as client:
                     nodes = client.call("GetNodes").nodes
             except RpcError:
                 return False

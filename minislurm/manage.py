@@ -1,6 +1,6 @@
 """``minislurm``: manage a local cluster (``cluster up|down|status``), make keys, show the version.
 
-Imports minislurm.cluster and click (start-up time does not matter here).
+Imports minislurm.cluster, minislurm.netns and click (start-up time does not matter here).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import sys
 import click
 
 from minislurm import VERSION_LINE, __version__, cred
-from minislurm.cluster import ClusterSpec, LocalCluster, default_home
+from minislurm.cluster import ClusterSpec, default_home
 from minislurm.conffile import read_controller_address
+from minislurm.netns import NetnsCluster, missing_requirements, open_cluster
 
 
 @click.group()
@@ -42,9 +43,30 @@ HOME_OPTION = click.option(
 @click.option(
     "--memory-per-node", default=16000, show_default=True, type=click.IntRange(1), help="MiB"
 )
-def up(home: str, nodes: int, gpus_per_node: int, cpus_per_node: int, memory_per_node: int) -> None:
+@click.option(
+    "--netns",
+    is_flag=True,
+    help="each node in a network namespace of its own, with its own address and hostname (root)",
+)
+def up(
+    home: str,
+    nodes: int,
+    gpus_per_node: int,
+    cpus_per_node: int,
+    memory_per_node: int,
+    netns: bool,
+) -> None:
     """Start the cluster, or restart whichever of its daemons died."""
-    local = LocalCluster(home)
+    local = open_cluster(home)
+    if netns and not isinstance(local, NetnsCluster):
+        if os.path.exists(local.conf_path):
+            raise click.ClickException(
+                f"cluster in {local.home} was made without --netns; stop it and use another --home"
+            )
+        reason = missing_requirements()
+        if reason:
+            raise click.ClickException(f"cannot use --netns: {reason}")
+        local = NetnsCluster(home)
     spec = ClusterSpec(
         nodes=nodes,
         gpus_per_node=gpus_per_node,
@@ -70,7 +92,7 @@ def up(home: str, nodes: int, gpus_per_node: int, cpus_per_node: int, memory_per
 @HOME_OPTION
 def down(home: str) -> None:
     """Stop the cluster's daemons and any job still running on it."""
-    stopped = LocalCluster(home).down()
+    stopped = open_cluster(home).down()
     click.echo(f"stopped {', '.join(stopped)}" if stopped else "cluster was not running")
 
 
@@ -78,7 +100,7 @@ def down(home: str) -> None:
 @HOME_OPTION
 def status(home: str) -> None:
     """Say which of the cluster's daemons run (exit 1 when any is down)."""
-    local = LocalCluster(home)
+    local = open_cluster(home)
     try:
         daemons = local.daemons()
     except OSError:
