@@ -17,6 +17,7 @@ import time
 
 from benchcluster import BIN, bench_cluster
 
+from minislurm import auth
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
 
@@ -38,7 +39,7 @@ def timed(argv: list[str], env: dict[str, str], cwd: str, runs: int) -> list[flo
 def allocation(conf: str, work: str) -> int:
     """A running allocation (a job without a batch script) to start steps in."""
     host, port = read_controller_address(conf)
-    with ControllerClient(host, port, timeout=30) as ctl:
+    with ControllerClient(host, port, timeout=30, signer=auth.signer_for(conf)) as ctl:
         job_id = int(
             ctl.call(
                 "SubmitJob",

@@ -22,10 +22,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import grpc
 from benchcluster import BIN, bench_cluster
 
+from minislurm import auth
 from minislurm.conffile import read_controller_address
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
@@ -68,8 +70,23 @@ def bench_sbatch(env: dict[str, str], work: str, count: int) -> float:
     return count / (time.perf_counter() - start)
 
 
-def _api_client(address: str, work: str, count: int, ready: object, go: object) -> None:
-    channel = grpc.insecure_channel(address)
+class _Signed(grpc.UnaryUnaryClientInterceptor):
+    """Adds a fresh credential to each call, as every client must."""
+
+    def __init__(self, conf: str) -> None:
+        self.signer = auth.signer_for(conf)
+
+    def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        metadata = [*(details.metadata or ()), (auth.HEADER, self.signer(details.method))]
+        return continuation(details._replace(metadata=metadata), request)
+
+
+def _channel(address: str, conf: str) -> grpc.Channel:
+    return grpc.intercept_channel(grpc.insecure_channel(address), _Signed(conf))
+
+
+def _api_client(address: str, conf: str, work: str, count: int, ready: object, go: object) -> None:
+    channel = _channel(address, conf)
     stub = pb_grpc.SlurmControllerStub(channel)
     request = pb.SubmitJobRequest(spec=spec(work))
     stub.Ping(pb.PingRequest())
@@ -80,12 +97,12 @@ def _api_client(address: str, work: str, count: int, ready: object, go: object) 
     channel.close()
 
 
-def bench_api(address: str, work: str, clients: int, per_client: int) -> float:
+def bench_api(address: str, conf: str, work: str, clients: int, per_client: int) -> float:
     """Concurrent durable submissions per second through the gRPC API."""
     ctx = multiprocessing.get_context("spawn")
     ready, go = ctx.Semaphore(0), ctx.Event()
     procs = [
-        ctx.Process(target=_api_client, args=(address, work, per_client, ready, go))
+        ctx.Process(target=_api_client, args=(address, conf, work, per_client, ready, go))
         for _ in range(clients)
     ]
     for p in procs:
@@ -99,9 +116,11 @@ def bench_api(address: str, work: str, clients: int, per_client: int) -> float:
     return clients * per_client / (time.perf_counter() - start)
 
 
-def bench_latency(address: str, work: str, rounds: int) -> tuple[list[float], list[float]]:
+def bench_latency(
+    address: str, conf: str, work: str, rounds: int
+) -> tuple[list[float], list[float]]:
     """Submit-to-RUNNING and submit-to-script-start, milliseconds, on an idle cluster."""
-    stub = pb_grpc.SlurmControllerStub(grpc.insecure_channel(address))
+    stub = pb_grpc.SlurmControllerStub(_channel(address, conf))
     to_running, to_script = [], []
     for i in range(rounds):
         stamp = Path(work) / f"started-{i}"
@@ -145,9 +164,10 @@ def main() -> int:
     with bench_cluster() as bench:
         host, port = read_controller_address(bench.cluster.conf_path)
         address, work = f"{host}:{port}", bench.work
-        running, script = bench_latency(address, work, args.latency)
+        conf = bench.cluster.conf_path
+        running, script = bench_latency(address, conf, work, args.latency)
         serial = bench_sbatch(bench.env, work, args.sbatch)
-        api = bench_api(address, work, args.clients, args.api)
+        api = bench_api(address, conf, work, args.clients, args.api)
     print(f"minislurm on {os.cpu_count()} CPUs")
     report("sbatch, serial", serial, "/s", "sbatch_serial")
     report(f"gRPC API, {args.clients} concurrent clients, durable", api, "/s", "api_parallel")

@@ -13,7 +13,7 @@ import os
 import sys
 
 from cli.opts import Option, UsageError, parse
-from minislurm import VERSION_LINE
+from minislurm import VERSION_LINE, auth
 from minislurm.conffile import ClientConfig, find_config, read_client_config
 from minislurm.ctlclient import ControllerClient
 from minislurm.errors import ConfigError
@@ -98,7 +98,9 @@ def controller() -> ControllerClient:
     key = (config.host, config.port)
     client = _clients.get(key)
     if client is None:
-        client = _clients[key] = ControllerClient(config.host, config.port, timeout=RPC_TIMEOUT)
+        signer = auth.signer_for(config.path, config.auth_type)
+        client = ControllerClient(config.host, config.port, timeout=RPC_TIMEOUT, signer=signer)
+        _clients[key] = client
     return client
 
 

@@ -16,6 +16,8 @@ from typing import TypeVar
 
 import grpc
 
+from minislurm import auth
+from minislurm.authgrpc import SignCalls
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
@@ -32,16 +34,24 @@ class AgentUnreachable(Exception):
 
 
 class AgentDispatcher:
-    """Keeps channels to node agents and makes retried calls on them."""
+    """Keeps channels to node agents and makes retried calls on them.
 
-    def __init__(self, give_up_after: float = 20.0) -> None:
+    Args:
+        signer: makes the credential each call carries (``minislurm.auth``).
+        give_up_after: seconds to keep retrying an unreachable agent.
+    """
+
+    def __init__(self, signer: auth.Signer, give_up_after: float = 20.0) -> None:
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._give_up_after = give_up_after
+        self._sign = SignCalls(signer)
 
     def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.aio.insecure_channel(address, options=GRPC_OPTIONS)
+            channel = grpc.aio.insecure_channel(
+                address, options=GRPC_OPTIONS, interceptors=[self._sign]
+            )
             self._channels[address] = channel
         return pb_grpc.NodeAgentStub(channel)
 

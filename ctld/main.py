@@ -21,10 +21,11 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
 from ctld.controller import Controller
-from ctld.servicer import SlurmControllerServicer
+from ctld.servicer import DAEMON_ONLY, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
-from minislurm import cred
+from minislurm import auth, authd, cred
+from minislurm.authgrpc import Authenticator, hmac_verifier
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
@@ -113,7 +114,10 @@ def build_server(settings: CtldSettings) -> CtldServer:
     Raises:
         Fatal: the port could not be bound.
     """
-    server = grpc.aio.server(options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)])
+    guard = Authenticator(hmac_verifier(settings.cluster_key), daemon_only=DAEMON_ONLY)
+    server = grpc.aio.server(
+        options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
+    )
     port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
     if port == 0:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
@@ -142,6 +146,7 @@ async def serve(args: argparse.Namespace) -> None:
     settings = settings_from(args)
     built = build_server(settings)
     await built.server.start()
+    kiosk = await authd.serve(auth.socket_path(settings.conf_path), settings.cluster_key)
     await built.controller.start()
     if settings.port_file:
         write_port_file(settings.port_file, built.port)
@@ -151,6 +156,7 @@ async def serve(args: argparse.Namespace) -> None:
     built.servicer.serving = False
     await built.controller.stop()
     await built.server.stop(GRACE_SECONDS)
+    kiosk.close()
     built.controller.close()
 
 

@@ -32,6 +32,9 @@ from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 if TYPE_CHECKING:
     Ctx = grpc.aio.ServicerContext[Any, Any]
 
+# Methods only node agents (root or SlurmUser) may call; minislurm.authgrpc enforces it.
+DAEMON_ONLY = frozenset({"RegisterNode", "Heartbeat", "JobComplete", "StepComplete"})
+
 
 class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
     """Serves commands and node agents."""

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from minislurm import protowire
+    from minislurm import auth, protowire
     from minislurm.ctlclient import Request
 
 SERVICE = "minislurm.v1.NodeAgent"
@@ -100,6 +100,8 @@ class AgentClient(ServiceClient):
         metadata: ``(key, value)`` pairs sent with every call.
         stream_timeout: the deadline of each streaming call in seconds (None:
             none, as a launched step runs as long as it runs).
+        signer: makes the credential each call carries; srun needs none, as
+            its calls carry the step's credential.
     """
 
     SERVICE = SERVICE
@@ -111,8 +113,9 @@ class AgentClient(ServiceClient):
         timeout: float | None = DEFAULT_TIMEOUT,
         metadata: Iterable[tuple[str, str | bytes]] = (),
         stream_timeout: float | None = None,
+        signer: auth.Signer | None = None,
     ) -> None:
-        super().__init__(host, port, timeout, metadata)
+        super().__init__(host, port, timeout, metadata, signer)
         self.stream_timeout = stream_timeout
 
     def stream(self, method: str, request: Request = None, /, **fields: Any) -> MessageStream:
@@ -135,7 +138,7 @@ class AgentClient(ServiceClient):
         """
         path, payload, output_type = self._request(method, True, request, fields)
         timeout = float("inf") if self.stream_timeout is None else self.stream_timeout
-        stream = self.channel.start_stream(path, payload, self.metadata, timeout)
+        stream = self.channel.start_stream(path, payload, self.metadata_for(path), timeout)
         return MessageStream(stream, self.schema, method, output_type)
 
     def fileno(self) -> int:

@@ -344,16 +344,23 @@ def _pid_file_is_live(pid_path: str) -> bool:
 class ClientConfig:
     """What the commands read of slurm.conf: the controller's address and a few facts."""
 
-    __slots__ = ("cluster_name", "gres_types", "host", "path", "port")
+    __slots__ = ("auth_type", "cluster_name", "gres_types", "host", "path", "port")
 
     def __init__(
-        self, path: str, host: str, port: int, gres_types: tuple[str, ...], cluster_name: str
+        self,
+        path: str,
+        host: str,
+        port: int,
+        gres_types: tuple[str, ...],
+        cluster_name: str,
+        auth_type: str = "auth/hmac",
     ) -> None:
         self.path = path
         self.host = host
         self.port = port
         self.gres_types = gres_types
         self.cluster_name = cluster_name
+        self.auth_type = auth_type
 
 
 _CLIENT_KEYS = (
@@ -363,6 +370,7 @@ _CLIENT_KEYS = (
     "ControlAddr",
     "GresTypes",
     "ClusterName",
+    "AuthType",
 )
 
 
@@ -379,7 +387,7 @@ def read_client_config(path: str) -> ClientConfig:
         path: the slurm.conf.
 
     Returns:
-        The controller's host and port, GresTypes and ClusterName.
+        The controller's host and port, GresTypes, ClusterName and AuthType.
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
@@ -406,7 +414,9 @@ def read_client_config(path: str) -> ClientConfig:
         raise record.error(str(exc)) from None
     gres = found.get("GresTypes", (None, ""))[1]
     cluster = found.get("ClusterName", (None, "cluster"))[1].lower()
-    return ClientConfig(path, host, port, tuple(g for g in gres.split(",") if g), cluster)
+    auth_type = found.get("AuthType", (None, "auth/hmac"))[1].lower()
+    gres_types = tuple(g for g in gres.split(",") if g)
+    return ClientConfig(path, host, port, gres_types, cluster, auth_type)
 
 
 def read_controller_address(path: str) -> tuple[str, int]:

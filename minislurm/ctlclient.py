@@ -12,13 +12,13 @@ Example::
     with ControllerClient("127.0.0.1", 6817, timeout=10) as ctl:
         job_id = ctl.call("SubmitJob", spec={"name": "x", "script": b"#!/bin/sh\\n"}).job_id
 
-Imports only minislurm.h2grpc, minislurm.protowire and the generated schema;
+Imports only minislurm.auth, minislurm.h2grpc, minislurm.protowire and the generated schema;
 none of ctld, nodeagent or cli.
 """
 
 from __future__ import annotations
 
-from minislurm import h2grpc, protowire
+from minislurm import auth, h2grpc, protowire
 from minislurm.rpc import minislurm_schema
 
 TYPE_CHECKING = False
@@ -41,7 +41,9 @@ class ServiceClient:
         host: the server's host name or address.
         port: its port.
         timeout: the deadline of each unary call in seconds (None: wait forever).
-        metadata: ``(key, value)`` pairs sent with every call (e.g. auth).
+        metadata: ``(key, value)`` pairs sent with every call.
+        signer: makes the credential each call carries (``minislurm.auth``);
+            None: calls carry none.
     """
 
     SERVICE = ""
@@ -52,9 +54,11 @@ class ServiceClient:
         port: int,
         timeout: float | None = DEFAULT_TIMEOUT,
         metadata: Iterable[tuple[str, str | bytes]] = (),
+        signer: auth.Signer | None = None,
     ) -> None:
         self.channel = h2grpc.Channel(host, port, timeout)
         self.metadata = list(metadata)
+        self.signer = signer
         self.schema = protowire.default_schema()
         self._methods = minislurm_schema.SERVICES[self.SERVICE]
 
@@ -84,8 +88,21 @@ class ServiceClient:
             TypeError: a field value of the wrong type.
         """
         path, payload, output_type = self._request(method, False, request, fields)
-        reply = self.channel.unary(path, payload, self.metadata)
+        reply = self.channel.unary(path, payload, self.metadata_for(path))
         return self._decode(method, output_type, reply)
+
+    def metadata_for(self, path: str) -> list[tuple[str, str | bytes]]:
+        """The metadata of one call of ``path``: ``metadata`` and a fresh credential.
+
+        Raises:
+            minislurm.h2grpc.RpcError: UNAUTHENTICATED when no credential can be made.
+        """
+        if self.signer is None:
+            return self.metadata
+        try:
+            return [*self.metadata, (auth.HEADER, self.signer(path))]
+        except auth.AuthError as err:
+            raise h2grpc.RpcError("UNAUTHENTICATED", str(err)) from None
 
     def _request(
         self, method: str, streaming: bool, request: Request, fields: dict[str, Any]
@@ -140,7 +157,8 @@ class ControllerClient(ServiceClient):
         host: the controller's host name or address.
         port: its port (SlurmctldPort, 6817 by default).
         timeout: the deadline of each call in seconds (None: wait forever).
-        metadata: ``(key, value)`` pairs sent with every call (e.g. auth).
+        metadata: ``(key, value)`` pairs sent with every call.
+        signer: makes the credential each call carries.
     """
 
     SERVICE = SERVICE

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import grpc
 
 from minislurm import SLURM_VERSION, convert, jobenv
+from minislurm.auth import KeySigner
+from minislurm.authgrpc import SignCalls
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
@@ -97,7 +99,11 @@ class Agent:
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.port = settings.port
         self.start_time = time.time()
-        self._channel = grpc.aio.insecure_channel(settings.controller, options=GRPC_OPTIONS)
+        self._channel = grpc.aio.insecure_channel(
+            settings.controller,
+            options=GRPC_OPTIONS,
+            interceptors=[SignCalls(KeySigner(settings.cluster_key))],
+        )
         self._ctld = pb_grpc.SlurmControllerStub(self._channel)
         self._outbox: dict[int, StepOutcome] = {}
         self._outbox_event = asyncio.Event()

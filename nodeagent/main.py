@@ -19,6 +19,7 @@ import sys
 import grpc
 
 from minislurm import cred
+from minislurm.authgrpc import Authenticator, hmac_verifier
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
@@ -34,7 +35,7 @@ from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent, AgentSettings
 from nodeagent.gpus import GpuDiscoveryError, gpu_discovery
 from nodeagent.resources import discover
-from nodeagent.service import NodeAgentServicer
+from nodeagent.service import CONTROLLER_METHODS, STEP_METHODS, NodeAgentServicer
 
 log = logging.getLogger("slurmd")
 
@@ -117,7 +118,12 @@ async def serve(args: argparse.Namespace) -> None:
     except GpuDiscoveryError as err:
         raise Fatal(str(err)) from None
     agent = Agent(settings, resources)
-    server = grpc.aio.server(options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)])
+    guard = Authenticator(
+        hmac_verifier(settings.cluster_key), daemon_only=CONTROLLER_METHODS, exempt=STEP_METHODS
+    )
+    server = grpc.aio.server(
+        options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
+    )
     port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
     if port == 0:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")

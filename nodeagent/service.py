@@ -25,6 +25,11 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     Ctx = grpc.aio.ServicerContext[Any, Any]
 
+# srun's calls: each carries a step credential the handler checks. Every other
+# method is the controller's (minislurm.authgrpc checks its credential).
+STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks"})
+CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Ping"})
+
 
 class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # generated base is untyped
     """Serves the controller."""

@@ -154,6 +154,7 @@ def test_bad_update_of_a_job_changes_nothing(cluster: TestCluster) -> None:
 
 def test_malformed_rpc_fields_are_rejected_by_the_controller(cluster: TestCluster) -> None:
     """The controller validates what a client could bypass."""
+    from minislurm import auth
     from minislurm.conffile import read_controller_address
     from minislurm.ctlclient import ControllerClient
     from minislurm.h2grpc import RpcError
@@ -180,7 +181,8 @@ def test_malformed_rpc_fields_are_rejected_by_the_controller(cluster: TestCluste
         {"user": ""},
         {"nice": -5},
     ]
-    with ControllerClient(host, port, timeout=10) as client:
+    signer = auth.signer_for(cluster.local.conf_path)
+    with ControllerClient(host, port, timeout=10, signer=signer) as client:
         before = len(client.call("GetJobs", all_states=True).jobs)
         for change in bad:
             with pytest.raises(RpcError) as err:

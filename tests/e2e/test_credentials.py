@@ -7,7 +7,7 @@ import time
 import pytest
 from conftest import TestCluster
 
-from minislurm import cred
+from minislurm import auth, cred
 from minislurm.agentclient import AgentClient
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
@@ -17,7 +17,8 @@ from minislurm.rpc import minislurm_pb2 as pb
 
 def _agent(cluster: TestCluster, node: str) -> AgentClient:
     host, port = read_controller_address(cluster.local.conf_path)
-    with ControllerClient(host, port, timeout=10) as ctl:
+    signer = auth.signer_for(cluster.local.conf_path)
+    with ControllerClient(host, port, timeout=10, signer=signer) as ctl:
         info = next(n for n in ctl.call("GetNodes").nodes if n.name == node)
     return AgentClient(info.addr, info.port, timeout=10)
 

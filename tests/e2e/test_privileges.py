@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import TestCluster, run_cluster
 
+from minislurm import auth
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
 
@@ -46,7 +47,8 @@ def test_job_runs_as_its_user_and_writes_output_as_that_user(public_cluster: Tes
         "user": "nobody",
         "environment": {"PATH": "/usr/bin:/bin"},
     }
-    with ControllerClient(host, port, timeout=10) as client:
+    signer = auth.signer_for(cluster.local.conf_path)
+    with ControllerClient(host, port, timeout=10, signer=signer) as client:
         job_id = client.call("SubmitJob", spec=spec).job_id
     info = cluster.wait_state(job_id)
     assert info["JobState"] == "COMPLETED", info

@@ -301,6 +301,7 @@ def test_unknown_partition_is_refused_like_slurm(cluster: TestCluster) -> None:
 
 
 def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
+    from minislurm import auth
     from minislurm.conffile import read_controller_address
     from minislurm.ctlclient import ControllerClient
 
@@ -308,7 +309,8 @@ def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
     job_id = cluster.sbatch("-N2", "-n4", script=script)
     cluster.wait_state(job_id, "COMPLETED", timeout=60)
     host, port = read_controller_address(cluster.local.conf_path)
-    with ControllerClient(host, port, timeout=10) as ctl:
+    signer = auth.signer_for(cluster.local.conf_path)
+    with ControllerClient(host, port, timeout=10, signer=signer) as ctl:
         steps = wait_until(
             lambda: [s for s in ctl.call("GetSteps", job_id=job_id).steps if s.end_time] or None,
             10,

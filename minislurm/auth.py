@@ -1,0 +1,250 @@
+"""Who is calling: the credential every RPC carries, made and checked.
+
+A credential (Slurm's ``auth/slurm``; the metadata entry ``x-slurm-auth``)
+is an HMAC-SHA256 with the cluster key over the caller's uid and gid, the
+host it was made on, the time, a random nonce and the RPC's method path.
+The receiver checks the signature, that the time is within ``TTL`` seconds
+of its own clock, that the method is the one being called, and that the
+nonce was not seen before (:class:`ReplayCache`).
+
+Who may sign. The key (``slurm.key``, mode 0600) is readable by root and
+the daemons' user only. Those callers sign with it directly
+(:class:`KeySigner`). Every other user asks the local kiosk
+(``minislurm.authd``, served by slurmctld beside the key as
+``auth.socket``; Slurm 23.11's ``sack`` socket), which learns the caller's
+uid and gid from the kernel (``SO_PEERCRED``), never from the caller, and
+returns a credential for that identity (:class:`KioskSigner`). With
+``AuthType=auth/munge`` the munge daemon plays both parts
+(``minislurm.munge``).
+
+What this stops: a user claiming another uid or gid (the uid in a request
+is replaced by the authenticated one; see ``minislurm.authgrpc``); forged
+credentials; credentials replayed after use or after ``TTL``; a credential
+for one method used for another; anyone without the key impersonating the
+controller to a node agent or a node agent to the controller.
+
+What it does not stop: root, or anyone who can read ``slurm.key``, on any
+host; an on-path attacker who can read or rewrite traffic (the request body
+is not signed and nothing is encrypted: use TLS on untrusted networks); a
+credential replayed within ``TTL`` to a controller restarted in between (the
+replay cache lives in memory). The host is what the signer claims, recorded
+for the log, not verified.
+
+Imports minislurm.errors and the standard library.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import hmac
+import os
+import socket
+import time
+from collections.abc import Callable
+
+from minislurm import cred
+from minislurm.errors import ClusterKeyError, MinislurmError
+
+HEADER = "x-slurm-auth"
+TTL = 300.0  # seconds a credential is valid either side of the receiver's clock (munge's)
+SOCKET_FILE = "auth.socket"
+MAX_TOKEN = 1024
+MAX_REPLAY_ENTRIES = 1_000_000
+
+Signer = Callable[[str], str]
+"""Makes the credential for one call of a method path."""
+
+
+class AuthError(MinislurmError):
+    """A credential that is missing, malformed, forged, expired or replayed (UNAUTHENTICATED)."""
+
+
+class Identity:
+    """The authenticated caller of one RPC (uid, gid, claimed host, time issued)."""
+
+    __slots__ = ("gid", "host", "issued", "uid")
+
+    def __init__(self, uid: int, gid: int, host: str, issued: float) -> None:
+        self.uid = uid
+        self.gid = gid
+        self.host = host
+        self.issued = issued
+
+
+def socket_path(conf_path: str) -> str:
+    """Where the kiosk of a slurm.conf listens: ``auth.socket`` beside the key."""
+    return os.path.join(os.path.dirname(os.path.abspath(conf_path)), SOCKET_FILE)
+
+
+def _message(uid: int, gid: int, host: str, issued: str, nonce: str, method: str) -> bytes:
+    return "\n".join(("v1", str(uid), str(gid), host, issued, nonce, method)).encode()
+
+
+def make(key: bytes, uid: int, gid: int, host: str, issued: float, method: str) -> str:
+    """A credential for one call.
+
+    Args:
+        key: the cluster key.
+        uid: the caller's uid.
+        gid: the caller's gid.
+        host: the host it is made on.
+        issued: the time (seconds since the epoch).
+        method: the method path, ``/minislurm.v1.SlurmController/CancelJobs``.
+
+    Returns:
+        The metadata value, ``v1:uid:gid:host:time:nonce:signature``.
+    """
+    host = host.replace(":", "_")
+    stamp = f"{issued:.3f}"
+    nonce = os.urandom(16).hex()
+    mac = hmac.new(key, _message(uid, gid, host, stamp, nonce, method), hashlib.sha256)
+    signature = mac.hexdigest()
+    return f"v1:{uid}:{gid}:{host}:{stamp}:{nonce}:{signature}"
+
+
+class ReplayCache:
+    """Nonces seen within the last ``ttl`` seconds (bounded by ``limit`` entries).
+
+    Args:
+        ttl: how long a nonce is remembered (the credentials' validity).
+        limit: the most nonces held; when full, new credentials are refused
+            until old ones expire, so memory stays bounded under a flood.
+    """
+
+    def __init__(self, ttl: float = 2 * TTL, limit: int = MAX_REPLAY_ENTRIES) -> None:
+        self.ttl = ttl
+        self.limit = limit
+        self._seen: set[str] = set()
+        self._order: collections.deque[tuple[float, str]] = collections.deque()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def remember(self, nonce: str, now: float) -> None:
+        """Record a nonce.
+
+        Raises:
+            AuthError: it was seen before, or the cache is full.
+        """
+        while self._order and self._order[0][0] <= now:
+            self._seen.discard(self._order.popleft()[1])
+        if nonce in self._seen:
+            raise AuthError("credential replayed")
+        if len(self._seen) >= self.limit:
+            raise AuthError("too many credentials in flight; try again")
+        self._seen.add(nonce)
+        self._order.append((now + self.ttl, nonce))
+
+
+def check(key: bytes, token: str, method: str, now: float, replay: ReplayCache) -> Identity:
+    """Verify a credential for a call of ``method`` received at ``now``.
+
+    Args:
+        key: the cluster key.
+        token: the metadata value.
+        method: the method path being called.
+        now: the receiver's clock.
+        replay: nonces already used (the nonce is added on success).
+
+    Returns:
+        The caller.
+
+    Raises:
+        AuthError: malformed, forged, for another method, expired, from the
+            future, or replayed.
+    """
+    if len(token) > MAX_TOKEN:
+        raise AuthError("credential too long")
+    parts = token.split(":")
+    if len(parts) != 7 or parts[0] != "v1":
+        raise AuthError("malformed credential")
+    _, uid_s, gid_s, host, stamp, nonce, signature = parts
+    try:
+        uid, gid, issued = int(uid_s), int(gid_s), float(stamp)
+        got = bytes.fromhex(signature)
+    except (ValueError, TypeError):
+        raise AuthError("malformed credential") from None
+    if not (0 <= uid < 2**32 and 0 <= gid < 2**32) or len(nonce) != 32:
+        raise AuthError("malformed credential")
+    want = hmac.new(key, _message(uid, gid, host, stamp, nonce, method), hashlib.sha256)
+    if not hmac.compare_digest(want.digest(), got):
+        raise AuthError("invalid credential signature (forged, other key or other method)")
+    if issued < now - TTL:
+        raise AuthError(f"credential expired ({now - issued:.0f} s old)")
+    if issued > now + TTL:
+        raise AuthError("credential issued in the future (clock skew)")
+    replay.remember(nonce, now)
+    return Identity(uid, gid, host, issued)
+
+
+class KeySigner:
+    """Signs with the cluster key itself: for root and the daemons' user.
+
+    Args:
+        key: the cluster key.
+        uid: the identity to sign for (default: this process's).
+        gid: likewise.
+    """
+
+    def __init__(self, key: bytes, uid: int | None = None, gid: int | None = None) -> None:
+        self.key = key
+        self.uid = os.getuid() if uid is None else uid
+        self.gid = os.getgid() if gid is None else gid
+        self.host = socket.gethostname()
+
+    def __call__(self, method: str) -> str:
+        return make(self.key, self.uid, self.gid, self.host, time.time(), method)
+
+
+class KioskSigner:
+    """Asks the local kiosk (``minislurm.authd``) for each credential.
+
+    Args:
+        path: the kiosk's Unix socket.
+        timeout: seconds to wait for it.
+    """
+
+    def __init__(self, path: str, timeout: float = 5.0) -> None:
+        self.path = path
+        self.timeout = timeout
+
+    def __call__(self, method: str) -> str:
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+                sock.settimeout(self.timeout)
+                sock.connect(self.path)
+                sock.sendall(method.encode() + b"\n")
+                reply = b""
+                while not reply.endswith(b"\n"):
+                    chunk = sock.recv(MAX_TOKEN)
+                    if not chunk:
+                        break
+                    reply += chunk
+        except OSError as err:
+            raise AuthError(f"cannot get a credential from {self.path}: {err}") from None
+        text = reply.decode(errors="replace").strip()
+        if not text.startswith("v1:"):
+            raise AuthError(f"the credential kiosk {self.path} refused: {text or 'no reply'}")
+        return text
+
+
+def signer_for(conf_path: str, auth_type: str = "auth/hmac") -> Signer:
+    """How this process signs its calls to the cluster of ``conf_path``.
+
+    Args:
+        conf_path: the slurm.conf.
+        auth_type: its ``AuthType``.
+
+    Returns:
+        A munge signer under ``auth/munge``; else a :class:`KeySigner` when
+        the key is readable, and a :class:`KioskSigner` otherwise.
+    """
+    if auth_type == "auth/munge":
+        from minislurm import munge
+
+        return munge.sign
+    try:
+        return KeySigner(cred.load_key(cred.key_path(conf_path)))
+    except ClusterKeyError:
+        return KioskSigner(socket_path(conf_path))

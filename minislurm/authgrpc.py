@@ -1,0 +1,175 @@
+"""Credentials on the daemons' gRPC channels: checked on entry, added on exit.
+
+:class:`Authenticator` is the one place where a daemon's gRPC server checks
+the credential of every call (``minislurm.auth``) before any handler runs.
+A call without a valid one ends with ``UNAUTHENTICATED`` and is logged with
+its peer; it reaches no handler, so it changes nothing. A valid one binds the
+request to the caller: a ``requester_uid`` field (of the request or its
+``spec``) is overwritten with the authenticated uid, and a job's ``uid`` and
+``gid`` must be the caller's own unless the caller is privileged (root or the
+daemon's own user, Slurm's SlurmUser). Methods only daemons may call refuse
+everyone else with ``PERMISSION_DENIED``.
+
+:class:`SignCalls` adds a credential to each call a daemon makes (grpcio
+client interceptor); commands add theirs in ``minislurm.ctlclient``.
+
+Imports minislurm.auth and grpc.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from typing import Any
+
+import grpc
+
+from minislurm import auth
+
+log = logging.getLogger(__name__)
+
+Verifier = Callable[[str, str], Awaitable[auth.Identity]]
+"""Checks ``(token, method)``; raises :class:`minislurm.auth.AuthError`."""
+
+DENIED = "Access/permission denied"
+
+
+def privileged_uids() -> frozenset[int]:
+    """Root and this daemon's own user."""
+    return frozenset({0, os.getuid()})
+
+
+class Authenticator(grpc.aio.ServerInterceptor):
+    """Checks every call's credential before its handler runs.
+
+    Args:
+        verify: checks a credential for a method path.
+        daemon_only: method names (``"Heartbeat"``) only privileged callers may call.
+        exempt: method names that carry a credential of their own (a signed
+            step credential) and are checked by their handler instead.
+        privileged: uids that may act for anyone.
+    """
+
+    def __init__(
+        self,
+        verify: Verifier,
+        daemon_only: Collection[str] = (),
+        exempt: Collection[str] = (),
+        privileged: frozenset[int] | None = None,
+    ) -> None:
+        self.verify = verify
+        self.daemon_only = frozenset(daemon_only)
+        self.exempt = frozenset(exempt)
+        self.privileged = privileged_uids() if privileged is None else privileged
+
+    async def intercept_service(self, continuation: Any, details: Any) -> Any:
+        """Wrap the handler of ``details.method`` in :meth:`admit` (unless exempt)."""
+        handler = await continuation(details)
+        path = details.method
+        name = path.rsplit("/", 1)[-1]
+        if handler is None or name in self.exempt:
+            return handler
+        if handler.unary_unary is not None:
+            inner = handler.unary_unary
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                await self.admit(path, name, request, context)
+                return await inner(request, context)
+
+            return handler._replace(unary_unary=unary)
+        if handler.unary_stream is not None:
+            inner_stream = handler.unary_stream
+
+            async def stream(
+                request: Any, context: grpc.aio.ServicerContext[Any, Any]
+            ) -> AsyncIterator[Any]:
+                await self.admit(path, name, request, context)
+                async for reply in inner_stream(request, context):
+                    yield reply
+
+            return handler._replace(unary_stream=stream)
+        return handler  # no client-streaming methods exist
+
+    async def admit(
+        self, path: str, name: str, request: Any, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> auth.Identity:
+        """Authenticate one call and bind its request to the caller (or abort it)."""
+        tokens = [v for k, v in context.invocation_metadata() or () if k == auth.HEADER]
+        try:
+            if len(tokens) != 1:
+                raise auth.AuthError("no credential" if not tokens else "several credentials")
+            who = await self.verify(str(tokens[0]), path)
+        except auth.AuthError as err:
+            log.warning("auth: %s from %s rejected: %s", name, context.peer(), err)
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, f"Protocol authentication error: {err}"
+            )
+            raise  # abort raises; this line is for the type checker
+        denied = self.bind(name, request, who)
+        if denied:
+            log.warning(
+                "auth: %s by uid=%d from %s (%s) denied: %s",
+                name,
+                who.uid,
+                who.host,
+                context.peer(),
+                denied,
+            )
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, DENIED)
+        return who
+
+    def bind(self, name: str, request: Any, who: auth.Identity) -> str:
+        """Make the request speak for its caller; the reason to refuse it, or "".
+
+        Args:
+            name: the method.
+            request: the decoded request (changed in place).
+            who: the authenticated caller.
+        """
+        privileged = who.uid in self.privileged
+        if name in self.daemon_only and not privileged:
+            return "a daemon-only method"
+        spec = getattr(request, "spec", None)
+        for message in (request, spec):
+            if message is not None and _has_field(message, "requester_uid"):
+                message.requester_uid = who.uid
+        if spec is not None and _has_field(spec, "uid") and not privileged:
+            if spec.uid != who.uid or spec.gid != who.gid:
+                return f"job for uid={spec.uid} gid={spec.gid} from uid={who.uid} gid={who.gid}"
+        return ""
+
+
+def _has_field(message: Any, field: str) -> bool:
+    descriptor = getattr(message, "DESCRIPTOR", None)
+    return descriptor is not None and field in descriptor.fields_by_name
+
+
+def hmac_verifier(key: bytes) -> Verifier:
+    """A verifier for ``auth/slurm`` credentials, with its own replay cache."""
+    replay = auth.ReplayCache()
+
+    async def verify(token: str, method: str) -> auth.Identity:
+        return auth.check(key, token, method, time.time(), replay)
+
+    return verify
+
+
+class SignCalls(grpc.aio.UnaryUnaryClientInterceptor):
+    """Adds a fresh credential to every unary call on a channel.
+
+    Args:
+        signer: makes the credential for a method path.
+    """
+
+    def __init__(self, signer: auth.Signer) -> None:
+        self.signer = signer
+
+    async def intercept_unary_unary(self, continuation: Any, details: Any, request: Any) -> Any:
+        """Call on with the credential added to the metadata."""
+        method = details.method
+        path = method.decode() if isinstance(method, bytes) else method
+        metadata = grpc.aio.Metadata(*tuple(details.metadata or ()))
+        metadata.add(auth.HEADER, self.signer(path))
+        return await continuation(details._replace(metadata=metadata), request)

@@ -1,0 +1,150 @@
+"""Every RPC needs a valid credential: forged, replayed, expired or missing ones change nothing."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+from conftest import TestCluster
+from helpers import wait_until
+
+from minislurm import auth, cred
+from minislurm.agentclient import AgentClient
+from minislurm.conffile import read_controller_address
+from minislurm.ctlclient import ControllerClient
+from minislurm.h2grpc import RpcError
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _client(cluster: TestCluster, signer: auth.Signer | None) -> ControllerClient:
+    host, port = read_controller_address(cluster.local.conf_path)
+    return ControllerClient(host, port, timeout=10, signer=signer)
+
+
+def _key(cluster: TestCluster) -> bytes:
+    return cred.load_key(cred.key_path(cluster.local.conf_path))
+
+
+def _ctld_log(cluster: TestCluster) -> str:
+    return (cluster.home / "log" / "slurmctld.log").read_text(errors="replace")
+
+
+def _held_job(cluster: TestCluster) -> int:
+    return cluster.sbatch("--hold", "-J", "target", "--wrap=true")
+
+
+def _signed(key: bytes, uid: int = 0, issued: Callable[[], float] = time.time) -> auth.Signer:
+    return lambda method: auth.make(key, uid, 0, "h", issued(), method)
+
+
+def _replaying(signer: auth.Signer) -> auth.Signer:
+    """Signs once, then sends that same credential again and again."""
+    first: list[str] = []
+
+    def sign(method: str) -> str:
+        if not first:
+            first.append(signer(method))
+        return first[0]
+
+    return sign
+
+
+def _other_method(key: bytes) -> auth.Signer:
+    return lambda method: auth.make(key, 0, 0, "h", time.time(), method + "x")
+
+
+def _tampered(key: bytes) -> auth.Signer:
+    """A credential made for uid 1000 and edited to say uid 0."""
+    return lambda method: auth.make(key, 1000, 0, "h", time.time(), method).replace(
+        "v1:1000:", "v1:0:", 1
+    )
+
+
+BAD: dict[str, Callable[[bytes], auth.Signer | None]] = {
+    "missing": lambda key: None,
+    "forged": lambda key: _signed(b"not the cluster key, but 32 long"),
+    "expired": lambda key: _signed(key, issued=lambda: time.time() - auth.TTL - 5),
+    "future": lambda key: _signed(key, issued=lambda: time.time() + auth.TTL + 60),
+    "other method": _other_method,
+    "tampered": _tampered,
+    "garbage": lambda key: lambda method: "v1:0:0:h:x:y:z",
+}
+
+
+@pytest.mark.parametrize("how", sorted(BAD))
+def test_bad_credential_is_unauthenticated_logged_and_changes_nothing(
+    cluster: TestCluster, how: str
+) -> None:
+    job_id = _held_job(cluster)
+    with _client(cluster, BAD[how](_key(cluster))) as client:
+        for method, fields in (
+            ("CancelJobs", {"job_ids": [job_id]}),
+            ("UpdateNode", {"names": "n1", "state": "DRAIN", "reason": "x"}),
+            ("GetJobs", {}),
+        ):
+            with pytest.raises(RpcError) as err:
+                client.call(method, **fields)
+            assert err.value.code == "UNAUTHENTICATED", (method, err.value)
+            assert "Protocol authentication error" in err.value.details
+    assert cluster.state(job_id) == "PENDING"
+    assert "DRAIN" not in cluster.run("sinfo", "-h", "-n", "n1", "-o", "%T").out.upper()
+    wait_until(
+        lambda: "auth: CancelJobs from ipv4:127.0.0.1" in _ctld_log(cluster),
+        5,
+        "the rejection in slurmctld.log",
+    )
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+def test_replayed_credential_is_rejected_after_its_first_use(cluster: TestCluster) -> None:
+    job_id = _held_job(cluster)
+    with _client(cluster, _replaying(_signed(_key(cluster)))) as client:
+        assert [j.job_id for j in client.call("GetJobs", job_ids=[job_id]).jobs] == [job_id]
+        with pytest.raises(RpcError) as err:
+            client.call("GetJobs", job_ids=[job_id])
+    assert err.value.code == "UNAUTHENTICATED"
+    assert "replayed" in err.value.details
+    assert "rejected: credential replayed" in _ctld_log(cluster)
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+def test_the_uid_in_a_request_is_the_authenticated_one(cluster: TestCluster) -> None:
+    """A client cannot claim root in the request body: requester_uid is overwritten."""
+    job_id = _held_job(cluster)  # root's
+    with _client(cluster, _signed(_key(cluster), uid=4242)) as client:
+        results = client.call("CancelJobs", job_ids=[job_id], requester_uid=0).results
+        assert [r.error for r in results] == ["Access/permission denied"]
+        with pytest.raises(RpcError) as err:
+            client.call("UpdateNode", names="n1", state="DRAIN", reason="x", requester_uid=0)
+        assert err.value.code == "PERMISSION_DENIED"
+        spec = {"name": "x", "script": b"#!/bin/sh\n", "uid": 0, "gid": 0, "user": "root"}
+        with pytest.raises(RpcError) as err:
+            client.call("SubmitJob", spec={**spec, "work_dir": "/tmp", "batch": True})
+        assert (err.value.code, err.value.details) == (
+            "PERMISSION_DENIED",
+            "Access/permission denied",
+        )
+        with pytest.raises(RpcError) as err:
+            client.call("JobComplete", node="n1")
+        assert err.value.code == "PERMISSION_DENIED"
+    assert cluster.state(job_id) == "PENDING"
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+def test_agent_port_refuses_calls_not_from_the_controller(cluster: TestCluster) -> None:
+    with _client(cluster, auth.signer_for(cluster.local.conf_path)) as ctl:
+        info = next(n for n in ctl.call("GetNodes").nodes if n.name == "n1")
+    for signer, code in (
+        (None, "UNAUTHENTICATED"),
+        (_signed(b"not the cluster key, but 32 long"), "UNAUTHENTICATED"),
+        (_signed(_key(cluster), uid=4242), "PERMISSION_DENIED"),
+    ):
+        with AgentClient(info.addr, info.port, timeout=10, signer=signer) as agent:
+            for method in ("Ping", "TerminateJob", "SignalJob"):
+                with pytest.raises(RpcError) as err:
+                    agent.call(method)
+                assert err.value.code == code, (method, signer)
+    with AgentClient(info.addr, info.port, timeout=10, signer=_signed(_key(cluster))) as agent:
+        assert agent.call("Ping").name == "n1"
