@@ -13,7 +13,7 @@ RUN pip install --no-cache-dir . && python -m compileall -q /usr/local/lib/pytho
 COPY docker/slurm.conf docker/gres.conf /etc/slurm/
 ENV SLURM_CONF=/etc/slurm/slurm.conf
 # The cluster key is not in the image: slurmctld makes it on its first start in
-# the cluster-key volume, which every daemon mounts here; slurm.key points at it.
+# the cluster-key volume, which every container mounts here; slurm.key points at it.
 RUN mkdir -p /var/lib/minislurm/key \
     && ln -s /var/lib/minislurm/key/slurm.key /etc/slurm/slurm.key
 COPY docker/entrypoint.sh /usr/local/bin/minislurm-entrypoint

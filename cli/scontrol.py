@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 PROG = "scontrol"
-HOLD, USER_HOLD, RELEASE = 0, 1, 2  # HoldJobsRequest.Action
+HOLD, USER_HOLD, RELEASE, REQUEUE, REQUEUE_HOLD = 0, 1, 2, 3, 4  # HoldJobsRequest.Action
 RESTORE_BANNER = (
     "*****************************************\n"
     "** RESTORE SLURMCTLD DAEMON TO SERVICE **\n"
@@ -68,6 +68,8 @@ scontrol [<OPTION>] [<COMMAND>]
                               job names
      ping                     print status of slurmctld daemons.
      release <job_list>       permit specified job to start (see hold)
+     requeue <job_id>         re-queue a batch job
+     requeuehold <job_id>     re-queue and hold a batch job
      show <ENTITY> [<ID>]     display state of identified entity, default
                               is all records.
      uhold <job_list>         place user hold on specified job (see hold)
@@ -291,11 +293,12 @@ def show_command(args: list[str], settings: Settings) -> int:
 
 
 def hold_command(args: list[str], action: int, keyword: str) -> int:
-    """``hold|uhold|release JOBS...``: one call per argument, Slurm's messages per job.
+    """``hold|uhold|release|requeue|requeuehold JOBS...``: one call per argument,
+    Slurm's messages per job.
 
     Args:
         args: job ids, each possibly a comma list.
-        action: HOLD, USER_HOLD or RELEASE.
+        action: HOLD, USER_HOLD, RELEASE, REQUEUE or REQUEUE_HOLD.
         keyword: the command's name, for the usage error.
 
     Returns:
@@ -318,7 +321,8 @@ def hold_command(args: list[str], action: int, keyword: str) -> int:
         for job, error in errors:
             sys.stderr.write(f"{error} for job {job}\n")
         if errors:
-            sys.stderr.write(f"slurm_suspend error: {errors[-1][1]}\n")
+            call = "slurm_requeue" if action in (REQUEUE, REQUEUE_HOLD) else "slurm_suspend"
+            sys.stderr.write(f"{call} error: {errors[-1][1]}\n")
             status = 1
     return status
 
@@ -405,6 +409,8 @@ def dispatch(args: list[str], settings: Settings) -> int:
         ("hold", 2, HOLD),
         ("uhold", 2, USER_HOLD),
         ("release", 3, RELEASE),
+        ("requeuehold", 8, REQUEUE_HOLD),
+        ("requeue", 3, REQUEUE),
     ):
         if keyword_matches(word, keyword, minimum):
             return hold_command(rest, action, keyword)

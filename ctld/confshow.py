@@ -42,6 +42,7 @@ def config_entries(conf: SlurmConfig, port: int) -> list[tuple[str, str]]:
         "PriorityWeightJobSize": str(conf.priority_weight_job_size),
         "PriorityWeightPartition": str(conf.priority_weight_partition),
         "PriorityWeightQOS": str(conf.priority_weight_qos),
+        "RequeueDelay": f"{conf.requeue_delay} sec",
         "SchedulerParameters": _or_null(params),
         "SchedulerType": conf.scheduler_type,
         "SelectType": "select/cons_tres",

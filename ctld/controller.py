@@ -26,6 +26,7 @@ from ctld import depend as depops
 from ctld import jobrequests as jobreq
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
+from ctld import requeue as requeueops
 from ctld import steps as stepops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
@@ -75,6 +76,7 @@ class Controller:
         default = self.conf.default_partition()
         self._default_partition = default.name if default else None
         self.registered: set[str] = set()  # agents seen since this controller started
+        self._fencing: dict[str, set[int]] = {}  # node -> stale jobs it must kill before use
         self._tasks: set[asyncio.Task[None]] = set()
         self._job_waiters: dict[int, list[asyncio.Future[None]]] = {}
         self._housekeeping: asyncio.Task[None] | None = None
@@ -101,7 +103,7 @@ class Controller:
                     self.state.put_node(nodeops.restored(self.state.nodes[name], *saved[1:]))
         # No node is used before its agent has registered with this controller.
         for node in list(self.state.nodes.values()):
-            self.state.put_node(nodeops.unheard(node))
+            self.state.put_node(nodeops.unheard(node, now))
         log.info("loaded %d job(s), last job id %d", len(self.state.jobs), self.state.last_job_id)
 
     async def start(self) -> None:
@@ -139,7 +141,8 @@ class Controller:
         """Save changed jobs, and insert new records (array tasks split off), in one
         transaction, then mirror them in memory.
 
-        A job that ended takes its running steps with it (CANCELLED, as in Slurm).
+        A job that ended (or was requeued) takes its running steps with it
+        (CANCELLED, as in Slurm).
         """
         new = list(new)
         changed = [*changed, *new]
@@ -149,7 +152,7 @@ class Controller:
         ended_steps = [
             stepops.cancelled(step, now)
             for job in changed
-            if job.state in TERMINAL_JOB_STATES
+            if job.state in TERMINAL_JOB_STATES or job.state is JobState.PENDING
             for step in self.state.running_steps(job.job_id)
         ]
         inserted = {job.job_id for job in new}
@@ -163,7 +166,7 @@ class Controller:
                 repo.save_step(s, step)
         for job in changed:
             self.state.put_job(job)
-            if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
+            if job.state not in (JobState.RUNNING, JobState.SUSPENDED):
                 self.timers.disarm(job.job_id)
                 self.warnings.disarm(job.job_id)
             self._notify(job.job_id)
@@ -258,9 +261,10 @@ class Controller:
             await self.agents.launch_batch(lambda: self._address_of(batch_host), request)
         except Exception as err:
             log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
-            self.job_ended(
-                batch_host, pb.JobStatus(job_id=job_id, exit_code=1, outcome="LAUNCH_FAILED")
+            failed = pb.JobStatus(
+                job_id=job_id, exit_code=1, outcome="LAUNCH_FAILED", restarts=job.restarts
             )
+            self.job_ended(batch_host, failed)
             return
         current = self.state.jobs.get(job_id)
         if current is not None and current.state in ACTIVE_JOB_STATES and not current.launched:
@@ -349,6 +353,7 @@ class Controller:
             try:
                 now = time.time()
                 self._mark_unresponsive(now)
+                self._fail_silent_nodes(now)
                 self.state.forget_finished(now - self.conf.min_job_age)
             except Exception:
                 log.exception("housekeeping failed")
@@ -359,6 +364,41 @@ class Controller:
             updated = nodeops.check_responding(node, now, timeout)
             if updated is not node:
                 self.state.put_node(updated)
+
+    def _fail_silent_nodes(self, now: float) -> None:
+        """Nodes silent for SlurmdTimeout go DOWN; their jobs are requeued or end NODE_FAIL."""
+        for node in list(self.state.nodes.values()):
+            down = nodeops.check_down(node, now, self.conf.slurmd_timeout)
+            if down is node:
+                continue
+            with self._transaction() as s:
+                repo.save_node(s, *nodeops.persisted_fields(down), down.reason_time)
+            self.state.put_node(down)
+            # Should it answer again, it must register: its stale jobs are killed first.
+            self.registered.discard(node.name)
+            self._jobs_lost(node.name, now)
+
+    def _jobs_lost(self, node: str, now: float) -> None:
+        """Every active job using ``node`` is lost: requeue or NODE_FAIL, kill the rest of it."""
+        lost = [
+            j
+            for j in self.state.active_jobs()
+            if j.allocation is not None and node in j.allocation.node_names
+        ]
+        self._lose(lost, node, now)
+
+    def _lose(self, lost: list[Job], node: str, now: float) -> None:
+        if not lost:
+            return
+        delay = float(self.conf.requeue_delay)
+        changed = self._commit([requeueops.lost(job, now, delay) for job in lost])
+        for job, new in zip(lost, changed, strict=True):
+            log.warning("job=%d lost with node %s: %s", job.job_id, node, new.state.value)
+            assert job.allocation is not None
+            others = tuple(n for n in job.allocation.node_names if n != node)
+            if others:
+                self._run([Terminate(job.job_id, others, "NODE_FAIL")])
+        self.scheduler.kick()
 
     # ------------------------------------------------------------ job requests
 
@@ -407,6 +447,7 @@ class Controller:
             self._default_partition,
             self.conf.gres_types,
             self.conf.max_array_size,
+            self.conf.job_requeue,
         )
 
     def test_submit(self, spec: pb.JobSpec) -> tuple[Job, float, Allocation | None]:
@@ -476,7 +517,7 @@ class Controller:
         return self._carry(jobreq.cancel(self.state, request, self.settings.operators, time.time()))
 
     def hold(self, request: pb.HoldJobsRequest) -> list[tuple[int, str, str]]:
-        """scontrol hold, uhold and release.
+        """scontrol hold, uhold, release, requeue and requeuehold.
 
         Args:
             request: job ids or task references, and the action.
@@ -484,7 +525,12 @@ class Controller:
         Returns:
             ``(job_id, reference, error)`` per record; error "" on success.
         """
-        return self._carry(jobreq.hold(self.state, request, self.settings.operators, time.time()))
+        now = time.time()
+        operators = self.settings.operators
+        if request.action in (pb.HoldJobsRequest.REQUEUE, pb.HoldJobsRequest.REQUEUE_HOLD):
+            delay = float(self.conf.requeue_delay)
+            return self._carry(requeueops.request(self.state, request, operators, now, delay))
+        return self._carry(jobreq.hold(self.state, request, operators, now))
 
     def update_job(self, request: pb.UpdateJobRequest) -> None:
         """scontrol update JobId=...: change what the request names.
@@ -523,6 +569,13 @@ class Controller:
         if job.allocation is None or job.allocation.node_names[0] != node:
             log.warning("job=%d end reported by %s, not its batch host", job.job_id, node)
             return
+        if status.restarts != job.restarts:
+            log.warning("job=%d end of an earlier run reported by %s", job.job_id, node)
+            return
+        if job.kill_outcome == requeueops.KILL_OUTCOME:
+            self._commit([requeueops.requeued(job, time.time(), float(self.conf.requeue_delay))])
+            self.scheduler.kick()
+            return
         done = jobops.ended(
             job,
             status.exit_code,
@@ -560,6 +613,10 @@ class Controller:
         self.state.put_node(updated)
         self.registered.add(request.name)
         kill = self._reconcile(request)
+        if kill:
+            # Not used again until its agent reports those jobs gone.
+            self._fencing[request.name] = set(kill)
+            self.state.put_node(nodeops.fenced(updated))
         self.scheduler.kick()
         return pb.RegisterNodeReply(
             kill_job_ids=kill, heartbeat_interval=nodeops.heartbeat_interval(self.conf)
@@ -599,12 +656,13 @@ class Controller:
             if job.job_id in reported or not job.batch:
                 continue
             if job.state is JobState.COMPLETING:
-                self.job_ended(node, pb.JobStatus(job_id=job.job_id, signal=9))
+                status = pb.JobStatus(job_id=job.job_id, signal=9, restarts=job.restarts)
+                self.job_ended(node, status)
             elif not job.launched:
                 intents.append(Launch(job.job_id))
             else:
                 log.warning("job=%d lost by node %s", job.job_id, node)
-                self._commit([jobops.node_failed(job, time.time())])
+                self._lose([job], node, time.time())
         self._run(intents)
         return kill
 
@@ -620,7 +678,13 @@ class Controller:
         node = self.state.nodes.get(request.name)
         if node is None or request.name not in self.registered:
             return pb.HeartbeatReply(reregister=True)
-        self.state.put_node(nodeops.heartbeat(node, request, time.time()))
+        updated = nodeops.heartbeat(node, request, time.time())
+        stale = self._fencing.get(request.name, set()) & set(request.running_job_ids)
+        if stale:
+            updated = nodeops.fenced(updated)
+        elif self._fencing.pop(request.name, None) is not None:
+            self.scheduler.kick()
+        self.state.put_node(updated)
         return pb.HeartbeatReply()
 
     def update_node(self, request: pb.UpdateNodeRequest) -> None:

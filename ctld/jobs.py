@@ -216,6 +216,7 @@ def build_job(
     default_partition: str | None,
     gres_types: tuple[str, ...],
     max_array_size: int = MAX_ARRAY_SIZE,
+    default_requeue: bool = True,
 ) -> tuple[Job, JobScript]:
     """Validate a submission and make the new job's record.
 
@@ -227,6 +228,7 @@ def build_job(
         default_partition: the configured default partition, if any.
         gres_types: configured generic resource names.
         max_array_size: MaxArraySize (array task ids must be below it).
+        default_requeue: JobRequeue (whether a job may be requeued unless it says).
 
     Returns:
         The PENDING job and its script.
@@ -273,7 +275,7 @@ def build_job(
         command=spec.command,
         gres=spec.gres,
         batch=spec.batch,
-        requeue=spec.requeue if spec.HasField("requeue") else True,
+        requeue=spec.requeue if spec.HasField("requeue") else default_requeue,
         prio_process=spec.prio_process,
     )
     job = _with_workflow(job, spec, now, max_array_size)

@@ -19,6 +19,7 @@ from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
 
 REASON_REQUIRED = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
+NOT_RESPONDING = "Not responding"  # Slurm's reason for a node set DOWN by SlurmdTimeout
 
 
 def configured_nodes(conf: SlurmConfig) -> list[Node]:
@@ -73,16 +74,17 @@ def restored(node: Node, state: str, drain: bool, reason: str, uid: int, when: f
     )
 
 
-def unheard(node: Node) -> Node:
+def unheard(node: Node, now: float) -> Node:
     """A node whose agent this controller has not heard from yet (just started).
 
     Args:
         node: the record.
+        now: the controller's start: SlurmdTimeout counts from here.
 
     Returns:
         The node flagged NOT_RESPONDING until its agent registers.
     """
-    return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING})
+    return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING}, last_seen=now)
 
 
 def persisted_fields(node: Node) -> tuple[str, str, bool, str, int]:
@@ -137,7 +139,7 @@ def registered(node: Node, request: pb.RegisterNodeRequest, now: float, conf: Sl
 
     A node with fewer resources than configured is drained with Slurm's
     reason (unless ``SlurmdParameters=config_overrides``); a node an
-    operator set DOWN stays DOWN.
+    operator set DOWN stays DOWN, one set DOWN for not responding returns.
 
     Args:
         node: the current record.
@@ -168,8 +170,10 @@ def registered(node: Node, request: pb.RegisterNodeRequest, now: float, conf: Sl
         updated = replace(
             updated, flags=updated.flags | {NodeFlag.DRAIN}, reason=low, reason_time=now
         )
-    if node.state is not NodeState.DOWN:
+    if node.state is not NodeState.DOWN or node.reason == NOT_RESPONDING:
         updated = replace(updated, state=next_node_state(node.name, node.state, NodeEvent.REGISTER))
+    if node.state is NodeState.DOWN and node.reason == NOT_RESPONDING:
+        updated = replace(updated, reason="", reason_uid=0, reason_time=0.0)
     return updated
 
 
@@ -207,6 +211,42 @@ def check_responding(node: Node, now: float, timeout: float) -> Node:
     if NodeFlag.NOT_RESPONDING in node.flags or now - node.last_seen <= timeout:
         return node
     return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING})
+
+
+def fenced(node: Node) -> Node:
+    """A node that is back but still runs jobs it was told to kill: not used until they end.
+
+    Args:
+        node: the record.
+
+    Returns:
+        The node flagged NOT_RESPONDING.
+    """
+    return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING})
+
+
+def check_down(node: Node, now: float, timeout: float) -> Node:
+    """The node DOWN (reason "Not responding") when its agent was silent for SlurmdTimeout.
+
+    Args:
+        node: the current record.
+        now: the time.
+        timeout: SlurmdTimeout, seconds.
+
+    Returns:
+        ``node`` itself when nothing changes, else the DOWN record.
+    """
+    if node.state is NodeState.DOWN or now - node.last_seen <= timeout:
+        return node
+    new = next_node_state(node.name, node.state, NodeEvent.FAIL, NOT_RESPONDING)
+    return replace(
+        node,
+        state=new,
+        flags=node.flags | {NodeFlag.NOT_RESPONDING},
+        reason=NOT_RESPONDING,
+        reason_uid=0,
+        reason_time=now,
+    )
 
 
 def _admin_change(node: Node, state: str, reason: str, uid: int, now: float) -> Node:

@@ -114,6 +114,7 @@ class SlurmConfig:
     kill_wait: int = 30  # seconds
     job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
     job_requeue: bool = True
+    requeue_delay: int = 5  # seconds a requeued job waits (Slurm: about 120, fixed)
     min_job_age: int = 300  # seconds
     max_array_size: int = 1001
     max_job_count: int = 10000
@@ -188,6 +189,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "KillWait": ("kill_wait", "int"),
     "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
     "JobRequeue": ("job_requeue", "bool"),
+    "RequeueDelay": ("requeue_delay", "int"),
     "MinJobAge": ("min_job_age", "int"),
     "MaxArraySize": ("max_array_size", "int"),
     "MaxJobCount": ("max_job_count", "int"),

@@ -106,6 +106,8 @@ class JobEvent(StrEnum):
     TIMED_OUT = "TIMED_OUT"  # the node confirmed a kill begun by TIME_LIMIT
     NODE_FAIL = "NODE_FAIL"
     DEADLINE = "DEADLINE"  # a pending job can no longer end before its --deadline
+    REQUEUE = "REQUEUE"  # scontrol requeue: a running job's kill begins; a finished job returns
+    REQUEUED = "REQUEUED"  # its node confirmed that kill, or failed under a requeueable job
 
 
 _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
@@ -120,6 +122,21 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.COMPLETING, JobEvent.KILLED): JobState.CANCELLED,
     (JobState.COMPLETING, JobEvent.TIMED_OUT): JobState.TIMEOUT,
     (JobState.COMPLETING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
+    (JobState.RUNNING, JobEvent.REQUEUE): JobState.COMPLETING,
+    (JobState.RUNNING, JobEvent.REQUEUED): JobState.PENDING,
+    (JobState.COMPLETING, JobEvent.REQUEUED): JobState.PENDING,
+    **{
+        (state, JobEvent.REQUEUE): JobState.PENDING
+        for state in (
+            JobState.COMPLETED,
+            JobState.CANCELLED,
+            JobState.FAILED,
+            JobState.TIMEOUT,
+            JobState.NODE_FAIL,
+            JobState.PREEMPTED,
+            JobState.OUT_OF_MEMORY,
+        )
+    },
 }
 
 

@@ -71,6 +71,7 @@ def status_message(outcome: StepOutcome) -> pb.JobStatus:
         message=outcome.message,
         max_rss=outcome.max_rss,
         total_cpu=outcome.total_cpu,
+        restarts=outcome.restarts,
     )
 
 
@@ -238,7 +239,7 @@ class Agent:
                 node=self.settings.node_name, status=status_message(outcome)
             )
             await self._ctld.JobComplete(request, timeout=CALL_TIMEOUT)
-            del self._outbox[job_id]
+            self._outbox.pop(job_id, None)
             self.launcher.forget(job_id)
             return
         key, report = next(iter(self._step_outbox.items()))
@@ -263,8 +264,9 @@ class Agent:
             OSError: the spool or stepd could not be set up.
         """
         job = convert.job_from_info(request.job, request.spec)
-        if self.launcher.knows(job.job_id):
+        if self.launcher.knows(job.job_id, job.restarts):
             return
+        self._outbox.pop(job.job_id, None)  # an earlier run's report, if any: stale
         import os
 
         if os.getuid() not in (0, job.uid):
@@ -301,6 +303,7 @@ class Agent:
                 kill_wait=request.kill_wait,
                 acct_freq=self.settings.conf.job_acct_gather_frequency,
                 open_mode=request.spec.open_mode,
+                restarts=job.restarts,
             )
         )
 

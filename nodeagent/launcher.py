@@ -44,6 +44,7 @@ class StepOutcome:
     message: str = ""
     max_rss: int = 0  # KiB, the batch script with everything it started (sampled)
     total_cpu: float = 0.0  # seconds, user + system, every process of the job
+    restarts: int = 0  # which run of the job this was (its Restarts when launched)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class StepLaunch:
     kill_wait: int
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
     open_mode: str = ""  # --open-mode: "append" keeps the output files' content
+    restarts: int = 0  # the job's Restarts: which run this is
 
 
 def _read_int(path: str) -> int:
@@ -104,16 +106,34 @@ class Launcher:
         """Jobs whose stepd is alive."""
         return sorted(self._running)
 
-    def knows(self, job_id: int) -> bool:
-        """Whether this node has (or had, unreported) the job.
+    def knows(self, job_id: int, restarts: int) -> bool:
+        """Whether this node has (or had, unreported) this run of the job.
+
+        The spool directory of an earlier run that ended is removed: that
+        run was requeued, and its report is of no use any more.
 
         Args:
             job_id: the job.
+            restarts: which run.
 
         Returns:
-            True when its spool directory exists.
+            True when that run's spool directory exists.
         """
-        return os.path.isdir(self.jobdir(job_id))
+        jobdir = self.jobdir(job_id)
+        if not os.path.isdir(jobdir):
+            return False
+        if job_id in self._running or self._restarts(job_id) == restarts:
+            return True
+        log.info("job=%d spool of an earlier run removed", job_id)
+        shutil.rmtree(jobdir, ignore_errors=True)
+        return False
+
+    def _restarts(self, job_id: int) -> int:
+        try:
+            with open(os.path.join(self.jobdir(job_id), "job.json")) as f:
+                return int(json.load(f).get("restarts", 0))
+        except (OSError, ValueError):
+            return 0
 
     def launch(self, step: StepLaunch) -> None:
         """Write the job's spool directory and start its stepd.
@@ -152,6 +172,7 @@ class Launcher:
             "kill_wait": step.kill_wait,
             "acct_freq": step.acct_freq,
             "open_mode": step.open_mode,
+            "restarts": step.restarts,
         }
         with open(os.path.join(jobdir, "job.json"), "w") as f:
             json.dump(description, f)
@@ -206,11 +227,20 @@ class Launcher:
                 message=str(data.get("message", "")),
                 max_rss=int(data.get("max_rss", 0)),
                 total_cpu=float(data.get("total_cpu", 0.0)),
+                restarts=self._restarts(job_id),
             )
         except (OSError, ValueError, KeyError):
             log.error("job=%d stepd left no status; its log:\n%s", job_id, self._stepd_log(job_id))
             now = time.time()
-            return StepOutcome(job_id, 0, signal.SIGKILL, now, now, message="slurmstepd died")
+            return StepOutcome(
+                job_id,
+                0,
+                signal.SIGKILL,
+                now,
+                now,
+                message="slurmstepd died",
+                restarts=self._restarts(job_id),
+            )
 
     def _stepd_log(self, job_id: int) -> str:
         try:

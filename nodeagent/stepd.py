@@ -204,10 +204,17 @@ def descendants(root: int) -> list[tuple[int, int]]:
     return found
 
 
+_CANCEL_WHY = {
+    "TIMEOUT": " DUE TO TIME LIMIT",
+    "REQUEUE": " DUE TO JOB REQUEUE",
+    "NODE_FAIL": " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS",
+}
+
+
 def _cancel_line(what: str, node: str, request: dict[str, object]) -> str:
     """Slurm's ``*** JOB 12 ON n1 CANCELLED AT ... ***`` line (``what`` = "JOB 12", "STEP 12.0")."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(float(request["time"])))  # type: ignore[arg-type]
-    why = " DUE TO TIME LIMIT" if request.get("outcome") == "TIMEOUT" else ""
+    why = _CANCEL_WHY.get(str(request.get("outcome", "")), "")
     return f"slurmstepd-{node}: error: *** {what} ON {node} CANCELLED AT {stamp}{why} ***\n"
 
 

@@ -367,9 +367,13 @@ class HoldJobsRequest(_message.Message):
         HOLD: _ClassVar[HoldJobsRequest.Action]
         USER_HOLD: _ClassVar[HoldJobsRequest.Action]
         RELEASE: _ClassVar[HoldJobsRequest.Action]
+        REQUEUE: _ClassVar[HoldJobsRequest.Action]
+        REQUEUE_HOLD: _ClassVar[HoldJobsRequest.Action]
     HOLD: HoldJobsRequest.Action
     USER_HOLD: HoldJobsRequest.Action
     RELEASE: HoldJobsRequest.Action
+    REQUEUE: HoldJobsRequest.Action
+    REQUEUE_HOLD: HoldJobsRequest.Action
     JOB_IDS_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
@@ -601,7 +605,7 @@ class AgentJob(_message.Message):
     def __init__(self, job_id: _Optional[int] = ..., running: _Optional[bool] = ..., status: _Optional[_Union[JobStatus, _Mapping]] = ...) -> None: ...
 
 class JobStatus(_message.Message):
-    __slots__ = ("job_id", "exit_code", "signal", "start_time", "end_time", "outcome", "message", "max_rss", "total_cpu")
+    __slots__ = ("job_id", "exit_code", "signal", "start_time", "end_time", "outcome", "message", "max_rss", "total_cpu", "restarts")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
@@ -611,6 +615,7 @@ class JobStatus(_message.Message):
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     MAX_RSS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     exit_code: int
     signal: int
@@ -620,7 +625,8 @@ class JobStatus(_message.Message):
     message: str
     max_rss: int
     total_cpu: float
-    def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., outcome: _Optional[str] = ..., message: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ...) -> None: ...
+    restarts: int
+    def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., outcome: _Optional[str] = ..., message: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., restarts: _Optional[int] = ...) -> None: ...
 
 class RegisterNodeRequest(_message.Message):
     __slots__ = ("name", "addr", "port", "hostname", "cpus", "real_memory", "gpus", "arch", "os", "boot_time", "slurmd_start_time", "version", "jobs", "sockets", "cores_per_socket", "threads_per_core")
@@ -1031,6 +1037,155 @@ class GetAccountingReply(_message.Message):
     records: _containers.RepeatedCompositeFieldContainer[AcctRecord]
     now: int
     def __init__(self, records: _Optional[_Iterable[_Union[AcctRecord, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
+
+class ManageAssocRequest(_message.Message):
+    __slots__ = ("verb", "entity", "names", "where", "settings", "requester_uid")
+    class WhereEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class SettingsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    VERB_FIELD_NUMBER: _ClassVar[int]
+    ENTITY_FIELD_NUMBER: _ClassVar[int]
+    NAMES_FIELD_NUMBER: _ClassVar[int]
+    WHERE_FIELD_NUMBER: _ClassVar[int]
+    SETTINGS_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    verb: str
+    entity: str
+    names: _containers.RepeatedScalarFieldContainer[str]
+    where: _containers.ScalarMap[str, str]
+    settings: _containers.ScalarMap[str, str]
+    requester_uid: int
+    def __init__(self, verb: _Optional[str] = ..., entity: _Optional[str] = ..., names: _Optional[_Iterable[str]] = ..., where: _Optional[_Mapping[str, str]] = ..., settings: _Optional[_Mapping[str, str]] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class ManageAssocReply(_message.Message):
+    __slots__ = ("lines",)
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, lines: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class AssocInfo(_message.Message):
+    __slots__ = ("account", "user", "parent", "shares", "max_jobs", "max_submit", "grp_tres", "depth", "raw_usage", "norm_shares", "norm_usage", "effective_usage", "level_fs", "fairshare")
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PARENT_FIELD_NUMBER: _ClassVar[int]
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    MAX_JOBS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SUBMIT_FIELD_NUMBER: _ClassVar[int]
+    GRP_TRES_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_FIELD_NUMBER: _ClassVar[int]
+    RAW_USAGE_FIELD_NUMBER: _ClassVar[int]
+    NORM_SHARES_FIELD_NUMBER: _ClassVar[int]
+    NORM_USAGE_FIELD_NUMBER: _ClassVar[int]
+    EFFECTIVE_USAGE_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FS_FIELD_NUMBER: _ClassVar[int]
+    FAIRSHARE_FIELD_NUMBER: _ClassVar[int]
+    account: str
+    user: str
+    parent: str
+    shares: int
+    max_jobs: int
+    max_submit: int
+    grp_tres: str
+    depth: int
+    raw_usage: float
+    norm_shares: float
+    norm_usage: float
+    effective_usage: float
+    level_fs: float
+    fairshare: float
+    def __init__(self, account: _Optional[str] = ..., user: _Optional[str] = ..., parent: _Optional[str] = ..., shares: _Optional[int] = ..., max_jobs: _Optional[int] = ..., max_submit: _Optional[int] = ..., grp_tres: _Optional[str] = ..., depth: _Optional[int] = ..., raw_usage: _Optional[float] = ..., norm_shares: _Optional[float] = ..., norm_usage: _Optional[float] = ..., effective_usage: _Optional[float] = ..., level_fs: _Optional[float] = ..., fairshare: _Optional[float] = ...) -> None: ...
+
+class AccountInfo(_message.Message):
+    __slots__ = ("name", "description", "organization")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ORGANIZATION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    organization: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., organization: _Optional[str] = ...) -> None: ...
+
+class AcctUserInfo(_message.Message):
+    __slots__ = ("name", "default_account", "admin")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    ADMIN_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    default_account: str
+    admin: str
+    def __init__(self, name: _Optional[str] = ..., default_account: _Optional[str] = ..., admin: _Optional[str] = ...) -> None: ...
+
+class GetAssocsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetAssocsReply(_message.Message):
+    __slots__ = ("assocs", "accounts", "users", "cluster")
+    ASSOCS_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNTS_FIELD_NUMBER: _ClassVar[int]
+    USERS_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    assocs: _containers.RepeatedCompositeFieldContainer[AssocInfo]
+    accounts: _containers.RepeatedCompositeFieldContainer[AccountInfo]
+    users: _containers.RepeatedCompositeFieldContainer[AcctUserInfo]
+    cluster: str
+    def __init__(self, assocs: _Optional[_Iterable[_Union[AssocInfo, _Mapping]]] = ..., accounts: _Optional[_Iterable[_Union[AccountInfo, _Mapping]]] = ..., users: _Optional[_Iterable[_Union[AcctUserInfo, _Mapping]]] = ..., cluster: _Optional[str] = ...) -> None: ...
+
+class JobPriorityInfo(_message.Message):
+    __slots__ = ("job_id", "partition", "user", "account", "priority", "age", "fairshare", "job_size", "partition_factor", "qos", "nice")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    AGE_FIELD_NUMBER: _ClassVar[int]
+    FAIRSHARE_FIELD_NUMBER: _ClassVar[int]
+    JOB_SIZE_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FACTOR_FIELD_NUMBER: _ClassVar[int]
+    QOS_FIELD_NUMBER: _ClassVar[int]
+    NICE_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    partition: str
+    user: str
+    account: str
+    priority: int
+    age: float
+    fairshare: float
+    job_size: float
+    partition_factor: float
+    qos: float
+    nice: int
+    def __init__(self, job_id: _Optional[int] = ..., partition: _Optional[str] = ..., user: _Optional[str] = ..., account: _Optional[str] = ..., priority: _Optional[int] = ..., age: _Optional[float] = ..., fairshare: _Optional[float] = ..., job_size: _Optional[float] = ..., partition_factor: _Optional[float] = ..., qos: _Optional[float] = ..., nice: _Optional[int] = ...) -> None: ...
+
+class GetPrioritiesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetPrioritiesReply(_message.Message):
+    __slots__ = ("jobs", "weights")
+    class WeightsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+    JOBS_FIELD_NUMBER: _ClassVar[int]
+    WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    jobs: _containers.RepeatedCompositeFieldContainer[JobPriorityInfo]
+    weights: _containers.ScalarMap[str, int]
+    def __init__(self, jobs: _Optional[_Iterable[_Union[JobPriorityInfo, _Mapping]]] = ..., weights: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class BatchLaunchRequest(_message.Message):
     __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait")

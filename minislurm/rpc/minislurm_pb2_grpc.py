@@ -129,6 +129,21 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingReply.FromString,
                 _registered_method=True)
+        self.ManageAssoc = channel.unary_unary(
+                '/minislurm.v1.SlurmController/ManageAssoc',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.ManageAssocRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ManageAssocReply.FromString,
+                _registered_method=True)
+        self.GetAssocs = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetAssocs',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetAssocsRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetAssocsReply.FromString,
+                _registered_method=True)
+        self.GetPriorities = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetPriorities',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesReply.FromString,
+                _registered_method=True)
 
 
 class SlurmControllerServicer:
@@ -248,6 +263,24 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ManageAssoc(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetAssocs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPriorities(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SlurmControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -345,6 +378,21 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.GetAccounting,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetAccountingReply.SerializeToString,
+            ),
+            'ManageAssoc': grpc.unary_unary_rpc_method_handler(
+                    servicer.ManageAssoc,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ManageAssocRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.ManageAssocReply.SerializeToString,
+            ),
+            'GetAssocs': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetAssocs,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetAssocsRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetAssocsReply.SerializeToString,
+            ),
+            'GetPriorities': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPriorities,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -860,6 +908,87 @@ class SlurmController:
             '/minislurm.v1.SlurmController/GetAccounting',
             minislurm_dot_v1_dot_minislurm__pb2.GetAccountingRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.GetAccountingReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ManageAssoc(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/ManageAssoc',
+            minislurm_dot_v1_dot_minislurm__pb2.ManageAssocRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.ManageAssocReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetAssocs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetAssocs',
+            minislurm_dot_v1_dot_minislurm__pb2.GetAssocsRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetAssocsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPriorities(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetPriorities',
+            minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesReply.FromString,
             options,
             channel_credentials,
             insecure,

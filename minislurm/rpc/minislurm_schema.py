@@ -319,6 +319,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (7, 'message', 'string', '', False, '', ''),
         (8, 'max_rss', 'uint64', '', False, '', ''),
         (9, 'total_cpu', 'double', '', False, '', ''),
+        (220, 'restarts', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.RegisterNodeRequest': (
         (1, 'name', 'string', '', False, '', ''),
@@ -525,6 +526,70 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'records', 'message', 'repeated', False, 'minislurm.v1.AcctRecord', ''),
         (2, 'now', 'int64', '', False, '', ''),
     ),
+    'minislurm.v1.ManageAssocRequest': (
+        (1, 'verb', 'string', '', False, '', ''),
+        (2, 'entity', 'string', '', False, '', ''),
+        (3, 'names', 'string', 'repeated', False, '', ''),
+        (4, 'where', 'string', 'map', False, '', 'string'),
+        (5, 'settings', 'string', 'map', False, '', 'string'),
+        (6, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.ManageAssocReply': (
+        (1, 'lines', 'string', 'repeated', False, '', ''),
+    ),
+    'minislurm.v1.AssocInfo': (
+        (1, 'account', 'string', '', False, '', ''),
+        (2, 'user', 'string', '', False, '', ''),
+        (3, 'parent', 'string', '', False, '', ''),
+        (4, 'shares', 'int32', '', False, '', ''),
+        (5, 'max_jobs', 'int32', '', False, '', ''),
+        (6, 'max_submit', 'int32', '', False, '', ''),
+        (7, 'grp_tres', 'string', '', False, '', ''),
+        (8, 'depth', 'uint32', '', False, '', ''),
+        (9, 'raw_usage', 'double', '', False, '', ''),
+        (10, 'norm_shares', 'double', '', False, '', ''),
+        (11, 'norm_usage', 'double', '', False, '', ''),
+        (12, 'effective_usage', 'double', '', False, '', ''),
+        (13, 'level_fs', 'double', '', False, '', ''),
+        (14, 'fairshare', 'double', '', False, '', ''),
+    ),
+    'minislurm.v1.AccountInfo': (
+        (1, 'name', 'string', '', False, '', ''),
+        (2, 'description', 'string', '', False, '', ''),
+        (3, 'organization', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.AcctUserInfo': (
+        (1, 'name', 'string', '', False, '', ''),
+        (2, 'default_account', 'string', '', False, '', ''),
+        (3, 'admin', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.GetAssocsRequest': (
+    ),
+    'minislurm.v1.GetAssocsReply': (
+        (1, 'assocs', 'message', 'repeated', False, 'minislurm.v1.AssocInfo', ''),
+        (2, 'accounts', 'message', 'repeated', False, 'minislurm.v1.AccountInfo', ''),
+        (3, 'users', 'message', 'repeated', False, 'minislurm.v1.AcctUserInfo', ''),
+        (4, 'cluster', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.JobPriorityInfo': (
+        (1, 'job_id', 'uint32', '', False, '', ''),
+        (2, 'partition', 'string', '', False, '', ''),
+        (3, 'user', 'string', '', False, '', ''),
+        (4, 'account', 'string', '', False, '', ''),
+        (5, 'priority', 'int64', '', False, '', ''),
+        (6, 'age', 'double', '', False, '', ''),
+        (7, 'fairshare', 'double', '', False, '', ''),
+        (8, 'job_size', 'double', '', False, '', ''),
+        (9, 'partition_factor', 'double', '', False, '', ''),
+        (10, 'qos', 'double', '', False, '', ''),
+        (11, 'nice', 'int64', '', False, '', ''),
+    ),
+    'minislurm.v1.GetPrioritiesRequest': (
+    ),
+    'minislurm.v1.GetPrioritiesReply': (
+        (1, 'jobs', 'message', 'repeated', False, 'minislurm.v1.JobPriorityInfo', ''),
+        (2, 'weights', 'int64', 'map', False, '', 'string'),
+    ),
     'minislurm.v1.BatchLaunchRequest': (
         (1, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
         (2, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -611,7 +676,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
 }
 
 ENUMS: "dict[str, tuple[tuple[str, int], ...]]" = {
-    'minislurm.v1.HoldJobsRequest.Action': (('HOLD', 0), ('USER_HOLD', 1), ('RELEASE', 2)),
+    'minislurm.v1.HoldJobsRequest.Action': (('HOLD', 0), ('USER_HOLD', 1), ('RELEASE', 2), ('REQUEUE', 3), ('REQUEUE_HOLD', 4)),
     'minislurm.v1.TaskEvent.Kind': (('STARTED', 0), ('STDOUT', 1), ('STDERR', 2), ('EXITED', 3), ('NODE_DONE', 4)),
 }
 
@@ -636,6 +701,9 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'CompleteJob': ('minislurm.v1.CompleteJobRequest', 'minislurm.v1.CompleteJobReply', False, False),
         'WaitJob': ('minislurm.v1.WaitJobRequest', 'minislurm.v1.WaitJobReply', False, False),
         'GetAccounting': ('minislurm.v1.GetAccountingRequest', 'minislurm.v1.GetAccountingReply', False, False),
+        'ManageAssoc': ('minislurm.v1.ManageAssocRequest', 'minislurm.v1.ManageAssocReply', False, False),
+        'GetAssocs': ('minislurm.v1.GetAssocsRequest', 'minislurm.v1.GetAssocsReply', False, False),
+        'GetPriorities': ('minislurm.v1.GetPrioritiesRequest', 'minislurm.v1.GetPrioritiesReply', False, False),
     },
     'minislurm.v1.NodeAgent': {
         'LaunchBatch': ('minislurm.v1.BatchLaunchRequest', 'minislurm.v1.BatchLaunchReply', False, False),

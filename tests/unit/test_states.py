@@ -45,6 +45,16 @@ LEGAL_JOB_TRANSITIONS = {
     (J.COMPLETING, E.KILLED): J.CANCELLED,
     (J.COMPLETING, E.TIMED_OUT): J.TIMEOUT,
     (J.COMPLETING, E.NODE_FAIL): J.NODE_FAIL,
+    (J.RUNNING, E.REQUEUE): J.COMPLETING,
+    (J.RUNNING, E.REQUEUED): J.PENDING,
+    (J.COMPLETING, E.REQUEUED): J.PENDING,
+    (J.COMPLETED, E.REQUEUE): J.PENDING,
+    (J.CANCELLED, E.REQUEUE): J.PENDING,
+    (J.FAILED, E.REQUEUE): J.PENDING,
+    (J.TIMEOUT, E.REQUEUE): J.PENDING,
+    (J.NODE_FAIL, E.REQUEUE): J.PENDING,
+    (J.PREEMPTED, E.REQUEUE): J.PENDING,
+    (J.OUT_OF_MEMORY, E.REQUEUE): J.PENDING,
 }
 ILLEGAL_JOB_TRANSITIONS = [
     pair for pair in itertools.product(JobState, JobEvent) if pair not in LEGAL_JOB_TRANSITIONS
@@ -91,8 +101,11 @@ def test_next_job_state_raises_on_every_event_not_in_the_table(
 
 
 def test_legal_transitions_lead_from_pending_only_to_active_or_terminal_states() -> None:
-    for new in LEGAL_JOB_TRANSITIONS.values():
-        assert new in ACTIVE_JOB_STATES | TERMINAL_JOB_STATES
+    for (_, event), new in LEGAL_JOB_TRANSITIONS.items():
+        if event in (E.REQUEUE, E.REQUEUED):  # a requeued job, and only it, is pending again
+            assert new in {J.PENDING, J.COMPLETING}
+        else:
+            assert new in ACTIVE_JOB_STATES | TERMINAL_JOB_STATES
     assert not ACTIVE_JOB_STATES & TERMINAL_JOB_STATES
     assert J.PENDING not in ACTIVE_JOB_STATES | TERMINAL_JOB_STATES
 

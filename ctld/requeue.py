@@ -1,0 +1,179 @@
+"""Requeue: a batch job goes back to PENDING under its own id, to run again.
+
+Three roads lead here: ``scontrol requeue``/``requeuehold`` of a running job
+(its kill begins, and the job is requeued when its node confirms it), of a
+finished job (at once), and the failure of a node under a job that may be
+requeued (``--requeue``, or ``JobRequeue=1`` unless ``--no-requeue``).
+A requeued job counts one more restart (``Restarts``, ``SLURM_RESTART_COUNT``)
+and may not start again before ``RequeueDelay`` seconds have passed: Slurm
+holds it about two minutes with reason ``BeginTime``; the delay is a setting
+here, short by default, so a training run is back within seconds.
+
+Imports minislurm and ctld's pure modules; no database, no gRPC server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ctld import jobs as jobops
+from ctld.intents import Terminate
+from ctld.jobrequests import INVALID_ID, Outcome, authorize
+from ctld.selection import select
+from ctld.state import ClusterState
+from minislurm.errors import InvalidTransition, PermissionDenied
+from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Job
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_state
+
+KILL_OUTCOME = "REQUEUE"  # a COMPLETING job's kill_outcome while its requeue's kill runs
+REASON_BEGIN_TIME = "BeginTime"
+NOT_BATCH = "Only batch jobs are accepted or processed"
+DISABLED = "Requested operation is presently disabled"
+PENDING_ALREADY = "Job is pending execution"
+
+
+def may_requeue(job: Job) -> bool:
+    """Whether a node failure sends the job back to the queue (else it ends NODE_FAIL).
+
+    Args:
+        job: the job.
+
+    Returns:
+        True for a batch job that may be requeued.
+    """
+    return job.batch and job.requeue
+
+
+def requeued(job: Job, now: float, delay: float) -> Job:
+    """The job back in the queue, eligible after ``delay`` seconds.
+
+    Args:
+        job: a RUNNING or COMPLETING job whose run is over, or a finished job.
+        now: the time.
+        delay: RequeueDelay, seconds.
+
+    Returns:
+        The PENDING job: one more restart, no allocation, reason ``BeginTime``
+        (or its hold's reason when ``requeuehold`` held it).
+
+    Raises:
+        InvalidTransition: the job cannot be requeued from its state.
+    """
+    event = JobEvent.REQUEUED if job.state in ACTIVE_JOB_STATES else JobEvent.REQUEUE
+    new = next_job_state(job.job_id, job.state, event, "requeue")
+    if job.hold == HOLD_ADMIN:
+        reason = jobops.REASON_HELD_ADMIN
+    elif job.hold == HOLD_USER:
+        reason = jobops.REASON_HELD_USER
+    else:
+        reason = REASON_BEGIN_TIME
+    return replace(
+        job,
+        state=new,
+        reason=reason,
+        restarts=job.restarts + 1,
+        allocation=None,
+        begin_time=now + delay,
+        eligible_time=0.0 if job.held else now + delay,
+        start_time=0.0,
+        end_time=0.0,
+        exit_code=0,
+        exit_signal=0,
+        kill_outcome="",
+        launched=False,
+        warn_sent=False,
+        max_rss=0,
+        total_cpu=0.0,
+        cancelled_by=-1,
+    )
+
+
+def lost(job: Job, now: float, delay: float) -> Job:
+    """A job whose node failed: requeued when it may be, else NODE_FAIL.
+
+    Args:
+        job: a RUNNING or COMPLETING job on the failed node.
+        now: the time.
+        delay: RequeueDelay, seconds.
+
+    Returns:
+        The job's next record.
+    """
+    if job.state is JobState.COMPLETING and job.kill_outcome != KILL_OUTCOME:
+        return jobops.node_failed(job, now)  # it was being cancelled or timed out anyway
+    if may_requeue(job):
+        return requeued(job, now, delay)
+    return jobops.node_failed(job, now)
+
+
+def requested(job: Job, hold: str, now: float, delay: float) -> Job:
+    """The job after ``scontrol requeue`` (``hold`` empty) or ``requeuehold``.
+
+    A running job starts its kill and is requeued when its node confirms;
+    a finished job is requeued at once.
+
+    Args:
+        job: the job.
+        hold: HOLD_NONE, HOLD_USER or HOLD_ADMIN.
+        now: the time.
+        delay: RequeueDelay, seconds.
+
+    Returns:
+        The COMPLETING or PENDING job.
+
+    Raises:
+        InvalidTransition: a job that is not a batch job, may not be
+            requeued, is pending, or is already being killed.
+    """
+    if not job.batch:
+        raise InvalidTransition(NOT_BATCH)
+    if not job.requeue:
+        raise InvalidTransition(DISABLED)
+    if job.state is JobState.PENDING:
+        raise InvalidTransition(PENDING_ALREADY)
+    held = replace(job, hold=hold) if hold != HOLD_NONE else job
+    if job.state is JobState.RUNNING:
+        new = next_job_state(job.job_id, job.state, JobEvent.REQUEUE, "scontrol requeue")
+        return replace(held, state=new, kill_outcome=KILL_OUTCOME, end_time=now)
+    if job.state is JobState.COMPLETING:
+        raise InvalidTransition(jobops.ALREADY_DONE)
+    return requeued(held, now, delay)
+
+
+def request(
+    state: ClusterState,
+    req: pb.HoldJobsRequest,
+    operators: frozenset[int],
+    now: float,
+    delay: float,
+) -> Outcome:
+    """``scontrol requeue`` and ``requeuehold`` of jobs, arrays or array tasks.
+
+    Args:
+        state: the cluster.
+        req: ids or task references; the action REQUEUE or REQUEUE_HOLD.
+        operators: uids of operators.
+        now: the time.
+        delay: RequeueDelay, seconds.
+
+    Returns:
+        The outcome: one result per record, kills of the running ones.
+    """
+    out = Outcome()
+    chosen = select(state, list(req.job_ids), list(req.array_tasks))
+    out.results += [(0, ref, INVALID_ID) for ref in chosen.missing]
+    out.results += [(array_id, ref, PENDING_ALREADY) for ref, array_id, _ in chosen.waiting]
+    hold = HOLD_USER if req.action == pb.HoldJobsRequest.REQUEUE_HOLD else HOLD_NONE
+    for ref, job in chosen.jobs:
+        try:
+            authorize(job, req.requester_uid, operators)
+            new = requested(job, hold, now, delay)
+        except (PermissionDenied, InvalidTransition) as err:
+            out.results.append((job.job_id, ref, str(err)))
+            continue
+        out.changed[job.job_id] = new
+        if new.state is JobState.COMPLETING and job.allocation is not None:
+            out.intents.append(Terminate(job.job_id, job.allocation.node_names, KILL_OUTCOME))
+        out.results.append((job.job_id, ref, ""))
+    return out

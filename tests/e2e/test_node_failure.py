@@ -1,0 +1,200 @@
+"""No job lost: a node that dies, a job requeued and resumed, drain and resume, scontrol requeue."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import TestCluster, parse_oneliner, run_cluster
+from helpers import wait_until
+
+from minislurm import procs
+from minislurm.cluster import ClusterSpec
+
+REPO = Path(__file__).resolve().parents[2]
+TRAIN = REPO / "examples" / "checkpoint_train.py"
+JOB = REPO / "examples" / "checkpoint_job.sh"
+STEPS = 60
+
+
+@pytest.fixture
+def quick_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """Two nodes; a silent node is DOWN after 4 s."""
+    spec = ClusterSpec(kill_wait=2, min_job_age=600, slurmd_timeout=4)
+    yield from run_cluster(tmp_path, request, spec)
+
+
+def kill_node(cluster: TestCluster, node: str) -> None:
+    """SIGKILL a node's agent and every process of its jobs, as if it lost power."""
+    pid = cluster.local.pid(f"slurmd-{node}")
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    spool = Path(cluster.local.path("spool", node))
+    for jobdir in spool.glob("job*"):
+        for name in ("task.pid", "stepd.pid"):
+            pid = procs.live_pid(str(jobdir / name))
+            if pid is None:
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)  # the task's session, with its children
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: cluster.local.pid(f"slurmd-{node}") is None, 10, "slurmd to die")
+
+
+def node_info(cluster: TestCluster, node: str) -> dict[str, str]:
+    """``scontrol -o show node`` as a dict."""
+    result = cluster.run("scontrol", "-o", "show", "node", node)
+    assert result.rc == 0, result.err
+    return parse_oneliner(result.out.strip())
+
+
+def undisturbed_result(tmp: Path) -> str:
+    """The final line of the training run when nothing interrupts it."""
+    out = subprocess.run(
+        [sys.executable, str(TRAIN), "--dir", str(tmp), "--steps", str(STEPS)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return out.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_checkpointed_job_resumes_on_the_other_node(
+    quick_cluster: TestCluster, tmp_path: Path
+) -> None:
+    cluster = quick_cluster
+    expected = undisturbed_result(tmp_path / "reference")
+    ckpt = cluster.workdir / "ckpt"
+    cluster.env = {**cluster.env, "TRAIN_SCRIPT": str(TRAIN), "STEP_SECONDS": "0.1"}
+    job_id = cluster.sbatch(str(JOB), str(ckpt), str(STEPS))
+    first = cluster.wait_state(job_id, "RUNNING")
+    node = first["NodeList"]
+    out = cluster.workdir / f"ckpt-train-{job_id}.out"
+    wait_until(lambda: "checkpoint step=15" in out.read_text(), 30, "three checkpoints")
+
+    kill_node(cluster, node)
+    down = wait_until(
+        lambda: (n := node_info(cluster, node))["State"].startswith("DOWN") and n, 20, "DOWN"
+    )
+    assert down["Reason"].startswith("Not responding")
+    requeued = cluster.job(job_id)
+    if requeued["JobState"] == "PENDING":
+        assert requeued["Reason"] == "BeginTime"
+    assert requeued["Restarts"] == "1"
+
+    again = cluster.wait_state(job_id, "RUNNING", "COMPLETED", timeout=30)
+    assert again["NodeList"] != node
+    done = cluster.wait_state(job_id, timeout=60)
+    assert (done["JobState"], done["ExitCode"], done["Restarts"]) == ("COMPLETED", "0:0", "1")
+    text = out.read_text()
+    assert "restart_count=0 resume_step=0" in text
+    resumed = [line for line in text.splitlines() if line.startswith("restart_count=1")]
+    assert len(resumed) == 1, text
+    assert int(resumed[0].rpartition("=")[2]) >= 15, text  # from a checkpoint, not step 0
+    assert text.strip().splitlines()[-1] == expected
+
+    sacct = cluster.run("sacct", "-X", "-n", "-P", "-j", str(job_id), "-o", "JobID,State,Restarts")
+    assert sacct.out.split() == [f"{job_id}|COMPLETED|1"], sacct.out
+
+    cluster.start()  # the node's agent comes back: in service again
+    wait_until(lambda: node_info(cluster, node)["State"] == "IDLE", 20, "node back IDLE")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_processes_of_a_returning_node_are_killed(quick_cluster: TestCluster) -> None:
+    cluster = quick_cluster
+    script = "#!/bin/bash\necho run=${SLURM_RESTART_COUNT:-0} $SLURMD_NODENAME\nsleep 300\n"
+    job_id = cluster.sbatch("-o", "out-%j", "--open-mode=append", script=script)
+    node = cluster.wait_state(job_id, "RUNNING")["NodeList"]
+    stepds = cluster.local.stepd_pids()
+    assert len(stepds) == 1
+    # Only the agent dies; the job's processes live on while the node is DOWN.
+    pid = cluster.local.pid(f"slurmd-{node}")
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: node_info(cluster, node)["State"].startswith("DOWN"), 20, "DOWN")
+    info = cluster.wait_state(job_id, "RUNNING", timeout=30)
+    assert info["NodeList"] != node and info["Restarts"] == "1"
+    cluster.start()  # the agent returns and adopts the stale job: it is killed
+    wait_until(lambda: stepds[0] not in cluster.local.stepd_pids(), 30, "stale stepd killed")
+    wait_until(lambda: node_info(cluster, node)["State"] == "IDLE", 20, "node back IDLE")
+    assert cluster.job(job_id)["JobState"] == "RUNNING"
+    assert cluster.run("scancel", str(job_id)).rc == 0
+    cluster.wait_state(job_id, "CANCELLED")
+
+
+@pytest.mark.timeout(90)
+def test_scontrol_requeue_and_requeuehold(quick_cluster: TestCluster) -> None:
+    cluster = quick_cluster
+    gate = cluster.workdir / "gate"
+    script = (
+        "#!/bin/bash\necho restart=${SLURM_RESTART_COUNT:-0}\n"
+        f"while [ ! -e {gate} ]; do sleep 0.1; done\n"
+    )
+    job_id = cluster.sbatch("-o", "rq-%j", "--open-mode=append", script=script)
+    cluster.wait_state(job_id, "RUNNING")
+    assert cluster.run("scontrol", "requeue", str(job_id)).rc == 0
+    info = cluster.wait_state(job_id, "PENDING")
+    assert (info["Reason"], info["Restarts"]) == ("BeginTime", "1")
+    cluster.wait_state(job_id, "RUNNING", timeout=30)
+    out = cluster.workdir / f"rq-{job_id}"
+    wait_until(lambda: "restart=1" in out.read_text(), 10, "second run")
+
+    assert cluster.run("scontrol", "requeuehold", str(job_id)).rc == 0
+    info = cluster.wait_state(job_id, "PENDING")
+    assert (info["Reason"], info["Restarts"], info["Priority"]) == ("JobHeldUser", "2", "0")
+    bad = cluster.run("scontrol", "requeue", str(job_id))
+    assert bad.rc == 1 and "Job is pending execution" in bad.err
+    assert cluster.run("scontrol", "release", str(job_id)).rc == 0
+    gate.touch()
+    done = cluster.wait_state(job_id, timeout=30)
+    assert (done["JobState"], done["Restarts"]) == ("COMPLETED", "2")
+    assert "restart=2" in out.read_text()
+
+    # A finished job may be requeued; a --no-requeue job or an unknown one may not.
+    assert cluster.run("scontrol", "requeue", str(job_id)).rc == 0
+    assert cluster.wait_state(job_id, "COMPLETED", timeout=30)["Restarts"] == "3"
+    fixed = cluster.sbatch("--no-requeue", "--wrap=sleep 30")
+    cluster.wait_state(fixed, "RUNNING")
+    bad = cluster.run("scontrol", "requeue", str(fixed))
+    assert bad.rc == 1 and "Requested operation is presently disabled" in bad.err
+    assert cluster.job(fixed)["JobState"] == "RUNNING"
+    assert cluster.run("scontrol", "requeue", "999999").rc == 1
+    assert cluster.run("scancel", str(fixed)).rc == 0
+
+
+@pytest.mark.timeout(90)
+def test_drained_node_finishes_its_jobs_and_takes_no_new_ones(
+    quick_cluster: TestCluster,
+) -> None:
+    cluster = quick_cluster
+    gate = cluster.workdir / "drain-gate"
+    running = cluster.sbatch(
+        "-w", "n1", script=f"#!/bin/bash\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n"
+    )
+    cluster.wait_state(running, "RUNNING")
+    update = ["scontrol", "update", "NodeName=n1"]
+    assert cluster.run(*update, "State=DRAIN", "Reason=maintenance").rc == 0
+    sinfo = ["sinfo", "-h", "-n", "n1", "-o", "%t"]
+    assert cluster.run(*sinfo).out.strip() == "drng"
+    pinned = cluster.sbatch("-w", "n1", "--wrap=true")
+    other = cluster.sbatch("--gres=gpu:8", "--wrap=true")
+    assert cluster.wait_state(other)["NodeList"] == "n2"
+    assert cluster.state(pinned) == "PENDING"
+    gate.touch()
+    assert cluster.wait_state(running)["JobState"] == "COMPLETED"
+    wait_until(lambda: cluster.run(*sinfo).out.strip() == "drain", 10, "drain")
+    assert cluster.state(pinned) == "PENDING"
+    assert cluster.run(*update, "State=RESUME").rc == 0
+    assert cluster.wait_state(pinned)["JobState"] == "COMPLETED"
+    assert cluster.run(*sinfo).out.strip() == "idle"

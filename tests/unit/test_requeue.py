@@ -1,0 +1,102 @@
+"""Requeue rules and node failure: pure functions, no daemons."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from ctld import nodes as nodeops
+from ctld import requeue
+from minislurm.errors import InvalidTransition
+from minislurm.model import HOLD_USER, Allocation, Job, Node, NodeAlloc, ResourceRequest
+from minislurm.states import JobState, NodeFlag, NodeState
+
+NOW = 1_000_000.0
+ALLOC = Allocation((NodeAlloc("n1", 1, 100), NodeAlloc("n2", 1, 100)))
+
+
+def job(state: JobState = JobState.RUNNING, **changes: object) -> Job:
+    base = Job(
+        job_id=7,
+        name="train",
+        uid=1000,
+        gid=1000,
+        user="u",
+        group="u",
+        partition="gpu",
+        state=state,
+        request=ResourceRequest(),
+        submit_time=NOW - 100,
+        start_time=NOW - 50,
+        allocation=ALLOC,
+        launched=True,
+    )
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_a_lost_batch_job_is_requeued_with_one_more_restart_and_a_begin_time() -> None:
+    new = requeue.lost(job(restarts=2, exit_code=3), NOW, 5.0)
+    assert (new.state, new.reason, new.restarts) == (JobState.PENDING, "BeginTime", 3)
+    assert (new.begin_time, new.eligible_time) == (NOW + 5.0, NOW + 5.0)
+    assert new.allocation is None and not new.launched and new.exit_code == 0
+
+
+@pytest.mark.parametrize("changes", [{"requeue": False}, {"batch": False}])
+def test_a_lost_job_that_may_not_be_requeued_ends_node_fail(changes: dict[str, object]) -> None:
+    new = requeue.lost(job(JobState.RUNNING, **changes), NOW, 5.0)
+    assert (new.state, new.reason, new.restarts) == (JobState.NODE_FAIL, "NodeFail", 0)
+
+
+def test_a_job_being_cancelled_when_its_node_fails_ends_node_fail() -> None:
+    cancelling = job(JobState.COMPLETING, kill_outcome="CANCELLED")
+    assert requeue.lost(cancelling, NOW, 5.0).state is JobState.NODE_FAIL
+
+
+def test_scontrol_requeue_of_a_running_job_starts_its_kill() -> None:
+    new = requeue.requested(job(), "", NOW, 5.0)
+    assert (new.state, new.kill_outcome) == (JobState.COMPLETING, requeue.KILL_OUTCOME)
+    back = requeue.requeued(new, NOW + 1, 5.0)
+    assert (back.state, back.restarts, back.reason) == (JobState.PENDING, 1, "BeginTime")
+
+
+def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
+    new = requeue.requested(job(JobState.COMPLETED), HOLD_USER, NOW, 5.0)
+    assert (new.state, new.reason, new.hold, new.eligible_time) == (
+        JobState.PENDING,
+        "JobHeldUser",
+        HOLD_USER,
+        0.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        (job(JobState.PENDING), requeue.PENDING_ALREADY),
+        (job(batch=False), requeue.NOT_BATCH),
+        (job(requeue=False), requeue.DISABLED),
+        (job(JobState.COMPLETING, kill_outcome="CANCELLED"), "already completing"),
+    ],
+)
+def test_requeue_refuses_what_slurm_refuses(record: Job, message: str) -> None:
+    with pytest.raises(InvalidTransition, match=message):
+        requeue.requested(record, "", NOW, 5.0)
+
+
+def node(**changes: object) -> Node:
+    base = Node("n1", 8, 1000, (), ("gpu",), state=NodeState.IDLE, last_seen=NOW)
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def test_a_node_silent_for_slurmd_timeout_goes_down_not_responding() -> None:
+    assert nodeops.check_down(node(), NOW + 30, 30) == node()
+    down = nodeops.check_down(node(), NOW + 31, 30)
+    assert (down.state, down.reason) == (NodeState.DOWN, "Not responding")
+    assert NodeFlag.NOT_RESPONDING in down.flags
+    assert nodeops.check_down(down, NOW + 99, 30) is down
+
+
+def test_a_controller_restart_counts_silence_from_its_start() -> None:
+    heard = nodeops.unheard(node(last_seen=0.0), NOW)
+    assert nodeops.check_down(heard, NOW + 10, 30) is heard
