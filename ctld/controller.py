@@ -38,7 +38,7 @@ from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo
 from ctld.timers import JobTimers
 from minislurm import convert
-from minislurm.auth import KeySigner
+from minislurm.authgrpc import daemon_signer
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import Allocation, Job, JobScript, PendingJob, Plan, RunningJob, Step
@@ -72,7 +72,7 @@ class Controller:
         )
         self.timers = JobTimers(self._time_limit_reached)
         self.warnings = JobTimers(self._warning_due)  # --signal=SIG@TIME
-        self.agents = AgentDispatcher(KeySigner(settings.cluster_key))
+        self.agents = AgentDispatcher(daemon_signer(settings.conf.auth_type, settings.cluster_key))
         default = self.conf.default_partition()
         self._default_partition = default.name if default else None
         self.registered: set[str] = set()  # agents seen since this controller started

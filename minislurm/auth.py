@@ -229,17 +229,21 @@ class KioskSigner:
         return text
 
 
-def signer_for(conf_path: str, auth_type: str = "auth/hmac") -> Signer:
+def signer_for(conf_path: str, auth_type: str | None = None) -> Signer:
     """How this process signs its calls to the cluster of ``conf_path``.
 
     Args:
         conf_path: the slurm.conf.
-        auth_type: its ``AuthType``.
+        auth_type: its ``AuthType`` (None: read it from the file).
 
     Returns:
         A munge signer under ``auth/munge``; else a :class:`KeySigner` when
         the key is readable, and a :class:`KioskSigner` otherwise.
     """
+    if auth_type is None:
+        from minislurm.conffile import read_client_config
+
+        auth_type = read_client_config(conf_path).auth_type
     if auth_type == "auth/munge":
         from minislurm import munge
 

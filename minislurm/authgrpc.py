@@ -146,6 +146,24 @@ def _has_field(message: Any, field: str) -> bool:
     return descriptor is not None and field in descriptor.fields_by_name
 
 
+def verifier_for(auth_type: str, key: bytes) -> Verifier:
+    """How a daemon checks credentials under ``AuthType``."""
+    if auth_type == "auth/munge":
+        from minislurm import munge
+
+        return munge.verify
+    return hmac_verifier(key)
+
+
+def daemon_signer(auth_type: str, key: bytes) -> auth.Signer:
+    """How a daemon signs its own calls under ``AuthType``."""
+    if auth_type == "auth/munge":
+        from minislurm import munge
+
+        return munge.sign
+    return auth.KeySigner(key)
+
+
 def hmac_verifier(key: bytes) -> Verifier:
     """A verifier for ``auth/slurm`` credentials, with its own replay cache."""
     replay = auth.ReplayCache()

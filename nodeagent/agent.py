@@ -19,8 +19,7 @@ from dataclasses import dataclass
 import grpc
 
 from minislurm import SLURM_VERSION, convert, jobenv
-from minislurm.auth import KeySigner
-from minislurm.authgrpc import SignCalls
+from minislurm.authgrpc import SignCalls, daemon_signer
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
@@ -103,7 +102,7 @@ class Agent:
         self._channel = grpc.aio.insecure_channel(
             settings.controller,
             options=GRPC_OPTIONS,
-            interceptors=[SignCalls(KeySigner(settings.cluster_key))],
+            interceptors=[SignCalls(daemon_signer(settings.conf.auth_type, settings.cluster_key))],
         )
         self._ctld = pb_grpc.SlurmControllerStub(self._channel)
         self._outbox: dict[int, StepOutcome] = {}

@@ -19,7 +19,7 @@ import sys
 import grpc
 
 from minislurm import cred
-from minislurm.authgrpc import Authenticator, hmac_verifier
+from minislurm.authgrpc import Authenticator, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
@@ -119,7 +119,9 @@ async def serve(args: argparse.Namespace) -> None:
         raise Fatal(str(err)) from None
     agent = Agent(settings, resources)
     guard = Authenticator(
-        hmac_verifier(settings.cluster_key), daemon_only=CONTROLLER_METHODS, exempt=STEP_METHODS
+        verifier_for(settings.conf.auth_type, settings.cluster_key),
+        daemon_only=CONTROLLER_METHODS,
+        exempt=STEP_METHODS,
     )
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]

@@ -1,18 +1,29 @@
-"""A job runs as the user who submitted it, when slurmd runs as root."""
+"""Jobs run as their users, and users cannot act for one another (needs root).
+
+The two-user tests create two unprivileged accounts for the session and run
+the real commands as each, under ``AuthType=auth/hmac`` (the kiosk signs for
+them) and ``auth/munge`` (munged signs; skipped where it is not running).
+"""
 
 from __future__ import annotations
 
+import grp
 import os
 import pwd
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from conftest import TestCluster, run_cluster
+from helpers import BIN, Result, wait_until
 
-from minislurm import auth
+from minislurm import auth, munge
+from minislurm.cluster import ClusterSpec, LocalCluster
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
 
@@ -56,3 +67,183 @@ def test_job_runs_as_its_user_and_writes_output_as_that_user(public_cluster: Tes
     assert out.read_text().split() == [str(nobody.pw_uid), str(nobody.pw_gid)]
     assert out.stat().st_uid == nobody.pw_uid
     assert (work / "made-here").stat().st_uid == nobody.pw_uid
+
+
+# ------------------------------------------------------------------ two unprivileged users
+
+
+@dataclass(frozen=True)
+class User:
+    """A test account: name, uid, gid and the supplementary group it is in."""
+
+    name: str
+    uid: int
+    gid: int
+    extra_gid: int
+
+
+@pytest.fixture(scope="session")
+def users() -> Iterator[tuple[User, User]]:
+    """Two fresh unprivileged users; A is also in a supplementary group."""
+    blocked = _unreachable(os.path.realpath(sys.executable))
+    if blocked:
+        pytest.skip(f"unprivileged users cannot run {sys.executable}: {blocked} is not o+x")
+    tag = f"{os.getpid() % 100000}"
+    group = f"msg{tag}"
+    names = [f"msa{tag}", f"msb{tag}"]
+    subprocess.run(["groupadd", group], check=True)
+    try:
+        for name, extra in zip(names, (["-G", group], []), strict=True):
+            subprocess.run(["useradd", "-M", "-U", "-s", "/bin/sh", *extra, name], check=True)
+        made = []
+        for name in names:
+            entry = pwd.getpwnam(name)
+            made.append(User(name, entry.pw_uid, entry.pw_gid, grp.getgrnam(group).gr_gid))
+        yield made[0], made[1]
+    finally:
+        for name in names:
+            subprocess.run(["userdel", name], check=False, capture_output=True)
+        subprocess.run(["groupdel", group], check=False, capture_output=True)
+
+
+def _unreachable(path: str) -> str:
+    """The first directory above ``path`` other users cannot search ("" if none)."""
+    parent = os.path.dirname(path)
+    while parent != os.path.dirname(parent):
+        if not os.stat(parent).st_mode & 0o001:
+            return parent
+        parent = os.path.dirname(parent)
+    return ""
+
+
+def _munge_runs() -> bool:
+    if not munge.available():
+        return False
+    return subprocess.run(["munge", "-n"], capture_output=True, check=False).returncode == 0
+
+
+@pytest.fixture(scope="module", params=["auth/hmac", "auth/munge"])
+def multiuser_cluster(request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A cluster users can reach, under each AuthType."""
+    if request.param == "auth/munge" and not _munge_runs():
+        pytest.skip("munge is not installed or munged is not running (apt-get install munge)")
+    home = Path(tempfile.mkdtemp(prefix="minislurm-users-", dir="/tmp"))
+    os.chmod(home, 0o755)
+    spec = ClusterSpec(kill_wait=2, min_job_age=600)
+    LocalCluster(str(home)).write_config(spec)
+    with open(home / "slurm.conf", "a", encoding="ascii") as conf:
+        conf.write(f"AuthType={request.param}\n")
+    try:
+        yield from run_cluster(home, request, spec)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _work(cluster: TestCluster, user: User) -> Path:
+    """The user's own work directory in the cluster."""
+    work = cluster.workdir / user.name
+    if not work.exists():
+        work.mkdir()
+        os.chown(work, user.uid, user.gid)
+    return work
+
+
+def _as(cluster: TestCluster, user: User, *argv: str) -> Result:
+    """Run one of our commands as ``user`` in its own work directory."""
+    work = _work(cluster, user)
+    env = {**cluster.env, "HOME": str(work), "USER": user.name, "LOGNAME": user.name}
+    proc = subprocess.run(
+        [str(BIN / argv[0]), *argv[1:]],
+        env=env,
+        cwd=work,
+        user=user.uid,
+        group=user.gid,
+        extra_groups=os.getgrouplist(user.name, user.gid),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    return Result(proc.stdout, proc.stderr, proc.returncode)
+
+
+def _submit(cluster: TestCluster, user: User, *args: str) -> int:
+    result = _as(cluster, user, "sbatch", "--parsable", *args)
+    assert result.rc == 0, result
+    return int(result.out.strip().split(";")[0])
+
+
+def test_a_user_cannot_touch_another_users_job(
+    multiuser_cluster: TestCluster, users: tuple[User, User]
+) -> None:
+    cluster, (a, b) = multiuser_cluster, users
+    job = _submit(cluster, b, "-t", "10", "--wrap=sleep 300")
+    cluster.wait_state(job, "RUNNING")
+    before = cluster.job(job)
+    assert before["UserId"].startswith(f"{b.name}({b.uid})")
+    for argv in (
+        ["scancel", str(job)],
+        ["scancel", "--signal=USR1", str(job)],
+        ["scontrol", "hold", str(job)],
+        ["scontrol", "requeue", str(job)],
+        ["scontrol", "update", f"JobId={job}", "TimeLimit=1"],
+        ["scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=mine"],
+    ):
+        result = _as(cluster, a, *argv)
+        assert result.rc != 0 and "Access/permission denied" in result.err, (argv, result)
+    after = cluster.job(job)
+    assert (after["JobState"], after["TimeLimit"]) == ("RUNNING", before["TimeLimit"])
+    assert "DRAIN" not in cluster.run("sinfo", "-h", "-n", "n1", "-o", "%T").out.upper()
+    assert _as(cluster, b, "scancel", str(job)).rc == 0
+    cluster.wait_state(job, "CANCELLED")
+
+
+def test_a_users_job_files_and_processes_are_its_own(
+    multiuser_cluster: TestCluster, users: tuple[User, User]
+) -> None:
+    cluster, (a, _) = multiuser_cluster, users
+    work = _work(cluster, a)
+    script = (
+        "#!/bin/sh\nid -u; id -g; id -G; echo $SLURM_JOB_UID $SLURM_JOB_USER\n"
+        "echo $$ > pid; sleep 300\n"
+    )
+    (work / "job.sh").write_text(script)
+    job = _submit(
+        cluster, a, "-t", "10", "--export=ALL,SLURM_JOB_UID=0,SLURM_JOB_USER=root", "job.sh"
+    )
+    pid = int(wait_until(lambda: (work / "pid").exists() and (work / "pid").read_text(), 30, "pid"))
+    assert os.stat(f"/proc/{pid}").st_uid == a.uid
+    out = work / f"slurm-{job}.out"
+    uid, gid, groups, identity = out.read_text().splitlines()[:4]
+    assert (int(uid), int(gid)) == (a.uid, a.gid)
+    assert str(a.extra_gid) in groups.split()
+    assert identity.split() == [str(a.uid), a.name]  # not the root the submitter claimed
+    assert out.stat().st_uid == a.uid and (work / "pid").stat().st_uid == a.uid
+    assert _as(cluster, a, "scancel", str(job)).rc == 0
+    cluster.wait_state(job, "CANCELLED")
+
+
+def test_a_user_cannot_submit_a_job_as_someone_else(
+    multiuser_cluster: TestCluster, users: tuple[User, User]
+) -> None:
+    cluster, (a, b) = multiuser_cluster, users
+    code = (
+        "import os, sys\n"
+        "from minislurm import auth\n"
+        "from minislurm.conffile import read_client_config\n"
+        "from minislurm.ctlclient import ControllerClient\n"
+        "from minislurm.h2grpc import RpcError\n"
+        "c = read_client_config(os.environ['SLURM_CONF'])\n"
+        "signer = auth.signer_for(c.path, c.auth_type)\n"
+        "spec = dict(name='x', script=b'#!/bin/sh\\n', batch=True, work_dir='/tmp',"
+        f" uid={b.uid}, gid={b.gid}, user='{b.name}')\n"
+        "with ControllerClient(c.host, c.port, timeout=10, signer=signer) as ctl:\n"
+        "    try:\n"
+        "        ctl.call('SubmitJob', spec=spec)\n"
+        "    except RpcError as e:\n"
+        "        sys.exit(f'{e.code}: {e.details}')\n"
+    )
+    before = cluster.run("squeue", "-h").out
+    result = _as(cluster, a, "python", "-c", code)
+    assert result.rc == 1 and "PERMISSION_DENIED: Access/permission denied" in result.err, result
+    assert cluster.run("squeue", "-h").out == before
