@@ -24,9 +24,15 @@ _FIELD = re.compile(r"^([A-Z_]+):\s*(.*?)\s*$")
 _ID = re.compile(r"\((\d+)\)")
 
 
-def available() -> bool:
-    """Whether the munge commands are installed."""
-    return shutil.which("munge") is not None and shutil.which("unmunge") is not None
+def running() -> bool:
+    """Whether the munge commands are installed and munged answers."""
+    if shutil.which("munge") is None or shutil.which("unmunge") is None:
+        return False
+    try:
+        done = subprocess.run(["munge", "-n"], capture_output=True, timeout=TIMEOUT, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
 
 
 def sign(method: str) -> str:

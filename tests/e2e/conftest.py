@@ -114,10 +114,20 @@ class TestCluster:
 
 
 def run_cluster(
-    home: Path, request: pytest.FixtureRequest, spec: ClusterSpec | None = None
+    home: Path,
+    request: pytest.FixtureRequest,
+    spec: ClusterSpec | None = None,
+    conf_lines: str = "",
 ) -> Iterator[TestCluster]:
-    """Start a cluster in ``home``, yield it, stop it (printing its logs if a test failed)."""
+    """Start a cluster in ``home``, yield it, stop it (printing its logs if a test failed).
+
+    ``conf_lines`` are appended to the generated slurm.conf (``AuthType=auth/munge\n``).
+    """
     cluster = TestCluster(home, spec or ClusterSpec(kill_wait=2, min_job_age=600))
+    if conf_lines:
+        cluster.local.write_config(cluster.spec)
+        with open(cluster.local.conf_path, "a", encoding="utf-8") as conf:
+            conf.write(conf_lines)
     failed_before = request.session.testsfailed
     cluster.start()
     try:

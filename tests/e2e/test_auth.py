@@ -1,15 +1,20 @@
-"""Every RPC needs a valid credential: forged, replayed, expired or missing ones change nothing."""
+"""Every RPC needs a valid credential: forged, replayed, expired or missing ones change nothing.
+
+Under the default ``AuthType=auth/hmac`` and under ``auth/munge`` (real munged;
+skipped where it is not running).
+"""
 
 from __future__ import annotations
 
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
-from conftest import TestCluster
+from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
-from minislurm import auth, cred
+from minislurm import auth, cred, munge
 from minislurm.agentclient import AgentClient
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
@@ -148,3 +153,70 @@ def test_agent_port_refuses_calls_not_from_the_controller(cluster: TestCluster) 
                 assert err.value.code == code, (method, signer)
     with AgentClient(info.addr, info.port, timeout=10, signer=_signed(_key(cluster))) as agent:
         assert agent.call("Ping").name == "n1"
+
+
+# ------------------------------------------------------------------ AuthType=auth/munge
+
+
+@pytest.fixture(scope="module")
+def munge_cluster(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[TestCluster]:
+    """A cluster whose daemons and commands authenticate through munged."""
+    if not munge.running():
+        pytest.skip("munge is not installed or munged is not running (apt-get install munge)")
+    home = tmp_path_factory.mktemp("munge")
+    yield from run_cluster(home, request, conf_lines="AuthType=auth/munge\n")
+
+
+def _munged(*args: str) -> auth.Signer:
+    def sign(method: str) -> str:
+        done = subprocess.run(["munge", *args, "-s", method], capture_output=True, check=True)
+        return done.stdout.decode().strip()
+
+    return sign
+
+
+def test_munge_cluster_works_through_the_commands(munge_cluster: TestCluster) -> None:
+    job_id = munge_cluster.sbatch("--wrap=true")
+    assert munge_cluster.wait_state(job_id)["JobState"] == "COMPLETED"
+    config = munge_cluster.run("scontrol", "show", "config").out.splitlines()
+    assert "AuthType                = auth/munge" in config
+
+
+@pytest.mark.parametrize("how", ["missing", "forged", "hmac", "other method", "replayed"])
+def test_munge_rejects_bad_credentials(munge_cluster: TestCluster, how: str) -> None:
+    cluster = munge_cluster
+    job_id = _held_job(cluster)
+    signer = {
+        "missing": None,
+        "forged": lambda method: "MUNGE:AwQFAAB" + "x" * 80 + ":",
+        "hmac": _signed(_key(cluster)),  # the wrong kind for this cluster
+        "other method": lambda method: _munged()(method + "x"),
+        "replayed": _replaying(_munged()),
+    }[how]
+    with _client(cluster, signer) as client:
+        if how == "replayed":
+            client.call("GetJobs", job_ids=[job_id])
+        with pytest.raises(RpcError) as err:
+            client.call("CancelJobs", job_ids=[job_id])
+    assert err.value.code == "UNAUTHENTICATED", err.value
+    if how == "replayed":
+        assert "Replayed credential" in err.value.details
+    assert cluster.state(job_id) == "PENDING"
+    assert "auth: CancelJobs from ipv4:127.0.0.1" in _ctld_log(cluster)
+    assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+def test_munge_rejects_an_expired_credential(munge_cluster: TestCluster) -> None:
+    cluster = munge_cluster
+    job_id = _held_job(cluster)
+    made = time.time()
+    token = _munged("--ttl=1")("/minislurm.v1.SlurmController/CancelJobs")
+    # munged's clock is the one that matters; wait it out on ours (1 s TTL + 1 s granularity).
+    wait_until(lambda: time.time() > made + 2.5, 5, "the credential's TTL to pass")
+    with _client(cluster, lambda method: token) as client, pytest.raises(RpcError) as err:
+        client.call("CancelJobs", job_ids=[job_id])
+    assert (err.value.code, "Expired credential" in err.value.details) == ("UNAUTHENTICATED", True)
+    assert cluster.state(job_id) == "PENDING"
+    assert cluster.run("scancel", str(job_id)).rc == 0

@@ -23,7 +23,6 @@ from conftest import TestCluster, run_cluster
 from helpers import BIN, Result, wait_until
 
 from minislurm import auth, munge
-from minislurm.cluster import ClusterSpec, LocalCluster
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
 
@@ -116,25 +115,15 @@ def _unreachable(path: str) -> str:
     return ""
 
 
-def _munge_runs() -> bool:
-    if not munge.available():
-        return False
-    return subprocess.run(["munge", "-n"], capture_output=True, check=False).returncode == 0
-
-
 @pytest.fixture(scope="module", params=["auth/hmac", "auth/munge"])
 def multiuser_cluster(request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """A cluster users can reach, under each AuthType."""
-    if request.param == "auth/munge" and not _munge_runs():
+    if request.param == "auth/munge" and not munge.running():
         pytest.skip("munge is not installed or munged is not running (apt-get install munge)")
     home = Path(tempfile.mkdtemp(prefix="minislurm-users-", dir="/tmp"))
     os.chmod(home, 0o755)
-    spec = ClusterSpec(kill_wait=2, min_job_age=600)
-    LocalCluster(str(home)).write_config(spec)
-    with open(home / "slurm.conf", "a", encoding="ascii") as conf:
-        conf.write(f"AuthType={request.param}\n")
     try:
-        yield from run_cluster(home, request, spec)
+        yield from run_cluster(home, request, conf_lines=f"AuthType={request.param}\n")
     finally:
         shutil.rmtree(home, ignore_errors=True)
 
