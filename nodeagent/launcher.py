@@ -28,6 +28,7 @@ from nodeagent.stepdpool import StepdPool
 
 log = logging.getLogger(__name__)
 
+STEPD_DIED = "slurmstepd died"
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
 
 
@@ -202,7 +203,13 @@ class Launcher:
         proc = self._children.pop(job_id, None)
         if proc is not None:
             proc.wait()
-        self._on_end(self.outcome(job_id))
+        outcome = self.outcome(job_id)
+        if outcome.message == STEPD_DIED:
+            # What the supervisor ran must not outlive it (the task leads its process group).
+            task = _read_int(os.path.join(self.jobdir(job_id), "task.pid"))
+            if task:
+                _signal(-task, signal.SIGKILL)
+        self._on_end(outcome)
 
     def outcome(self, job_id: int) -> StepOutcome:
         """How an ended job's step finished (stepd's record, or a failure if none).
@@ -238,7 +245,7 @@ class Launcher:
                 signal.SIGKILL,
                 now,
                 now,
-                message="slurmstepd died",
+                message=STEPD_DIED,
                 restarts=self._restarts(job_id),
             )
 

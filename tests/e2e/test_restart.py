@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+from pathlib import Path
+
 from conftest import TestCluster
-from helpers import wait_until
+from helpers import pid_alive, wait_until
 
 
 def test_controller_sigkill_keeps_every_job(fresh_cluster: TestCluster) -> None:
@@ -49,3 +53,37 @@ def test_running_job_survives_a_controller_restart(fresh_cluster: TestCluster) -
     assert cluster.state(job_id) == "RUNNING"
     gate.touch()
     assert cluster.wait_state(job_id)["JobState"] == "COMPLETED"
+
+
+def test_running_job_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster) -> None:
+    cluster = fresh_cluster
+    gate = cluster.workdir / "gate3"
+    job_id = cluster.sbatch(
+        "-w", "n1", script=f"#!/bin/bash\nwhile [ ! -e {gate} ]; do sleep 0.1; done\necho ok\n"
+    )
+    cluster.wait_state(job_id, "RUNNING")
+    stepds = cluster.local.stepd_pids()
+    pid = cluster.local.pid("slurmd-n1")
+    assert pid is not None and len(stepds) == 1
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: cluster.local.pid("slurmd-n1") is None, 10, "slurmd to die")
+    assert cluster.local.stepd_pids() == stepds  # the supervisor and its task live on
+    cluster.start()  # the new agent adopts the supervisor
+    assert cluster.state(job_id) == "RUNNING"
+    gate.touch()
+    info = cluster.wait_state(job_id)
+    assert (info["JobState"], info["ExitCode"], info["Restarts"]) == ("COMPLETED", "0:0", "0")
+    assert (cluster.workdir / f"slurm-{job_id}.out").read_text() == "ok\n"
+
+
+def test_a_killed_supervisor_is_a_job_failure(fresh_cluster: TestCluster) -> None:
+    cluster = fresh_cluster
+    job_id = cluster.sbatch("-w", "n1", "--wrap=sleep 300")
+    cluster.wait_state(job_id, "RUNNING")
+    (stepd,) = cluster.local.stepd_pids()
+    spool = Path(cluster.local.path("spool", "n1", f"job{job_id:05d}"))
+    task = int(wait_until(lambda: (spool / "task.pid").read_text().strip(), 10, "task pid"))
+    os.kill(stepd, signal.SIGKILL)
+    info = cluster.wait_state(job_id, timeout=30)
+    assert (info["JobState"], info["ExitCode"]) == ("FAILED", "0:9")
+    wait_until(lambda: not pid_alive(task), 10, "the task to be killed with its supervisor")
