@@ -65,7 +65,7 @@ def missing_requirements() -> str | None:
 class Network:
     """The names and addresses of one namespace cluster."""
 
-    tag: str  # the launcher's pid in hex and a counter
+    tag: str  # the launcher's pid in six hex digits and a counter
     subnet: str  # the first three octets of a /24
     nodes: tuple[str, ...]
 
@@ -129,8 +129,9 @@ def allocate_network(nodes: list[str]) -> Network:
     """
     if len(nodes) > MAX_NODES:
         raise RuntimeError(f"a namespace cluster has at most {MAX_NODES} nodes")
-    seq = next(_instances)
-    return Network(f"{os.getpid():x}{seq}", _free_subnet(os.getpid() + seq), tuple(nodes))
+    seq = next(_instances) % 100  # keeps link names within 15 characters
+    tag = f"{os.getpid():06x}{seq}"  # pids stay below 2**22: six hex digits
+    return Network(tag, _free_subnet(os.getpid() + seq), tuple(nodes))
 
 
 def create_network(net: Network) -> None:
