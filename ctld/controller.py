@@ -28,11 +28,12 @@ from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld import requeue as requeueops
 from ctld import steps as stepops
+from ctld.acctmgr import Accounting
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
-from ctld.sched.priority import PriorityWeights, job_priority
+from ctld.sched.priority import Factors, PriorityWeights, job_factors
 from ctld.sched.willrun import expected_start
-from ctld.scheduling import SchedulerLoop, build_snapshot, latest_start
+from ctld.scheduling import SchedulerLoop, build_snapshot, cluster_size, latest_start
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo
@@ -48,6 +49,7 @@ from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 log = logging.getLogger(__name__)
 
 HOUSEKEEPING_SECONDS = 1.0
+USAGE_CHARGE_SECONDS = 30.0  # how often running jobs' usage is charged (Slurm: PriorityCalcPeriod)
 STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
 
 
@@ -64,11 +66,19 @@ class Controller:
             age=self.conf.priority_weight_age,
             job_size=self.conf.priority_weight_job_size,
             partition=self.conf.priority_weight_partition,
+            fairshare=self.conf.priority_weight_fairshare,
+            qos=self.conf.priority_weight_qos,
             max_age=float(self.conf.priority_max_age * 60),
             favor_small=self.conf.priority_favor_small,
         )
+        self.accounting = Accounting(self.conf, self._transaction, settings.operators)
         self.scheduler = SchedulerLoop(
-            self.state, self.weights, self._apply_plan, self._settle_pending, settings.sched
+            self.state,
+            self.weights,
+            self._apply_plan,
+            self._settle_pending,
+            settings.sched,
+            self.accounting,
         )
         self.timers = JobTimers(self._time_limit_reached)
         self.warnings = JobTimers(self._warning_due)  # --signal=SIG@TIME
@@ -101,6 +111,7 @@ class Controller:
                 name = saved[0]
                 if name in self.state.nodes:
                     self.state.put_node(nodeops.restored(self.state.nodes[name], *saved[1:]))
+        self.accounting.load(now)
         # No node is used before its agent has registered with this controller.
         for node in list(self.state.nodes.values()):
             self.state.put_node(nodeops.unheard(node, now))
@@ -354,6 +365,8 @@ class Controller:
                 now = time.time()
                 self._mark_unresponsive(now)
                 self._fail_silent_nodes(now)
+                if now - self.accounting.usage_time >= USAGE_CHARGE_SECONDS:
+                    self.charge_usage(now)
                 self.state.forget_finished(now - self.conf.min_job_age)
             except Exception:
                 log.exception("housekeeping failed")
@@ -413,9 +426,38 @@ class Controller:
             The priority.
         """
         if job.state is not JobState.PENDING:
-            return job_priority(replace(job, hold=""), job.submit_time, self.weights, 0, 0.0)
-        cluster_cpus = sum(n.cpus for n in self.state.nodes.values())
-        return job_priority(job, now, self.weights, cluster_cpus, 0.0)
+            return self.factors(job, job.submit_time).priority(self.weights)
+        return 0 if job.held else self.factors(job, now).priority(self.weights)
+
+    def factors(self, job: Job, now: float) -> Factors:
+        """A job's priority factors now (what sprio shows).
+
+        Args:
+            job: the job.
+            now: the time.
+
+        Returns:
+            Its factors.
+        """
+        part = self.state.partitions.get(job.partition)
+        job_factor = part.priority_job_factor if part else 1
+        size = cluster_size(self.state)
+        fairshare = self.accounting.fairshare(job)
+        return job_factors(job, now, self.weights, size, job_factor, fairshare)
+
+    def charge_usage(self, now: float) -> None:
+        """Charge the allocated TRES-seconds of jobs to their associations (fair share).
+
+        Args:
+            now: the time.
+        """
+        since = self.accounting.usage_time
+        jobs = [
+            j
+            for j in self.state.jobs.values()
+            if j.allocation and (not j.end_time or j.end_time > since)
+        ]
+        self.accounting.charge(now, jobs)
 
     def submit(self, spec: pb.JobSpec) -> int:
         """Validate and store a new job; it may start before this returns to the client.
@@ -439,7 +481,7 @@ class Controller:
         return job_id
 
     def _build(self, spec: pb.JobSpec, job_id: int, now: float) -> tuple[Job, JobScript]:
-        return jobops.build_job(
+        job, script = jobops.build_job(
             spec,
             job_id,
             now,
@@ -449,6 +491,7 @@ class Controller:
             self.conf.max_array_size,
             self.conf.job_requeue,
         )
+        return self.accounting.admit(job, self.state.jobs.values()), script
 
     def test_submit(self, spec: pb.JobSpec) -> tuple[Job, float, Allocation | None]:
         """sbatch --test-only: validate a job and say when it would start; store nothing.
@@ -464,7 +507,7 @@ class Controller:
         """
         now = time.time()
         job, _ = self._build(spec, self.state.last_job_id + 1, now)
-        snapshot = build_snapshot(self.state, now, self.weights)
+        snapshot = build_snapshot(self.state, now, self.weights, self.accounting)
         running = tuple(
             RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
             for j in self.state.active_jobs()

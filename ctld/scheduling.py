@@ -8,7 +8,7 @@ long is followed by an equal pause, which bounds the scheduler's share of
 the controller under a burst of submissions. A periodic tick covers
 time-based changes (job age), at least every ``bf_interval`` seconds.
 
-Imports ctld.sched, ctld.state, ctld.jobs and minislurm.
+Imports ctld.sched, ctld.state, ctld.jobs, ctld.acctmgr and minislurm.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ctld import jobs as jobops
+from ctld.acctmgr import Accounting
 from ctld.depend import wait_reason
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
-from ctld.sched.priority import PriorityWeights, job_priority
+from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
 from ctld.state import ClusterState, NodeUsage
 from minislurm.arrays import TaskSet
 from minislurm.depend import parse_dependency
@@ -54,13 +55,30 @@ def node_usable(state: NodeState, flags: frozenset[NodeFlag]) -> bool:
     return state is NodeState.IDLE and not flags
 
 
-def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) -> Snapshot:
+def cluster_size(state: ClusterState) -> ClusterSize:
+    """What the job size and partition priority factors are relative to.
+
+    Args:
+        state: the cluster.
+
+    Returns:
+        Its nodes, CPUs and largest PriorityJobFactor.
+    """
+    factors = [p.priority_job_factor for p in state.partitions.values()]
+    cpus = sum(n.cpus for n in state.nodes.values())
+    return ClusterSize(len(state.nodes), cpus, max(factors, default=1))
+
+
+def build_snapshot(
+    state: ClusterState, now: float, weights: PriorityWeights, accounting: Accounting | None = None
+) -> Snapshot:
     """Everything a pass reads, from the in-memory state.
 
     Args:
         state: the cluster.
         now: the time of the pass.
         weights: priority weights.
+        accounting: associations (fair share, limits), if any.
 
     Returns:
         The snapshot.
@@ -83,7 +101,7 @@ def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) ->
                 weight=node.weight,
             )
         )
-    cluster_cpus = sum(n.cpus for n in state.nodes.values())
+    size = cluster_size(state)
     partitions = tuple(
         PartitionView(
             name=p.name,
@@ -102,10 +120,13 @@ def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) ->
     running = Counter(j.array_job_id for j in active if j.array_job_id)
     pending: list[PendingJob] = []
     for job in state.queued_jobs():
+        part = state.partitions.get(job.partition)
+        fairshare = accounting.fairshare(job) if accounting else 0.0
+        job_factor = part.priority_job_factor if part else 1
         entry = PendingJob(
             job_id=job.job_id,
             partition=job.partition,
-            priority=job_priority(job, now, weights, cluster_cpus, 0.0),
+            priority=job_priority(job, now, weights, size, job_factor, fairshare),
             submit_time=job.submit_time,
             request=job.request,
             time_limit=job.time_limit,
@@ -119,6 +140,8 @@ def build_snapshot(state: ClusterState, now: float, weights: PriorityWeights) ->
         for j in active
         if j.allocation is not None
     )
+    if accounting is not None:
+        pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
 
 
@@ -210,9 +233,11 @@ class SchedulerLoop:
         apply: Callable[[Plan, float], None],
         prepare: Callable[[float], None],
         cfg: SchedConfig | None = None,
+        accounting: Accounting | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
+        self._accounting = accounting
         self.cfg = cfg or SchedConfig()
         self._apply = apply
         self._prepare = prepare
@@ -244,7 +269,7 @@ class SchedulerLoop:
         """
         now = time.time()
         self._prepare(now)
-        snapshot = build_snapshot(self._state, now, self._weights)
+        snapshot = build_snapshot(self._state, now, self._weights, self._accounting)
         decided = plan(snapshot, now, self.cfg)
         self._apply(decided, now)
         self.passes += 1

@@ -19,6 +19,7 @@ import grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 from ctld.acctquery import accounting_records
+from ctld.acctshow import assocs_reply, priorities_reply
 from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
@@ -218,6 +219,29 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     def _accounting(self, request: pb.GetAccountingRequest, now: float) -> list[pb.AcctRecord]:
         with self.sessions() as session, session.begin():
             return accounting_records(session, request, now, self.ctl.conf.cluster_name)
+
+    @grpc_errors
+    async def ManageAssoc(
+        self, request: pb.ManageAssocRequest, context: Ctx
+    ) -> pb.ManageAssocReply:
+        busy = self.ctl.accounting.busy(self.ctl.state.jobs.values())
+        lines = self.ctl.accounting.manage(request, busy)
+        self.ctl.scheduler.kick()
+        return pb.ManageAssocReply(lines=lines)
+
+    @grpc_errors
+    async def GetAssocs(self, request: pb.GetAssocsRequest, context: Ctx) -> pb.GetAssocsReply:
+        self.ctl.charge_usage(time.time())
+        return assocs_reply(self.ctl.accounting, self.ctl.conf.cluster_name)
+
+    @grpc_errors
+    async def GetPriorities(
+        self, request: pb.GetPrioritiesRequest, context: Ctx
+    ) -> pb.GetPrioritiesReply:
+        now = time.time()
+        self.ctl.charge_usage(now)
+        jobs = self.ctl.state.jobs.values()
+        return priorities_reply(jobs, lambda j: self.ctl.factors(j, now), self.ctl.weights)
 
     @grpc_errors
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:

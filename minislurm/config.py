@@ -73,6 +73,7 @@ class PartitionConfig:
     allow_groups: tuple[str, ...] | None = None  # None: ALL
     state: str = "UP"
     over_subscribe: str = "NO"
+    tres_billing_weights: str = ""  # "CPU=1.0,GRES/gpu=2.0"; "": usage is charged per CPU
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class SlurmConfig:
     priority_max_age: int = 7 * 24 * 60
     priority_decay_half_life: int = 7 * 24 * 60
     priority_favor_small: bool = False
+    accounting_storage_enforce: tuple[str, ...] = ()  # associations, limits
     slurmd_timeout: int = 300  # seconds
     kill_wait: int = 30  # seconds
     job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
@@ -185,6 +187,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "PriorityMaxAge": ("priority_max_age", "duration"),
     "PriorityDecayHalfLife": ("priority_decay_half_life", "duration"),
     "PriorityFavorSmall": ("priority_favor_small", "bool"),
+    "AccountingStorageEnforce": ("accounting_storage_enforce", "list"),
     "SlurmdTimeout": ("slurmd_timeout", "int"),
     "KillWait": ("kill_wait", "int"),
     "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
@@ -210,12 +213,12 @@ _NODE_KEYS = (
 ).split()
 _PARTITION_KEYS = (
     "PartitionName Nodes Default MaxTime DefaultTime MaxNodes MinNodes PriorityTier "
-    "PriorityJobFactor AllowAccounts AllowGroups State OverSubscribe Shared"
+    "PriorityJobFactor AllowAccounts AllowGroups State OverSubscribe Shared TRESBillingWeights"
 ).split()
 
 IGNORED_KEYS = frozenset(
     """
-    AccountingStorageBackupHost AccountingStorageEnforce AccountingStorageExternalHost
+    AccountingStorageBackupHost AccountingStorageExternalHost
     AccountingStorageHost AccountingStorageParameters AccountingStoragePass
     AccountingStoragePort AccountingStorageTRES AccountingStorageType AccountingStorageUser
     AccountingStoreFlags AcctGatherEnergyType AcctGatherFilesystemType
@@ -253,7 +256,7 @@ IGNORED_KEYS = frozenset(
     X11Parameters
     CoreSpecCount CpuBind CpuSpecList MemSpecLimit Reason TRESWeights
     AllocNodes AllowQos Alternate DenyAccounts DenyQos ExclusiveUser GraceTime Hidden LLN
-    MaxCPUsPerNode QOS ReqResv RootOnly TRESBillingWeights PowerDownOnIdle
+    MaxCPUsPerNode QOS ReqResv RootOnly PowerDownOnIdle
     """.split()
 )
 """Keys Slurm documents that we accept and ignore: no warning for these."""
@@ -609,7 +612,22 @@ def _partition_value(
         return {"state": _value(record, key, text, _to_choice, _PARTITION_STATES)}
     if key in ("OverSubscribe", "Shared"):  # Shared is OverSubscribe's old name
         return {"over_subscribe": _value(record, key, text, _to_oversubscribe)}
+    if key == "TRESBillingWeights":
+        return {"tres_billing_weights": _value(record, key, text, _to_billing_weights)}
     return {}
+
+
+def _to_billing_weights(text: str) -> str:
+    for item in _to_list(text):
+        name, sep, value = item.partition("=")
+        number = value[:-1] if value[-1:].upper() in ("K", "M", "G", "T") else value
+        try:
+            float(number)
+        except ValueError:
+            raise ValueError(f"invalid TRESBillingWeights item {item!r}") from None
+        if not sep or not name:
+            raise ValueError(f"invalid TRESBillingWeights item {item!r}")
+    return text
 
 
 def _partition_nodes(

@@ -1,10 +1,22 @@
-"""Job priority: a pure function of the job, the time and the weights.
+"""Job priority: a pure function of the job, the time, the weights and the factors.
 
-A subset of Slurm's ``priority/multifactor``: age, job size and partition
-factors, each in [0, 1], times their ``PriorityWeight*``, minus the job's
-nice value. With every weight 0 (Slurm's default) all jobs tie at 1 and the
-scheduler's tie-breaks (submit time, then job id) make it first-come,
-first-served.
+Slurm's ``priority/multifactor``: each factor is in [0, 1] and counts with
+its ``PriorityWeight*``; the nice value is subtracted::
+
+    priority = Wage * age + Wfairshare * fairshare + Wjobsize * size
+             + Wpartition * partition + Wqos * qos - nice
+
+* age: time since the job became eligible over ``PriorityMaxAge`` (at most 1);
+* fairshare: the association's Fair Tree factor (:mod:`ctld.fairshare`);
+* size: (nodes / cluster nodes + CPUs / cluster CPUs) / 2, or one minus that
+  with ``PriorityFavorSmall``;
+* partition: its PriorityJobFactor over the largest PriorityJobFactor;
+* qos: the QOS's priority over the largest (every job runs in ``normal``,
+  priority 0, so this is 0).
+
+With every weight 0 (Slurm's default, ``priority/basic``) all jobs tie at 1
+and the scheduler's tie-breaks (submit time, then job id) make it
+first-come, first-served.
 
 Imports only minislurm.
 """
@@ -23,12 +35,86 @@ class PriorityWeights:
     age: int = 0
     job_size: int = 0
     partition: int = 0
+    fairshare: int = 0
+    qos: int = 0
     max_age: float = 7 * 24 * 3600.0  # seconds (PriorityMaxAge=7-0)
     favor_small: bool = False
 
 
+@dataclass(frozen=True)
+class ClusterSize:
+    """What the size and partition factors are relative to."""
+
+    nodes: int = 0
+    cpus: int = 0
+    max_job_factor: int = 1  # the largest PriorityJobFactor of any partition
+
+
+@dataclass(frozen=True)
+class Factors:
+    """A job's normalised priority factors, each in [0, 1], and its nice value."""
+
+    age: float = 0.0
+    fairshare: float = 0.0
+    job_size: float = 0.0
+    partition: float = 0.0
+    qos: float = 0.0
+    nice: int = 0
+
+    def weighted(self, weights: PriorityWeights) -> dict[str, float]:
+        """Each factor times its weight, as sprio shows them."""
+        return {
+            "AGE": weights.age * self.age,
+            "FAIRSHARE": weights.fairshare * self.fairshare,
+            "JOBSIZE": weights.job_size * self.job_size,
+            "PARTITION": weights.partition * self.partition,
+            "QOS": weights.qos * self.qos,
+        }
+
+    def priority(self, weights: PriorityWeights) -> int:
+        """The priority these factors give: at least 1."""
+        return max(int(sum(self.weighted(weights).values()) - self.nice), 1)
+
+
+def job_factors(
+    job: Job,
+    now: float,
+    weights: PriorityWeights,
+    size: ClusterSize,
+    partition_job_factor: int = 1,
+    fairshare: float = 0.0,
+) -> Factors:
+    """A job's factors now.
+
+    Args:
+        job: the job.
+        now: the current time (epoch seconds).
+        weights: the configured weights (PriorityMaxAge, PriorityFavorSmall).
+        size: the cluster's nodes and CPUs, and the largest PriorityJobFactor.
+        partition_job_factor: the job's partition's PriorityJobFactor.
+        fairshare: its association's fair-share factor.
+
+    Returns:
+        The factors.
+    """
+    since = job.eligible_time or job.submit_time
+    age = min(max(now - since, 0.0) / weights.max_age, 1.0) if weights.max_age > 0 else 1.0
+    node_part = min(job.request.min_nodes / size.nodes, 1.0) if size.nodes else 0.0
+    cpu_part = min(job.request.min_cpus / size.cpus, 1.0) if size.cpus else 0.0
+    job_size = (node_part + cpu_part) / 2
+    if weights.favor_small:
+        job_size = 1.0 - job_size
+    partition = partition_job_factor / size.max_job_factor if size.max_job_factor else 0.0
+    return Factors(age, fairshare, job_size, partition, 0.0, job.nice)
+
+
 def job_priority(
-    job: Job, now: float, weights: PriorityWeights, cluster_cpus: int, partition_factor: float
+    job: Job,
+    now: float,
+    weights: PriorityWeights,
+    size: ClusterSize,
+    partition_job_factor: int = 1,
+    fairshare: float = 0.0,
 ) -> int:
     """The job's priority now; 0 for a held job.
 
@@ -36,20 +122,14 @@ def job_priority(
         job: the pending job.
         now: the current time (epoch seconds).
         weights: the configured weights.
-        cluster_cpus: CPUs in the whole cluster, for the size factor.
-        partition_factor: the partition's PriorityJobFactor, normalised to [0, 1].
+        size: the cluster's size, for the size and partition factors.
+        partition_job_factor: the job's partition's PriorityJobFactor.
+        fairshare: its association's fair-share factor.
 
     Returns:
         The priority, at least 1 unless the job is held.
     """
     if job.held:
         return 0
-    since = job.eligible_time or job.submit_time
-    age = min(max(now - since, 0.0) / weights.max_age, 1.0) if weights.max_age > 0 else 1.0
-    size = min(job.request.min_cpus / cluster_cpus, 1.0) if cluster_cpus else 0.0
-    if weights.favor_small:
-        size = 1.0 - size
-    value = (
-        weights.age * age + weights.job_size * size + weights.partition * partition_factor
-    ) - job.nice
-    return max(int(value), 1)
+    factors = job_factors(job, now, weights, size, partition_job_factor, fairshare)
+    return factors.priority(weights)

@@ -132,3 +132,39 @@ class StepRow(Base):
     reported: Mapped[list[str]] = mapped_column(JSON)
     max_rss: Mapped[int] = mapped_column(Integer)
     total_cpu: Mapped[float] = mapped_column(Float)
+
+
+class AccountRow(Base):
+    """One account (sacctmgr add account)."""
+
+    __tablename__ = "accounts"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    description: Mapped[str] = mapped_column(Text)
+    organization: Mapped[str] = mapped_column(Text)
+
+
+class AcctUserRow(Base):
+    """One user known to accounting (sacctmgr add user)."""
+
+    __tablename__ = "acct_users"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    default_account: Mapped[str] = mapped_column(String)
+    admin: Mapped[str] = mapped_column(String)
+
+
+class AssocRow(Base):
+    """One association (an account, or a user in an account), its limits and usage."""
+
+    __tablename__ = "assocs"
+
+    account: Mapped[str] = mapped_column(String, primary_key=True)
+    user: Mapped[str] = mapped_column(String, primary_key=True)
+    parent: Mapped[str] = mapped_column(String)
+    shares: Mapped[int] = mapped_column(Integer)
+    max_jobs: Mapped[int] = mapped_column(Integer)
+    max_submit: Mapped[int] = mapped_column(Integer)
+    grp_tres: Mapped[str] = mapped_column(String)
+    raw_usage: Mapped[float] = mapped_column(Float)  # decayed TRES-seconds, charged to users
+    usage_time: Mapped[float] = mapped_column(Float)  # when raw_usage was last decayed

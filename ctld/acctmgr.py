@@ -1,0 +1,286 @@
+"""The controller's accounting of associations: sacctmgr's changes, usage, fair share, limits.
+
+Holds the association :class:`~ctld.assoc.Book` and the decayed usage in
+memory, mirrors every change in the database before answering (a change
+acknowledged is durable), charges running jobs' allocated TRES-seconds,
+and answers what submission and scheduling ask: a job's account, whether
+``AccountingStorageEnforce`` lets it in, its fair-share factor, and which
+association limit holds it back.
+
+Imports ctld.assoc, ctld.fairshare, ctld.store and minislurm.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from dataclasses import replace
+
+from sqlalchemy.orm import Session
+
+from ctld import assoc as assocops
+from ctld.assoc import UNSET, AcctError, Assoc, Book
+from ctld.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
+from ctld.store import assocrepo
+from minislurm.config import SlurmConfig
+from minislurm.errors import InvalidRequest, PermissionDenied
+from minislurm.model import Job, PendingJob
+from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.states import TERMINAL_JOB_STATES, JobState
+
+log = logging.getLogger(__name__)
+
+INVALID_ACCOUNT = "Invalid account or account/partition combination specified"
+SUBMIT_LIMIT = (
+    "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+)
+REASON_MAX_JOBS = "AssocMaxJobsLimit"
+REASON_GRP_GPUS = "AssocGrpGRES"
+_HOLDING = (JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED)
+
+Transaction = Callable[[], AbstractContextManager[Session]]
+
+
+class Accounting:
+    """Associations, usage and fair share of one controller."""
+
+    def __init__(
+        self, conf: SlurmConfig, transaction: Transaction, operators: Iterable[int]
+    ) -> None:
+        self.conf = conf
+        self._transaction = transaction
+        self._operators = frozenset(operators)
+        self.enforce = frozenset(e.lower() for e in conf.accounting_storage_enforce)
+        if "limits" in self.enforce:
+            self.enforce |= {"associations"}
+        self.half_life = conf.priority_decay_half_life * 60.0
+        self._weights = {
+            p.name: parse_billing_weights(p.tres_billing_weights) for p in conf.partitions
+        }
+        self.book: Book = assocops.initial_book()
+        self.usage: dict[tuple[str, str], float] = {}
+        self.usage_time = 0.0
+        self._factors: dict[tuple[str, str], float] = {}
+
+    def load(self, now: float) -> None:
+        """Read the stored tree, or store the initial one (root) on a first start.
+
+        Args:
+            now: the time.
+        """
+        with self._transaction() as s:
+            found = assocrepo.load_book(s)
+            if found is None:
+                self.usage_time = now
+                assocrepo.save_book(s, self.book, self.usage, now)
+            else:
+                self.book, self.usage, self.usage_time = found
+        self._refresh()
+
+    # ------------------------------------------------------------ sacctmgr
+
+    def manage(self, request: pb.ManageAssocRequest, busy: set[tuple[str, str]]) -> list[str]:
+        """sacctmgr add|modify|delete account|user: change, store, and say what changed.
+
+        Args:
+            request: the verb, entity, names, conditions and settings.
+            busy: associations with pending or running jobs (they may not be deleted).
+
+        Returns:
+            What sacctmgr prints.
+
+        Raises:
+            PermissionDenied: the requester is not root or an operator.
+            AcctError: nothing changed; the message says why.
+        """
+        if request.requester_uid != 0 and request.requester_uid not in self._operators:
+            raise PermissionDenied(" Access/permission denied")
+        cluster = self.conf.cluster_name
+        settings = dict(request.settings)
+        where = {k.lower(): v for k, v in request.where.items()}
+        names = [n for n in request.names if n]
+        if request.verb == "add" and request.entity == "account":
+            book, lines = assocops.add_accounts(self.book, names, settings, cluster)
+        elif request.verb == "add" and request.entity == "user":
+            book, lines = assocops.add_users(self.book, names, settings, cluster)
+        elif request.verb == "modify" and request.entity in ("account", "user"):
+            book, lines = assocops.modify(self.book, request.entity, where, settings, cluster)
+        elif request.verb == "delete" and request.entity in ("account", "user"):
+            book, lines = assocops.delete(self.book, request.entity, where, busy)
+        else:
+            raise AcctError(f" Unknown request: {request.verb} {request.entity}")
+        usage = {k: v for k, v in self.usage.items() if k in book.assocs}
+        with self._transaction() as s:
+            assocrepo.save_book(s, book, usage, self.usage_time)
+        self.book, self.usage = book, usage
+        self._refresh()
+        log.info("associations: %s %s %s", request.verb, request.entity, " ".join(names))
+        return lines
+
+    # ------------------------------------------------------------ usage and fair share
+
+    def charge(self, now: float, jobs: Iterable[Job]) -> None:
+        """Decay usage to ``now`` and charge what jobs held since the last charge.
+
+        Args:
+            now: the time.
+            jobs: jobs that may have held resources since then (running, or ended since).
+        """
+        since = self.usage_time
+        if now <= since:
+            return
+        factor = decayed(1.0, now - since, self.half_life)
+        usage = {k: v * factor for k, v in self.usage.items()}
+        for job in jobs:
+            alloc = job.allocation
+            if alloc is None or not job.start_time:
+                continue
+            end = now if job.state in _HOLDING or not job.end_time else min(job.end_time, now)
+            seconds = end - max(job.start_time, since)
+            key = (job.account, job.user)
+            if seconds <= 0 or key not in self.book.assocs:
+                continue
+            weights = self._weights.get(job.partition, {})
+            rate = billing(alloc.cpus, alloc.mem, alloc.gpus, len(alloc.nodes), weights)
+            usage[key] = usage.get(key, 0.0) + rate * seconds
+        with self._transaction() as s:
+            assocrepo.save_usage(s, usage, now)
+        self.usage, self.usage_time = usage, now
+        self._refresh()
+
+    def _refresh(self) -> None:
+        self._factors = {
+            row.assoc.key: row.fairshare
+            for row in fair_tree(self.book, self.usage)
+            if row.assoc.user
+        }
+
+    def shares(self) -> list[ShareRow]:
+        """sshare's rows, from the usage as last charged."""
+        return fair_tree(self.book, self.usage)
+
+    def fairshare(self, job: Job) -> float:
+        """The Fair Tree factor of the job's association (0 when it has none)."""
+        return self._factors.get((job.account, job.user), 0.0)
+
+    # ------------------------------------------------------------ submission and limits
+
+    def admit(self, job: Job, jobs: Iterable[Job]) -> Job:
+        """Give a new job its account, and check it against the associations.
+
+        Args:
+            job: the new job (its account as submitted, maybe "").
+            jobs: the jobs the controller knows (for MaxSubmitJobs).
+
+        Returns:
+            The job with its account filled in (the user's default account).
+
+        Raises:
+            InvalidRequest: Slurm's message, when enforcement rejects it.
+        """
+        found = self.book.user_assoc(job.user, job.account.lower())
+        if found is not None:
+            job = replace(job, account=found.account)
+        elif not job.account and job.user in self.book.users:
+            job = replace(job, account=self.book.users[job.user].default_account)
+        if "associations" not in self.enforce:
+            return job
+        if found is None:
+            raise InvalidRequest(INVALID_ACCOUNT)
+        if "limits" in self.enforce:
+            limit = self.limit(found, "max_submit")
+            if limit != UNSET:
+                queued = sum(
+                    1
+                    for j in jobs
+                    if (j.account, j.user) == found.key and j.state not in TERMINAL_JOB_STATES
+                )
+                if queued >= limit:
+                    raise InvalidRequest(f"AssocMaxSubmitJobLimit\n{SUBMIT_LIMIT}")
+        return job
+
+    def limit(self, assoc: Assoc, name: str) -> int:
+        """A per-user limit as it applies: the association's, or else the nearest account's above.
+
+        Args:
+            assoc: the user's association.
+            name: ``max_jobs`` or ``max_submit``.
+
+        Returns:
+            The limit, or UNSET.
+        """
+        for holder in [assoc, *self.book.ancestors(assoc)]:
+            value = int(getattr(holder, name))
+            if value != UNSET:
+                return value
+        return UNSET
+
+    def hold_back(
+        self, pending: list[PendingJob], jobs: dict[int, Job], running: list[Job]
+    ) -> list[PendingJob]:
+        """Block the pending entries that association limits keep from starting in this pass.
+
+        Entries are taken in priority order, each as if it started: an
+        association's ``MaxJobs`` (or the nearest account's above) lets at most
+        that many jobs run, and ``GrpTRES=gres/gpu=N`` of any association on
+        the way to root caps the GPUs of the jobs under it. So one pass never
+        starts more than a limit allows; a job held back says
+        ``AssocMaxJobsLimit`` or ``AssocGrpGRES``.
+
+        Args:
+            pending: the pass's entries.
+            jobs: the job records by id.
+            running: jobs holding resources now.
+
+        Returns:
+            The entries, the held-back ones blocked.
+        """
+        if "limits" not in self.enforce:
+            return pending
+        counts: dict[tuple[str, str], int] = {}
+        gpus: dict[tuple[str, str], int] = {}
+        for job in running:
+            found = self.book.assocs.get((job.account, job.user))
+            if found is None or job.allocation is None:
+                continue
+            counts[found.key] = counts.get(found.key, 0) + 1
+            for holder in [found, *self.book.ancestors(found)]:
+                gpus[holder.key] = gpus.get(holder.key, 0) + job.allocation.gpus
+        out: dict[int, PendingJob] = {}
+        for index, entry in sorted(
+            enumerate(pending), key=lambda p: (-p[1].priority, p[1].submit_time, p[1].key)
+        ):
+            job = jobs[entry.job_id]
+            found = self.book.assocs.get((job.account, job.user))
+            reason = (
+                ""
+                if found is None or entry.blocked or entry.held
+                else self._reason(found, entry, counts, gpus)
+            )
+            if found is not None and not reason and not entry.blocked and not entry.held:
+                counts[found.key] = counts.get(found.key, 0) + 1
+                for holder in [found, *self.book.ancestors(found)]:
+                    gpus[holder.key] = gpus.get(holder.key, 0) + entry.request.min_gpus
+            out[index] = replace(entry, blocked=reason) if reason else entry
+        return [out[i] for i in range(len(pending))]
+
+    def _reason(
+        self,
+        found: Assoc,
+        entry: PendingJob,
+        counts: dict[tuple[str, str], int],
+        gpus: dict[tuple[str, str], int],
+    ) -> str:
+        max_jobs = self.limit(found, "max_jobs")
+        if max_jobs != UNSET and counts.get(found.key, 0) >= max_jobs:
+            return REASON_MAX_JOBS
+        for holder in [found, *self.book.ancestors(found)]:
+            cap = holder.grp_gpus
+            if cap != UNSET and gpus.get(holder.key, 0) + entry.request.min_gpus > cap:
+                return REASON_GRP_GPUS
+        return ""
+
+    def busy(self, jobs: Iterable[Job]) -> set[tuple[str, str]]:
+        """Associations with jobs that are not finished."""
+        return {(j.account, j.user) for j in jobs if j.state not in TERMINAL_JOB_STATES}

@@ -1,0 +1,121 @@
+"""sacctmgr's rules on the association tree, and association limits in a scheduling pass."""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager, nullcontext
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ctld import assoc as assocops
+from ctld.acctmgr import Accounting
+from ctld.assoc import AcctError
+from minislurm.config import SlurmConfig
+from minislurm.model import Allocation, Job, NodeAlloc, PendingJob, ResourceRequest
+from minislurm.states import JobState
+
+
+def test_add_modify_delete_keep_the_tree_consistent() -> None:
+    book = assocops.initial_book()
+    book, _ = assocops.add_accounts(book, ["Physics"], {"Fairshare": "30"}, "c")
+    book, _ = assocops.add_accounts(book, ["theory"], {"parent": "physics"}, "c")
+    book, lines = assocops.add_users(book, ["bob"], {"Account": "theory", "MaxJobs": "2"}, "c")
+    assert lines[:2] == [" Adding User(s)", "  bob"]
+    assert book.assocs[("physics", "")].shares == 30
+    assert book.users["bob"].default_account == "theory"
+    assert [a.key for a in book.ancestors(book.assocs[("theory", "bob")])] == [
+        ("theory", ""), ("physics", ""), ("root", ""),
+    ]  # fmt: skip
+    book, lines = assocops.modify(
+        book, "account", {"name": "theory"}, {"GrpTRES": "gres/gpu=4"}, "c"
+    )
+    assert lines == [" Modified account associations...", "  C = c          A = theory of physics"]
+    assert book.assocs[("theory", "")].grp_gpus == 4
+    book, lines = assocops.delete(book, "account", {"name": "physics"}, set())
+    assert lines == [" Deleting accounts...", "  physics"]
+    assert set(book.assocs) == {("root", ""), ("root", "root")}
+    assert set(book.accounts) == {"root"} and set(book.users) == {"root"}
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda b: assocops.add_accounts(b, ["root"], {}, "c"), " Nothing new added."),
+        (lambda b: assocops.add_accounts(b, ["x"], {"Parent": "no"}, "c"), " Parent account 'no'"),
+        (lambda b: assocops.add_accounts(b, ["x"], {"Fairshare": "-3x"}, "c"), "Invalid value"),
+        (lambda b: assocops.add_accounts(b, ["x"], {"Bogus": "1"}, "c"), " Unknown option: Bogus"),
+        (lambda b: assocops.add_users(b, ["u"], {"Account": "no"}, "c"), " This account 'no'"),
+        (lambda b: assocops.add_users(b, ["u"], {}, "c"), " Need name of account"),
+        (lambda b: assocops.modify(b, "user", {"name": "no"}, {"MaxJobs": "1"}, "c"), " Nothing"),
+        (lambda b: assocops.delete(b, "account", {"name": "root"}, set()), " You are not allowed"),
+        (lambda b: assocops.delete(b, "user", {"name": "root"}, {("root", "root")}), "active"),
+        (lambda b: assocops.add_accounts(b, ["x"], {"GrpTRES": "gres/gpu=x"}, "c"), "GrpTRES"),
+    ],
+)
+def test_bad_requests_are_refused_with_slurms_words(call: Any, message: str) -> None:
+    with pytest.raises(AcctError) as err:
+        call(assocops.initial_book())
+    assert message in str(err.value)
+
+
+def _accounting(enforce: tuple[str, ...]) -> Accounting:
+    conf = SlurmConfig(accounting_storage_enforce=enforce)
+
+    def transaction() -> AbstractContextManager[Any]:
+        return nullcontext(None)
+
+    return Accounting(conf, transaction, ())
+
+
+def _job(job_id: int, account: str, gpus: int = 0, state: JobState = JobState.PENDING) -> Job:
+    req = ResourceRequest(gpus=gpus)
+    alloc = None
+    if state is JobState.RUNNING:
+        alloc = Allocation((NodeAlloc("n1", 1, 0, tuple(range(gpus))),))
+    return Job(job_id, "j", 0, 0, "u", "u", "p", state, req, float(job_id), account=account,
+               allocation=alloc, start_time=1.0 if alloc else 0.0)  # fmt: skip
+
+
+def test_admit_fills_the_default_account_and_enforces_associations() -> None:
+    acct = _accounting(("associations", "limits"))
+    acct.book, _ = assocops.add_accounts(acct.book, ["a"], {}, "c")
+    acct.book, _ = assocops.add_users(acct.book, ["u"], {"Account": "a", "MaxSubmitJobs": "1"}, "c")
+    assert acct.admit(_job(1, ""), []).account == "a"
+    with pytest.raises(Exception, match="Invalid account"):
+        acct.admit(_job(1, "b"), [])
+    with pytest.raises(Exception, match="AssocMaxSubmitJobLimit"):
+        acct.admit(_job(2, "a"), [_job(1, "a")])
+    assert acct.admit(_job(2, "a"), [_job(1, "a", state=JobState.COMPLETED)]).account == "a"
+    loose = _accounting(())
+    assert loose.admit(_job(1, "anything"), []).account == "anything"
+
+
+@given(
+    max_jobs=st.integers(0, 4),
+    cap=st.integers(0, 6),
+    running=st.lists(st.integers(0, 3), max_size=4),
+    pending=st.lists(st.tuples(st.integers(0, 3), st.integers(-5, 5)), max_size=10),
+)
+def test_one_pass_never_starts_more_than_the_limits_allow(
+    max_jobs: int, cap: int, running: list[int], pending: list[tuple[int, int]]
+) -> None:
+    acct = _accounting(("limits",))
+    acct.book, _ = assocops.add_accounts(acct.book, ["a"], {"GrpTRES": f"gres/gpu={cap}"}, "c")
+    acct.book, _ = assocops.add_users(
+        acct.book, ["u"], {"Account": "a", "MaxJobs": str(max_jobs)}, "c"
+    )
+    holding = [_job(100 + i, "a", g, JobState.RUNNING) for i, g in enumerate(running)]
+    jobs = {j.job_id: j for j in holding}
+    entries = []
+    for i, (gpus, prio) in enumerate(pending):
+        job = _job(i + 1, "a", gpus)
+        jobs[job.job_id] = job
+        entries.append(PendingJob(job.job_id, "p", prio, job.submit_time, job.request, 60))
+    out = acct.hold_back(entries, jobs, holding)
+    free = [e for e in out if not e.blocked]
+    assert len(holding) + len(free) <= max(max_jobs, len(holding))
+    assert sum(running) + sum(e.request.min_gpus for e in free) <= max(cap, sum(running))
+    for entry in out:
+        assert entry.blocked in ("", "AssocMaxJobsLimit", "AssocGrpGRES")
