@@ -7,7 +7,7 @@ and answers what submission and scheduling ask: a job's account, whether
 ``AccountingStorageEnforce`` lets it in, its fair-share factor, and which
 association limit holds it back.
 
-Imports ctld.assoc, ctld.fairshare, ctld.store and minislurm.
+Imports ctld.assoc, ctld.assocedit, ctld.fairshare, ctld.store and minislurm.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import replace
 from sqlalchemy.orm import Session
 
 from ctld import assoc as assocops
+from ctld import assocedit
 from ctld.assoc import UNSET, AcctError, Assoc, Book
 from ctld.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
 from ctld.store import assocrepo
@@ -101,13 +102,13 @@ class Accounting:
         where = {k.lower(): v for k, v in request.where.items()}
         names = [n for n in request.names if n]
         if request.verb == "add" and request.entity == "account":
-            book, lines = assocops.add_accounts(self.book, names, settings, cluster)
+            book, lines = assocedit.add_accounts(self.book, names, settings, cluster)
         elif request.verb == "add" and request.entity == "user":
-            book, lines = assocops.add_users(self.book, names, settings, cluster)
+            book, lines = assocedit.add_users(self.book, names, settings, cluster)
         elif request.verb == "modify" and request.entity in ("account", "user"):
-            book, lines = assocops.modify(self.book, request.entity, where, settings, cluster)
+            book, lines = assocedit.modify(self.book, request.entity, where, settings, cluster)
         elif request.verb == "delete" and request.entity in ("account", "user"):
-            book, lines = assocops.delete(self.book, request.entity, where, busy)
+            book, lines = assocedit.delete(self.book, request.entity, where, busy)
         else:
             raise AcctError(f" Unknown request: {request.verb} {request.entity}")
         usage = {k: v for k, v in self.usage.items() if k in book.assocs}

@@ -31,6 +31,7 @@ from ctld import steps as stepops
 from ctld.acctmgr import Accounting
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
+from ctld.partaccess import check_access, user_groups
 from ctld.sched.priority import Factors, PriorityWeights, job_factors
 from ctld.sched.willrun import expected_start
 from ctld.scheduling import SchedulerLoop, build_snapshot, cluster_size, latest_start
@@ -491,7 +492,13 @@ class Controller:
             self.conf.max_array_size,
             self.conf.job_requeue,
         )
-        return self.accounting.admit(job, self.state.jobs.values()), script
+        job = self.accounting.admit(job, self.state.jobs.values())
+        part = self.state.partitions[job.partition]
+        if part.allow_groups is not None:
+            check_access(job, part, user_groups(job.user, job.gid))
+        else:
+            check_access(job, part, ())
+        return job, script
 
     def test_submit(self, spec: pb.JobSpec) -> tuple[Job, float, Allocation | None]:
         """sbatch --test-only: validate a job and say when it would start; store nothing.

@@ -13,8 +13,9 @@ in order of partition priority tier, then priority, submit time and job id.
   ``Priority``. The blocked job's expected start is found in the same map.
 
 Jobs that can never run in their partition as it is configured wait for
-``PartitionConfig`` without blocking anyone, as do jobs the snapshot marks
-blocked (a dependency, a begin time, an array's task limit). The pending
+``PartitionTimeLimit``, ``PartitionNodeLimit`` or ``PartitionConfig``
+without blocking anyone, as do jobs the snapshot marks blocked (a
+dependency, a begin time, an array's task limit, an association limit). The pending
 tasks of an array come as one entry per task that could start; each start
 names its task.
 

@@ -31,6 +31,8 @@ from minislurm.units import INFINITE
 REASON_RESOURCES = "Resources"
 REASON_PRIORITY = "Priority"
 REASON_PARTITION_CONFIG = "PartitionConfig"
+REASON_PARTITION_TIME = "PartitionTimeLimit"
+REASON_PARTITION_NODES = "PartitionNodeLimit"
 REASON_REQ_NODE_NOT_AVAIL = "ReqNodeNotAvail"
 PARTITION_STATE_REASONS = {"DOWN": "PartitionDown", "INACTIVE": "PartitionInactive"}
 
@@ -72,27 +74,29 @@ def partition_facts(part: PartitionView, nodes: dict[str, NodeView]) -> Partitio
     return PartitionFacts(part, frozenset(part.nodes), len(present), sum(n.cpus for n in present))
 
 
-def exceeds_facts(job: PendingJob, facts: PartitionFacts) -> bool:
-    """Whether the job can never run in the partition described by ``facts``.
+def partition_limit(job: PendingJob, facts: PartitionFacts) -> str:
+    """Which partition limit rules the job out, as real Slurm 22.05 names it, or "".
 
     Args:
         job: the pending job.
         facts: its partition's facts.
 
     Returns:
-        True when a limit or the partition's size rules the job out.
+        PartitionTimeLimit (over MaxTime), PartitionNodeLimit (more nodes than
+        the partition has or MaxNodes allows, fewer than MinNodes),
+        PartitionConfig (required nodes outside it, more CPUs than it has), or "".
     """
     req = job.request
     part = facts.part
     if part.max_time != INFINITE and job.time_limit > part.max_time:
-        return True
+        return REASON_PARTITION_TIME
     if req.min_nodes > facts.node_count or req.min_nodes < part.min_nodes:
-        return True
+        return REASON_PARTITION_NODES
     if part.max_nodes != INFINITE and req.min_nodes > part.max_nodes:
-        return True
+        return REASON_PARTITION_NODES
     if req.req_nodes and not facts.members.issuperset(req.req_nodes):
-        return True
-    return req.min_cpus > facts.total_cpus
+        return REASON_PARTITION_CONFIG
+    return REASON_PARTITION_CONFIG if req.min_cpus > facts.total_cpus else ""
 
 
 def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, NodeView]) -> bool:
@@ -106,7 +110,7 @@ def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, Nod
     Returns:
         True when a limit or the partition's size rules the job out.
     """
-    return exceeds_facts(job, partition_facts(part, nodes))
+    return bool(partition_limit(job, partition_facts(part, nodes)))
 
 
 class PassContext:
@@ -130,7 +134,8 @@ class PassContext:
             job: a queued job of a known partition.
 
         Returns:
-            Its blocking reason, a partition state, PartitionConfig,
+            Its blocking reason, a partition state, a partition limit
+            (PartitionTimeLimit, PartitionNodeLimit, PartitionConfig),
             ReqNodeNotAvail, or "".
         """
         if job.blocked:
@@ -139,8 +144,9 @@ class PassContext:
         state_reason = PARTITION_STATE_REASONS.get(facts.part.state)
         if state_reason:
             return state_reason
-        if exceeds_facts(job, facts):
-            return REASON_PARTITION_CONFIG
+        limit = partition_limit(job, facts)
+        if limit:
+            return limit
         nodes = self.nodes
         if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
             return REASON_REQ_NODE_NOT_AVAIL

@@ -25,6 +25,7 @@ PriorityWeightJobSize=100
 PriorityWeightPartition=1000
 PriorityDecayHalfLife=1-0
 AccountingStorageEnforce=associations,limits
+PartitionName=restricted Nodes=n[1-2] MaxTime=30 DefaultTime=10 MaxNodes=1 AllowAccounts=physics
 """
 
 
@@ -210,3 +211,24 @@ def test_usage_is_charged_and_fair_share_ranks_the_lighter_user_first(
         "        Weights                               1       1000      10000        100"
         "       1000",
     ]
+
+
+@pytest.mark.timeout(120)
+def test_partition_limits_refuse_or_hold_jobs_as_slurm_does(acct_cluster: TestCluster) -> None:
+    cluster = acct_cluster
+    _tree(cluster)
+    refused = cluster.run("sbatch", "-p", "restricted", "-A", "chem", "--wrap=true")
+    assert (refused.rc, refused.err) == (
+        1,
+        "sbatch: error: Batch job submission failed: "
+        "Invalid account or account/partition combination specified\n",
+    )
+    default_time = cluster.sbatch("-p", "restricted", "-A", "physics", "--hold", "--wrap=true")
+    assert cluster.job(default_time)["TimeLimit"] == "00:10:00"
+    too_long = cluster.sbatch("-p", "restricted", "-A", "physics", "-t", "60", "--wrap=true")
+    too_wide = cluster.sbatch("-p", "restricted", "-A", "physics", "-N", "2", "--wrap=true")
+    wait_until(lambda: cluster.job(too_long)["Reason"] == "PartitionTimeLimit", 20, "time")
+    wait_until(lambda: cluster.job(too_wide)["Reason"] == "PartitionNodeLimit", 20, "nodes")
+    fits = cluster.sbatch("-p", "restricted", "-A", "physics", "-t", "30", "--wrap=true")
+    cluster.wait_state(fits, "COMPLETED")
+    assert cluster.state(too_long) == "PENDING" and cluster.state(too_wide) == "PENDING"

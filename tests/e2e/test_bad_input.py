@@ -85,18 +85,19 @@ def test_script_without_interpreter_line_is_rejected(cluster: TestCluster) -> No
 
 
 @pytest.mark.parametrize(
-    ("args", "name"),
+    ("args", "name", "reason"),
     [
-        (["-N3"], "toomanynodes"),
-        (["-n", "99"], "toomanycpus"),
-        (["-p", "debug", "-t", "120"], "overmaxtime"),
+        # What real Slurm 22.05 shows a few seconds after the submission.
+        (["-N3"], "toomanynodes", "PartitionNodeLimit"),
+        (["-n", "99"], "toomanycpus", "PartitionConfig"),
+        (["-p", "debug", "-t", "120"], "overmaxtime", "PartitionTimeLimit"),
     ],
 )
-def test_requests_beyond_partition_limits_pend_with_partition_config(
-    cluster: TestCluster, args: list[str], name: str
+def test_requests_beyond_partition_limits_pend_with_the_limits_reason(
+    cluster: TestCluster, args: list[str], name: str, reason: str
 ) -> None:
     job_id = cluster.sbatch(*args, "-J", name, "--wrap=true")
-    wait_until(lambda: cluster.job(job_id)["Reason"] == "PartitionConfig", 10, "PartitionConfig")
+    wait_until(lambda: cluster.job(job_id)["Reason"] == reason, 10, reason)
     assert cluster.state(job_id) == "PENDING"
     assert cluster.run("scancel", str(job_id)).rc == 0
 

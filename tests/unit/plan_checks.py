@@ -23,6 +23,8 @@ KNOWN_REASONS = frozenset(
         "Resources",
         "Priority",
         "PartitionConfig",
+        "PartitionTimeLimit",
+        "PartitionNodeLimit",
         "ReqNodeNotAvail",
         "PartitionDown",
         "PartitionInactive",

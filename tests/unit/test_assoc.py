@@ -1,8 +1,9 @@
-"""sacctmgr's rules on the association tree, and association limits in a scheduling pass."""
+"""sacctmgr's rules on the association tree, association limits in a pass, partition access."""
 
 from __future__ import annotations
 
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -10,30 +11,32 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctld import assoc as assocops
+from ctld import assocedit
 from ctld.acctmgr import Accounting
 from ctld.assoc import AcctError
-from minislurm.config import SlurmConfig
+from ctld.partaccess import check_access
+from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, NodeAlloc, PendingJob, ResourceRequest
 from minislurm.states import JobState
 
 
 def test_add_modify_delete_keep_the_tree_consistent() -> None:
     book = assocops.initial_book()
-    book, _ = assocops.add_accounts(book, ["Physics"], {"Fairshare": "30"}, "c")
-    book, _ = assocops.add_accounts(book, ["theory"], {"parent": "physics"}, "c")
-    book, lines = assocops.add_users(book, ["bob"], {"Account": "theory", "MaxJobs": "2"}, "c")
+    book, _ = assocedit.add_accounts(book, ["Physics"], {"Fairshare": "30"}, "c")
+    book, _ = assocedit.add_accounts(book, ["theory"], {"parent": "physics"}, "c")
+    book, lines = assocedit.add_users(book, ["bob"], {"Account": "theory", "MaxJobs": "2"}, "c")
     assert lines[:2] == [" Adding User(s)", "  bob"]
     assert book.assocs[("physics", "")].shares == 30
     assert book.users["bob"].default_account == "theory"
     assert [a.key for a in book.ancestors(book.assocs[("theory", "bob")])] == [
         ("theory", ""), ("physics", ""), ("root", ""),
     ]  # fmt: skip
-    book, lines = assocops.modify(
+    book, lines = assocedit.modify(
         book, "account", {"name": "theory"}, {"GrpTRES": "gres/gpu=4"}, "c"
     )
     assert lines == [" Modified account associations...", "  C = c          A = theory of physics"]
     assert book.assocs[("theory", "")].grp_gpus == 4
-    book, lines = assocops.delete(book, "account", {"name": "physics"}, set())
+    book, lines = assocedit.delete(book, "account", {"name": "physics"}, set())
     assert lines == [" Deleting accounts...", "  physics"]
     assert set(book.assocs) == {("root", ""), ("root", "root")}
     assert set(book.accounts) == {"root"} and set(book.users) == {"root"}
@@ -42,16 +45,16 @@ def test_add_modify_delete_keep_the_tree_consistent() -> None:
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda b: assocops.add_accounts(b, ["root"], {}, "c"), " Nothing new added."),
-        (lambda b: assocops.add_accounts(b, ["x"], {"Parent": "no"}, "c"), " Parent account 'no'"),
-        (lambda b: assocops.add_accounts(b, ["x"], {"Fairshare": "-3x"}, "c"), "Invalid value"),
-        (lambda b: assocops.add_accounts(b, ["x"], {"Bogus": "1"}, "c"), " Unknown option: Bogus"),
-        (lambda b: assocops.add_users(b, ["u"], {"Account": "no"}, "c"), " This account 'no'"),
-        (lambda b: assocops.add_users(b, ["u"], {}, "c"), " Need name of account"),
-        (lambda b: assocops.modify(b, "user", {"name": "no"}, {"MaxJobs": "1"}, "c"), " Nothing"),
-        (lambda b: assocops.delete(b, "account", {"name": "root"}, set()), " You are not allowed"),
-        (lambda b: assocops.delete(b, "user", {"name": "root"}, {("root", "root")}), "active"),
-        (lambda b: assocops.add_accounts(b, ["x"], {"GrpTRES": "gres/gpu=x"}, "c"), "GrpTRES"),
+        (lambda b: assocedit.add_accounts(b, ["root"], {}, "c"), " Nothing new added."),
+        (lambda b: assocedit.add_accounts(b, ["x"], {"Parent": "no"}, "c"), " Parent account 'no'"),
+        (lambda b: assocedit.add_accounts(b, ["x"], {"Fairshare": "-3x"}, "c"), "Invalid value"),
+        (lambda b: assocedit.add_accounts(b, ["x"], {"Bogus": "1"}, "c"), " Unknown option: Bogus"),
+        (lambda b: assocedit.add_users(b, ["u"], {"Account": "no"}, "c"), " This account 'no'"),
+        (lambda b: assocedit.add_users(b, ["u"], {}, "c"), " Need name of account"),
+        (lambda b: assocedit.modify(b, "user", {"name": "no"}, {"MaxJobs": "1"}, "c"), " Nothing"),
+        (lambda b: assocedit.delete(b, "account", {"name": "root"}, set()), " You are not allowed"),
+        (lambda b: assocedit.delete(b, "user", {"name": "root"}, {("root", "root")}), "active"),
+        (lambda b: assocedit.add_accounts(b, ["x"], {"GrpTRES": "gres/gpu=x"}, "c"), "GrpTRES"),
     ],
 )
 def test_bad_requests_are_refused_with_slurms_words(call: Any, message: str) -> None:
@@ -80,8 +83,9 @@ def _job(job_id: int, account: str, gpus: int = 0, state: JobState = JobState.PE
 
 def test_admit_fills_the_default_account_and_enforces_associations() -> None:
     acct = _accounting(("associations", "limits"))
-    acct.book, _ = assocops.add_accounts(acct.book, ["a"], {}, "c")
-    acct.book, _ = assocops.add_users(acct.book, ["u"], {"Account": "a", "MaxSubmitJobs": "1"}, "c")
+    acct.book, _ = assocedit.add_accounts(acct.book, ["a"], {}, "c")
+    limits = {"Account": "a", "MaxSubmitJobs": "1"}
+    acct.book, _ = assocedit.add_users(acct.book, ["u"], limits, "c")
     assert acct.admit(_job(1, ""), []).account == "a"
     with pytest.raises(Exception, match="Invalid account"):
         acct.admit(_job(1, "b"), [])
@@ -102,8 +106,8 @@ def test_one_pass_never_starts_more_than_the_limits_allow(
     max_jobs: int, cap: int, running: list[int], pending: list[tuple[int, int]]
 ) -> None:
     acct = _accounting(("limits",))
-    acct.book, _ = assocops.add_accounts(acct.book, ["a"], {"GrpTRES": f"gres/gpu={cap}"}, "c")
-    acct.book, _ = assocops.add_users(
+    acct.book, _ = assocedit.add_accounts(acct.book, ["a"], {"GrpTRES": f"gres/gpu={cap}"}, "c")
+    acct.book, _ = assocedit.add_users(
         acct.book, ["u"], {"Account": "a", "MaxJobs": str(max_jobs)}, "c"
     )
     holding = [_job(100 + i, "a", g, JobState.RUNNING) for i, g in enumerate(running)]
@@ -119,3 +123,15 @@ def test_one_pass_never_starts_more_than_the_limits_allow(
     assert sum(running) + sum(e.request.min_gpus for e in free) <= max(cap, sum(running))
     for entry in out:
         assert entry.blocked in ("", "AssocMaxJobsLimit", "AssocGrpGRES")
+
+
+def test_partition_access_by_account_and_group() -> None:
+    part = PartitionConfig("p", allow_accounts=("physics",), allow_groups=("wheel",))
+    job = _job(1, "physics")
+    check_access(job, part, ("wheel",))
+    with pytest.raises(Exception, match="Invalid account or account/partition"):
+        check_access(_job(1, "chem"), part, ("wheel",))
+    with pytest.raises(Exception, match="User's group not permitted"):
+        check_access(replace(job, uid=1000), part, ("users",))
+    check_access(job, part, ("users",))  # root is never refused for its groups
+    check_access(_job(1, "chem"), PartitionConfig("open"), ())

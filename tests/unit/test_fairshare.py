@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ctld import assoc as assocops
+from ctld import assocedit
 from ctld.assoc import Book
 from ctld.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_factors, job_priority
@@ -25,11 +26,11 @@ from minislurm.states import JobState
 def _book(accounts: list[tuple[str, str, int]], users: list[tuple[str, str, int]]) -> Book:
     book = assocops.initial_book()
     for name, parent, shares in accounts:
-        book, _ = assocops.add_accounts(
+        book, _ = assocedit.add_accounts(
             book, [name], {"Parent": parent, "Fairshare": str(shares)}, "c"
         )
     for name, account, shares in users:
-        book, _ = assocops.add_users(
+        book, _ = assocedit.add_users(
             book, [name], {"Account": account, "Fairshare": str(shares)}, "c"
         )
     return book

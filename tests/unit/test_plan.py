@@ -192,39 +192,58 @@ def test_plan_with_nothing_pending_starts_nothing() -> None:
 
 
 @pytest.mark.parametrize(
-    ("blocker", "partition", "follower"),
+    ("blocker", "partition", "follower", "reason"),
     [
-        # sbatch -p debug -t 120 (MaxTime=60): err_debug_time_over_max.txt
+        # sbatch -p debug -t 120 (MaxTime=60): err_debug_time_over_max.txt; real Slurm
+        # 22.05 then shows PartitionTimeLimit (and PartitionNodeLimit for -N3)
         (
             job(1, time_limit=120),
             PartitionView("gpu", ("n1", "n2"), max_time=60),
             job(2, time_limit=60),
+            "PartitionTimeLimit",
         ),
         # sbatch -N3 on two nodes: err_too_many_nodes.txt
-        (job(1, min_nodes=3, max_nodes=3, ntasks=3), PartitionView("gpu", ("n1", "n2")), job(2)),
+        (
+            job(1, min_nodes=3, max_nodes=3, ntasks=3),
+            PartitionView("gpu", ("n1", "n2")),
+            job(2),
+            "PartitionNodeLimit",
+        ),
         # sbatch -n 99 on 16 CPUs: err_too_many_cpus.txt
-        (job(1, ntasks=99, max_nodes=99), PartitionView("gpu", ("n1", "n2")), job(2)),
+        (
+            job(1, ntasks=99, max_nodes=99),
+            PartitionView("gpu", ("n1", "n2")),
+            job(2),
+            "PartitionConfig",
+        ),
         # -w n3 where n3 is not in the partition
-        (job(1, req_nodes=("n3",)), PartitionView("gpu", ("n1", "n2")), job(2)),
+        (
+            job(1, req_nodes=("n3",)),
+            PartitionView("gpu", ("n1", "n2")),
+            job(2),
+            "PartitionConfig",
+        ),
         # fewer nodes than the partition's MinNodes, more than its MaxNodes
         (
             job(1),
             PartitionView("gpu", ("n1", "n2"), min_nodes=2),
             job(2, min_nodes=2, max_nodes=2, ntasks=2),
+            "PartitionNodeLimit",
         ),
         (
             job(1, min_nodes=2, max_nodes=2, ntasks=2),
             PartitionView("gpu", ("n1", "n2"), max_nodes=1),
             job(2),
+            "PartitionNodeLimit",
         ),
     ],
 )
-def test_plan_partition_config_reason_never_blocks_the_partition(
-    blocker: PendingJob, partition: PartitionView, follower: PendingJob
+def test_plan_partition_limit_reasons_never_block_the_partition(
+    blocker: PendingJob, partition: PartitionView, follower: PendingJob, reason: str
 ) -> None:
     nodes = [node("n1"), node("n2"), node("n3")]
     result = run(nodes, [blocker, follower], [partition])
-    assert result.reasons == {1: "PartitionConfig"}
+    assert result.reasons == {1: reason}
     assert started(result) == [2]
 
 
@@ -548,6 +567,8 @@ def test_plan_never_starts_a_job_queued_behind_a_resources_job_of_its_partition(
             assert result.reasons[pending.job_id] in (
                 "Priority",
                 "PartitionConfig",
+                "PartitionTimeLimit",
+                "PartitionNodeLimit",
                 "ReqNodeNotAvail",
                 "PartitionDown",
                 "PartitionInactive",
