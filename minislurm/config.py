@@ -316,7 +316,23 @@ _SCHED_NUMBERS = {
     "bf_resolution": (1, 3600),  # seconds
     "bf_max_job_test": (1, 1_000_000),
     "bf_interval": (1, 10800),  # seconds
+    "bf_job_part_count_reserve": (0, 100_000),
 }
+
+
+def parse_scheduler_parameters(text: str) -> dict[str, str]:
+    """Parse a ``SchedulerParameters`` value as slurm.conf does, bf_* numbers range-checked.
+
+    Args:
+        text: comma-separated ``name`` or ``name=value`` items.
+
+    Returns:
+        The items by name.
+
+    Raises:
+        ValueError: a bf_* number out of Slurm's range.
+    """
+    return _to_params(text)
 
 
 def _to_params(text: str) -> dict[str, str]:

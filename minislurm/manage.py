@@ -114,6 +114,41 @@ def status(home: str) -> None:
 
 
 @main.command()
+@click.option("--trace", required=True, help="an SWF workload trace (.swf or .swf.gz)")
+@click.option("--jobs", type=click.IntRange(1), help="simulate the first N records only")
+@click.option("--policy", type=click.Choice(["fifo", "backfill"]), default="backfill")
+@click.option("--nodes", type=click.IntRange(1), help="processors (default: the trace's)")
+@click.option(
+    "--sched-params",
+    default=None,
+    help="SchedulerParameters for backfill (default: bf_resolution=1,bf_job_part_count_reserve=1)",
+)
+@click.option("--out", "out_dir", help="write jobs.csv and timeline.png here")
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def simulate(
+    trace: str,
+    jobs: int | None,
+    policy: str,
+    nodes: int | None,
+    sched_params: str | None,
+    out_dir: str | None,
+    as_json: bool,
+) -> None:
+    """Replay a workload trace in virtual time through the controller's scheduler."""
+    from ctld import simreport  # the controller's code, loaded only for this command
+
+    params = simreport.SIM_PARAMS if sched_params is None else sched_params
+    req = simreport.SimRequest(trace, jobs, policy, nodes, params, out_dir)
+    try:
+        measures, written = simreport.run(req)
+    except (OSError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(simreport.as_json(measures) if as_json else simreport.as_text(req, measures))
+    for path in written:
+        click.echo(f"wrote {path}", err=as_json)
+
+
+@main.command()
 @click.argument("path", required=False)
 def keygen(path: str | None) -> None:
     """Write a new cluster key (slurm.key beside $SLURM_CONF unless PATH is given).

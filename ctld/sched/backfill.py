@@ -9,7 +9,9 @@ time that overlaps. A job started out of order therefore only uses what is
 free until its own time limit ends, around every reservation above it.
 With run times within the limits, no job is delayed past the start the
 pass planned for it by a job of lower priority. As in Slurm, at most
-``bf_max_job_test`` jobs are tested; the rest wait for ``Priority``.
+``bf_max_job_test`` jobs are tested (the rest wait for ``Priority``), and
+with ``bf_job_part_count_reserve`` only that many waiting jobs of each
+partition are reserved; below them a job is only tried for a start now.
 
 Speed: a window of slots is first tested by node bitmasks (enough nodes of
 the partition with a CPU free throughout, an upper bound of the tasks they
@@ -159,6 +161,7 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     out = PlanBuilder()
     floors: dict[tuple[str, ResourceRequest, float], float] = {}
     tested = 0
+    reserved: dict[str, int] = {}  # waiting jobs given a reservation, per partition
     for job in ctx.queue:
         reason = ctx.static_reason(job)
         if reason:
@@ -173,15 +176,20 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
             out.note(job, REASON_PRIORITY)
             continue
         tested += 1
+        quota = cfg.bf_job_part_count_reserve
+        # Past the partition's quota of reservations, only a start now is worth finding.
+        latest = now if quota and reserved.get(job.partition, 0) >= quota else horizon
         cand = candidates(timeline, job.request, part_masks[job.partition])
         found = earliest_fit(
-            timeline, job.request, job.duration, cand, timeline.slot_at(floor), horizon
+            timeline, job.request, job.duration, cand, timeline.slot_at(floor), latest
         )
         if found is None:
             floors[shape] = INF
             out.wait(job)
             continue
         floors[shape] = found.start
+        if found.start > now:
+            reserved[job.partition] = reserved.get(job.partition, 0) + 1
         timeline = timeline.reserve(found.allocation, found.start, found.end)
         _record(out, job, found, now)
     return out.plan()

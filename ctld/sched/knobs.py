@@ -20,6 +20,7 @@ DEFAULT_BF_WINDOW = 1440  # minutes: a day
 DEFAULT_BF_RESOLUTION = 60  # seconds
 DEFAULT_BF_MAX_JOB_TEST = 500
 DEFAULT_BF_INTERVAL = 30  # seconds
+DEFAULT_BF_JOB_PART_COUNT_RESERVE = 0  # every job tested gets a reservation
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,10 @@ class SchedConfig:
 
     ``scheduler_type`` is ``sched/backfill`` (Slurm's default) or
     ``sched/builtin`` (strict priority order: the first job of a partition
-    that does not fit blocks the partition). ``bf_continue`` is accepted
+    that does not fit blocks the partition). ``bf_job_part_count_reserve``
+    (0: no limit) reserves only for that many waiting jobs of each partition,
+    highest priority first; the jobs below start only where they delay none of
+    those (1 is EASY backfilling). ``bf_continue`` is accepted
     and has no effect: a pass is a pure function of one snapshot and never
     yields its locks part way, which is what the flag is about in Slurm.
     """
@@ -38,6 +42,7 @@ class SchedConfig:
     bf_resolution: int = DEFAULT_BF_RESOLUTION  # seconds: granularity of the resource-time map
     bf_max_job_test: int = DEFAULT_BF_MAX_JOB_TEST  # jobs tested per pass at most
     bf_interval: int = DEFAULT_BF_INTERVAL  # seconds between passes when nothing happens
+    bf_job_part_count_reserve: int = DEFAULT_BF_JOB_PART_COUNT_RESERVE  # 0: reserve for all
     bf_continue: bool = False
 
     @property
@@ -63,17 +68,32 @@ def sched_config(conf: SlurmConfig) -> SchedConfig:
     Returns:
         The scheduler's configuration.
     """
-    params = conf.scheduler_parameters
+    return sched_from_params(conf.scheduler_type, conf.scheduler_parameters)
+
+
+def sched_from_params(scheduler_type: str, params: dict[str, str]) -> SchedConfig:
+    """The knobs of a ``SchedulerType`` and parsed ``SchedulerParameters``; defaults for the rest.
+
+    Args:
+        scheduler_type: ``sched/backfill`` or ``sched/builtin``.
+        params: the parameters by name (values already validated).
+
+    Returns:
+        The scheduler's configuration.
+    """
 
     def number(name: str, default: int) -> int:
         value = params.get(name, "")
         return int(value) if value else default
 
     return SchedConfig(
-        scheduler_type=conf.scheduler_type,
+        scheduler_type=scheduler_type,
         bf_window=number("bf_window", DEFAULT_BF_WINDOW),
         bf_resolution=number("bf_resolution", DEFAULT_BF_RESOLUTION),
         bf_max_job_test=number("bf_max_job_test", DEFAULT_BF_MAX_JOB_TEST),
         bf_interval=number("bf_interval", DEFAULT_BF_INTERVAL),
+        bf_job_part_count_reserve=number(
+            "bf_job_part_count_reserve", DEFAULT_BF_JOB_PART_COUNT_RESERVE
+        ),
         bf_continue="bf_continue" in params,
     )

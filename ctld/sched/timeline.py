@@ -75,7 +75,7 @@ def bit_indices(mask: int, limit: int = -1) -> list[int]:
 class NodeTable:
     """The pass's nodes by position, and what does not change while it runs."""
 
-    nodes: tuple[NodeView, ...]
+    nodes: tuple[NodeView, ...]  # read for configuration only: a table outlives its pass
     index: dict[str, int]
     capacity: tuple[Step, ...]  # (-inf, cpus, mem, gpu mask) of each node
     usable: int  # bitmask of the usable nodes
@@ -363,7 +363,7 @@ def build_timeline(
     Returns:
         The map.
     """
-    table = NodeTable.of(nodes)
+    table = _table_of(nodes)
     index = table.index
     releases: dict[int, list[Step]] = {}
     for job in running:
@@ -389,7 +389,12 @@ def build_timeline(
             if state[1:] == cap[1:]:
                 idle_now |= bit
                 continue
-        steps = _node_steps(state, cap, releases.get(i, ()))
+        freed = releases.get(i, ())
+        if len(freed) == 1 and state[1] <= 0 and _whole(state, freed[0], cap):
+            became = gains.setdefault(freed[0][0], [0, 0])  # one job holds all of it
+            became[0] |= bit
+            continue
+        steps = _node_steps(state, cap, freed)
         for k in range(1, len(steps)):
             when, c, m, g = steps[k]
             became = gains.setdefault(when, [0, 0])
@@ -406,6 +411,33 @@ def build_timeline(
         idle.append(idle[-1] | gained_idle)
         avail.append(avail[-1] | gained_avail | gained_idle)
     return Timeline(table, resolution, tuple(begins), tuple(idle), tuple(avail), tuple(profiles))
+
+
+def _whole(state: Step, freed: Step, cap: Step) -> bool:
+    """Whether a node is idle again once ``freed`` is given back."""
+    return (
+        state[1] + freed[1] >= cap[1]
+        and state[2] + freed[2] >= cap[2]
+        and (state[3] | freed[3]) & cap[3] == cap[3]
+    )
+
+
+_TABLES: dict[tuple[tuple[str, int, int, tuple[int, ...], bool, int], ...], NodeTable] = {}
+
+
+def _table_of(nodes: Sequence[NodeView]) -> NodeTable:
+    """The table of these nodes, reused while their configuration and usability stay the same.
+
+    Passes come one after another over the same nodes; only their free
+    resources change, which a table does not hold (its idle views are built
+    from the configuration alone).
+    """
+    key = tuple((n.name, n.cpus, n.mem, n.gpus, n.usable, n.weight) for n in nodes)
+    table = _TABLES.get(key)
+    if table is None:
+        _TABLES.clear()
+        table = _TABLES[key] = NodeTable.of(nodes)
+    return table
 
 
 def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:

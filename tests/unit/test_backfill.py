@@ -1,15 +1,20 @@
 """Tests of the backfill pass (``sched/backfill``): starts around reservations, expected starts.
 
-Imports ctld.sched and minislurm; plan_checks checks every pass.
+Imports ctld.sched, ctld.simulator and minislurm; plan_checks checks every pass.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from plan_checks import check_plan
-from test_plan import job, node
+from test_plan import job, node, snapshots
 
 from ctld.sched.knobs import SchedConfig
-from ctld.sched.plan import plan
+from ctld.sched.plan import job_order, plan
+from ctld.simulator import SimJob, simulate
 from minislurm.model import (
     Allocation,
     NodeAlloc,
@@ -17,9 +22,11 @@ from minislurm.model import (
     PartitionView,
     PendingJob,
     Plan,
+    ResourceRequest,
     RunningJob,
     Snapshot,
 )
+from minislurm.units import INFINITE
 
 NOW = 6000.0
 CFG = SchedConfig(bf_resolution=60)
@@ -122,3 +129,95 @@ def test_packing_keeps_a_whole_node_free_for_the_large_job_behind() -> None:
         1: ("n1",),
         2: ("n2",),
     }
+
+
+# ---------------------------------------------------------------- properties
+
+CONFIGS = [SchedConfig(bf_resolution=60), SchedConfig(bf_resolution=1, bf_job_part_count_reserve=1)]
+
+
+@st.composite
+def busy_snapshots(draw: st.DrawFn) -> Snapshot:
+    """Random snapshots (test_plan's) whose busy resources belong to running jobs with ends."""
+    snapshot = draw(snapshots())
+    running = []
+    for i, n in enumerate(snapshot.nodes):
+        used = NodeAlloc(
+            n.name,
+            n.cpus - n.free_cpus,
+            n.mem - n.free_mem,
+            tuple(g for g in n.gpus if g not in n.free_gpus),
+            1,
+        )
+        if used.cpus or used.mem or used.gpus:
+            end = draw(st.sampled_from([NOW - 5, NOW + 30, NOW + 600, NOW + 7200, float("inf")]))
+            running.append(RunningJob(1000 + i, Allocation((used,)), end))
+    limits = st.sampled_from([1, 5, 30, 120, INFINITE])
+    pending = tuple(replace(j, time_limit=draw(limits)) for j in snapshot.pending)
+    return replace(snapshot, pending=pending, running=tuple(running))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_snapshots(), st.sampled_from(CONFIGS))
+def test_backfill_never_overcommits_and_keeps_every_reservation(
+    snapshot: Snapshot, cfg: SchedConfig
+) -> None:
+    check_plan(snapshot, plan(snapshot, NOW, cfg), NOW)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(busy_snapshots(), st.sampled_from(CONFIGS))
+def test_jobs_below_never_change_a_higher_priority_jobs_planned_start(
+    snapshot: Snapshot, cfg: SchedConfig
+) -> None:
+    """Whatever starts or is reserved below a job, its planned start is what it is alone above."""
+    full = plan(snapshot, NOW, cfg)
+    tiers = {p.name: p.priority_tier for p in snapshot.partitions}
+    queue = sorted(
+        (j for j in snapshot.pending if not j.held),
+        key=lambda j: job_order(j, tiers[j.partition]),
+    )
+    for cut in range(len(queue)):
+        above = replace(snapshot, pending=tuple(queue[: cut + 1]))
+        alone = plan(above, NOW, cfg)
+        job_id = queue[cut].job_id
+        assert alone.start_times.get(job_id) == full.start_times.get(job_id)
+        assert [s for s in alone.starts if s.job_id == job_id] == [
+            s for s in full.starts if s.job_id == job_id
+        ]
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> list[SimJob]:
+    """Jobs on a 6-processor machine whose run times equal their time limits."""
+    jobs = []
+    submit = 0
+    for job_id in range(1, draw(st.integers(2, 14)) + 1):
+        submit += draw(st.sampled_from([0, 0, 10, 60, 300]))
+        procs = draw(st.integers(1, 6))
+        limit = float(draw(st.sampled_from([30, 60, 200, 900])))
+        request = ResourceRequest(min_nodes=procs, max_nodes=procs, ntasks=procs, nodes_set=True)
+        pending = PendingJob(job_id, "batch", 1, float(submit), request, 15, limit_seconds=limit)
+        jobs.append(SimJob(pending, limit))
+    return jobs
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads())
+def test_with_exact_limits_no_job_starts_later_than_first_planned(jobs: list[SimJob]) -> None:
+    """Conservative backfill: a job's reservation only moves earlier, and it is kept."""
+    cfg = SchedConfig(bf_resolution=1)
+    nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, 7))
+    part = PartitionView("batch", tuple(n.name for n in nodes))
+    planned: dict[int, float] = {}
+
+    def on_pass(snapshot: Snapshot, decided: Plan, now: float) -> None:
+        check_plan(snapshot, decided, now)
+        for job_id, when in decided.start_times.items():
+            planned.setdefault(job_id, when)
+
+    outcome = simulate(jobs, nodes, (part,), cfg, on_pass)
+    assert outcome.unfinished == 0
+    for record in outcome.records:
+        if record.job_id in planned:
+            assert record.start <= planned[record.job_id], f"job {record.job_id} delayed"

@@ -1,17 +1,21 @@
 """Tests of the trace simulator: virtual time through the controller's own ``plan``.
 
-Imports ctld.simulator, ctld.sched and minislurm.
+Imports ctld.simulator, ctld.sched and minislurm (the ``minislurm simulate`` command).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
 from plan_checks import check_plan
 
 from ctld.sched.knobs import BUILTIN, SchedConfig
 from ctld.sched.plan import plan
 from ctld.simulator import simulate, summarize, trace_setup, write_outputs
+from minislurm.manage import main
 from minislurm.model import Plan, Snapshot
 
 # 4 processors. Job 1 takes 2 for 100 s; job 2 needs all 4 (waits for 1); job 3 takes
@@ -83,3 +87,58 @@ def test_summary_measures_and_outputs(tmp_path: Path) -> None:
     png = tmp_path / "out" / "timeline.png"
     assert str(png) in written
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_command_json_and_outputs(tmp_path: Path) -> None:
+    path = tmp_path / "t.swf"
+    path.write_text(TRACE)
+    out = tmp_path / "out"
+    args = ["simulate", "--trace", str(path), "--policy", "fifo", "--json", "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    measures = json.loads(result.stdout.splitlines()[0])
+    assert list(measures)[:6] == [
+        "utilization",
+        "mean_wait",
+        "mean_bsld",
+        "max_wait",
+        "makespan",
+        "jobs",
+    ]
+    assert measures["jobs"] == 4 and measures["makespan"] == 500
+    assert (out / "jobs.csv").exists() and (out / "timeline.png").exists()
+
+
+def test_simulate_command_text_defaults_to_easy_backfill(tmp_path: Path) -> None:
+    path = tmp_path / "t.swf"
+    path.write_text(TRACE)
+    result = CliRunner().invoke(main, ["simulate", "--trace", str(path), "--jobs", "3"])
+    assert result.exit_code == 0, result.output
+    assert "policy         backfill" in result.stdout
+    assert "jobs           3 " in result.stdout
+    assert "bounded slowdown (10 s) mean" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--sched-params", "bf_window=0"], "bf_window must be a number from 1 to 43200"),
+        (["--policy", "lottery"], "Invalid value for '--policy'"),
+        (["--jobs", "0"], "Invalid value for '--jobs'"),
+    ],
+)
+def test_simulate_command_rejects_bad_input(tmp_path: Path, extra: list[str], message: str) -> None:
+    path = tmp_path / "t.swf"
+    path.write_text(TRACE)
+    result = CliRunner().invoke(main, ["simulate", "--trace", str(path), *extra])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_simulate_command_reports_a_missing_or_malformed_trace(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(main, ["simulate", "--trace", str(tmp_path / "none.swf")])
+    assert missing.exit_code == 1 and "No such file" in missing.output
+    bad = tmp_path / "bad.swf"
+    bad.write_text("; MaxProcs: 4\n1 2 3\n")
+    malformed = CliRunner().invoke(main, ["simulate", "--trace", str(bad)])
+    assert malformed.exit_code == 1 and "3 fields, expected 18" in malformed.output
