@@ -129,7 +129,12 @@ def run_cluster(
         with open(cluster.local.conf_path, "a", encoding="utf-8") as conf:
             conf.write(conf_lines)
     failed_before = request.session.testsfailed
-    cluster.start()
+    try:
+        cluster.start()
+    except BaseException:
+        print(cluster.logs())
+        cluster.stop()  # what did start must not outlive the test
+        raise
     try:
         yield cluster
     finally:
