@@ -67,6 +67,7 @@ OPTIONS = [
     Option("qos", "q", REQUIRED),
     Option("quiet", "Q", NO_ARG),
     Option("requeue", "", NO_ARG),
+    Option("reservation", "", REQUIRED),
     Option("signal", "", REQUIRED),
     Option("test-only", "", NO_ARG),
     Option("time", "t", REQUIRED),
@@ -118,6 +119,7 @@ Parallel run options:
   -q, --qos=qos               quality of service
   -Q, --quiet                 quiet mode (suppress informational messages)
       --requeue               if set, permit the job to be requeued
+      --reservation=name      allocate resources from named reservation
       --signal=[[R][B]:]num[@time] send signal when time limit within time seconds
   -t, --time=minutes          time limit
       --test-only             validate batch script but do not submit job
@@ -192,7 +194,8 @@ def split_words(text: str) -> list[str]:
             current = current if current is not None else []
         elif ch == "\\" and i + 1 < len(text):
             i += 1
-            current = (current or []) + [text[i]]
+            current = current if current is not None else []
+            current.append(text[i])
         elif ch.isspace():
             if current is not None:
                 words.append("".join(current))
@@ -200,7 +203,8 @@ def split_words(text: str) -> list[str]:
         elif ch == "#" and current is None:
             break
         else:
-            current = (current or []) + [ch]
+            current = current if current is not None else []
+            current.append(ch)
         i += 1
     if quote:
         raise CommandError(f"error: unmatched {quote} in #SBATCH line: {text.strip()}")

@@ -160,8 +160,8 @@ def registered(node: Node, request: pb.RegisterNodeRequest, now: float, conf: Sl
         arch=request.arch,
         os=request.os,
         version=request.version,
-        boot_time=float(request.boot_time),
-        slurmd_start_time=float(request.slurmd_start_time),
+        boot_time=_epoch(request.boot_time),
+        slurmd_start_time=_epoch(request.slurmd_start_time),
         last_seen=now,
         flags=node.flags - {NodeFlag.NOT_RESPONDING},
     )
@@ -175,6 +175,11 @@ def registered(node: Node, request: pb.RegisterNodeRequest, now: float, conf: Sl
     if node.state is NodeState.DOWN and node.reason == NOT_RESPONDING:
         updated = replace(updated, reason="", reason_uid=0, reason_time=0.0)
     return updated
+
+
+def _epoch(seconds: int) -> float:
+    """A time an agent reported; 0 (unknown) when negative or too large to hold exactly."""
+    return float(seconds) if 0 <= seconds < 2**53 else 0.0
 
 
 def heartbeat(node: Node, request: pb.HeartbeatRequest, now: float) -> Node:

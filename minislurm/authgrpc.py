@@ -13,7 +13,9 @@ everyone else with ``PERMISSION_DENIED``.
 :class:`SignCalls` adds a credential to each call a daemon makes (grpcio
 client interceptor); commands add theirs in ``minislurm.ctlclient``.
 
-Imports minislurm.auth and grpc.
+Every request is also held to ``minislurm.limits`` (INVALID_ARGUMENT).
+
+Imports minislurm.auth, minislurm.limits and grpc.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
-from minislurm import auth
+from minislurm import auth, limits
 
 log = logging.getLogger(__name__)
 
@@ -65,37 +68,61 @@ class Authenticator(grpc.aio.ServerInterceptor):
         self.privileged = privileged_uids() if privileged is None else privileged
 
     async def intercept_service(self, continuation: Any, details: Any) -> Any:
-        """Wrap the handler of ``details.method`` in :meth:`admit` (unless exempt)."""
+        """Wrap the handler of ``details.method`` in :meth:`admit`."""
         handler = await continuation(details)
         path = details.method
         name = path.rsplit("/", 1)[-1]
-        if handler is None or name in self.exempt:
+        if handler is None:
             return handler
+        decode = handler.request_deserializer
         if handler.unary_unary is not None:
             inner = handler.unary_unary
 
-            async def unary(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-                await self.admit(path, name, request, context)
+            async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                request = await self.admit(path, name, decode, raw, context)
                 return await inner(request, context)
 
-            return handler._replace(unary_unary=unary)
+            return handler._replace(unary_unary=unary, request_deserializer=None)
         if handler.unary_stream is not None:
             inner_stream = handler.unary_stream
 
             async def stream(
-                request: Any, context: grpc.aio.ServicerContext[Any, Any]
+                raw: bytes, context: grpc.aio.ServicerContext[Any, Any]
             ) -> AsyncIterator[Any]:
-                await self.admit(path, name, request, context)
+                request = await self.admit(path, name, decode, raw, context)
                 async for reply in inner_stream(request, context):
                     yield reply
 
-            return handler._replace(unary_stream=stream)
+            return handler._replace(unary_stream=stream, request_deserializer=None)
         return handler  # no client-streaming methods exist
 
     async def admit(
+        self,
+        path: str,
+        name: str,
+        decode: Callable[[bytes], Any],
+        raw: bytes,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> Any:
+        """Decode one call's request, authenticate the call, bind the request to the
+        caller and bound its size; return the request (or abort the call)."""
+        try:
+            request = decode(raw)
+        except DecodeError as err:
+            log.warning("%s from %s: undecodable request: %s", name, context.peer(), err)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "Unable to decode the request")
+        if name not in self.exempt:
+            await self.authenticate(path, name, request, context)
+        too_big = limits.violation(request)
+        if too_big:
+            log.warning("%s from %s refused: %s", name, context.peer(), too_big)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Argument too long: {too_big}")
+        return request
+
+    async def authenticate(
         self, path: str, name: str, request: Any, context: grpc.aio.ServicerContext[Any, Any]
     ) -> auth.Identity:
-        """Authenticate one call and bind its request to the caller (or abort it)."""
+        """Check the call's credential and bind its request to the caller (or abort it)."""
         tokens = [v for k, v in context.invocation_metadata() or () if k == auth.HEADER]
         try:
             if len(tokens) != 1:

@@ -1,0 +1,145 @@
+"""Fuzzing the parsers of hostile text: ``#SBATCH`` lines and slurm.conf.
+
+Hypothesis feeds each parser lines built from its real keywords and options
+with awkward values (huge ranges and numbers, quotes, escapes, control and
+non-ASCII characters) mixed with arbitrary text. A parser may accept the
+input or refuse it with its own error (CommandError/UsageError for sbatch,
+ConfigError for slurm.conf); any other exception is a crash, and an input
+that takes over a second (the deadline) is unbounded work. The number of
+examples per test is ``MINISLURM_FUZZ_EXAMPLES`` (default 300), which keeps
+the run to seconds in CI. Not covered: ``Include`` (it reads other files).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import timedelta
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cli import opts
+from cli.common import CommandError
+from cli.sbatch import OPTIONS, directives
+from cli.sbatch_spec import build_spec
+from minislurm import config, hostlist
+from minislurm.errors import MinislurmError
+
+FUZZ = settings(
+    max_examples=int(os.environ.get("MINISLURM_FUZZ_EXAMPLES", "300")),
+    deadline=timedelta(seconds=1),
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+AWKWARD = st.sampled_from(
+    [
+        "",
+        "0",
+        "-1",
+        "99999999999999999999999",
+        "1e309",
+        "nan",
+        "UNLIMITED",
+        "infinite",
+        "n[1-99999999]",
+        "n[1-4],m[001-100]",
+        "n[",
+        "[]",
+        "gpu:a100:99999999999",
+        "gpu:-1",
+        "1-2:3:4",
+        "00:00:60",
+        "9999-12-31T99:99:99",
+        "now+99999999999days",
+        "%j%x%a%A%u%N%%",
+        "a,b,,c",
+        "'quoted value'",
+        '"unterminated',
+        "\\",
+        "x" * 300,
+        "\u00e9\u4e2d\U0001f600",
+        "\x00\x07\x1b[31m",
+        "afterok:1:2?afternotok:3",
+        "1-100%0",
+        "0-4294967295",
+    ]
+)
+VALUE = st.one_of(AWKWARD, st.text(max_size=30))
+
+
+def _option_word(option: opts.Option) -> st.SearchStrategy[str]:
+    names = [f"--{option.long}"] + ([f"-{option.short}"] if option.short else [])
+    name = st.sampled_from(names)
+    if option.arg == opts.NO_ARG:
+        return name
+    return st.builds(
+        lambda n, v, eq: f"{n}={v}" if eq and n.startswith("--") else f"{n} {v}",
+        name,
+        VALUE,
+        st.booleans(),
+    )
+
+
+SBATCH_LINE = st.one_of(
+    st.lists(st.one_of(*[_option_word(o) for o in OPTIONS]), min_size=1, max_size=4).map(" ".join),
+    st.text(max_size=60),
+)
+
+
+@FUZZ
+@given(lines=st.lists(SBATCH_LINE, max_size=8), body=st.text(max_size=40))
+def test_sbatch_directives_parse_or_refuse(lines: list[str], body: str) -> None:
+    script = ("#!/bin/sh\n" + "".join(f"#SBATCH {line}\n" for line in lines) + body).encode(
+        errors="surrogatepass"
+    )
+    try:
+        values, _ = opts.parse(OPTIONS, directives(script))
+        build_spec(values, script, "fuzz", [])
+    except (CommandError, opts.UsageError):
+        pass
+
+
+def test_a_long_sbatch_line_is_parsed_in_linear_time() -> None:
+    """A 4 MiB #SBATCH line (Slurm's max_script_size) once took hours (quadratic)."""
+    script = b"#!/bin/sh\n#SBATCH --comment=" + b"x" * (4 * 1024 * 1024) + b"\n"
+    assert len(directives(script)[0]) == 4 * 1024 * 1024 + len("--comment=")
+
+
+CONF_KEYS = sorted(
+    [*config._GLOBAL_KEYS, *config._NODE_KEYS, *config._PARTITION_KEYS, "SlurmctldHost"]
+)
+CONF_LINE = st.one_of(
+    st.lists(
+        st.builds(lambda k, v: f"{k}={v}", st.sampled_from(CONF_KEYS), VALUE),
+        min_size=1,
+        max_size=5,
+    ).map(" ".join),
+    st.text(max_size=60).filter(lambda t: "include" not in t.lower()),
+)
+BASE = "SlurmctldHost=h\nNodeName=n[1-2] CPUs=2\nPartitionName=p Nodes=ALL Default=YES\n"
+
+
+@FUZZ
+@given(lines=st.lists(CONF_LINE, max_size=10), base=st.booleans())
+def test_slurm_conf_parses_or_refuses(lines: list[str], base: bool) -> None:
+    text = (BASE if base else "") + "\n".join(lines) + "\n"
+    with tempfile.TemporaryDirectory() as home:
+        path = os.path.join(home, "slurm.conf")
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text)
+        try:
+            config.load_slurm_conf(path)
+        except MinislurmError:
+            pass
+
+
+@FUZZ
+@given(expr=st.one_of(AWKWARD, st.text(alphabet="n0123456789[]-,:", max_size=40)))
+def test_hostlists_expand_boundedly_or_refuse(expr: str) -> None:
+    try:
+        names = hostlist.expand(expr)
+    except ValueError:
+        return
+    assert len(names) <= 64 * 1024 * max(1, expr.count(",") + 1)
