@@ -102,7 +102,7 @@ def notice_fields(values: dict[str, object]) -> dict[str, object]:
         CommandError: a value that does not parse (status 255).
     """
     spec: dict[str, object] = {}
-    for key in ("comment", "mail_user"):
+    for key in ("comment", "mail_user", "reservation"):
         text = option_text(values, key)
         if text:
             spec[key] = text

@@ -15,6 +15,7 @@ import sys
 import time
 
 from cli import common, fmt
+from cli import scontrol_resv as resv
 from cli import scontrol_show as show
 from cli import scontrol_update as update
 from cli.opts import NO_ARG, Option
@@ -266,6 +267,7 @@ SHOW_ENTITIES: list[tuple[str, int, Callable[[list[str], Settings], int]]] = [
     ("jobs", 1, show_jobs),
     ("nodes", 1, show_nodes),
     ("partitions", 2, show_partitions),
+    ("reservations", 3, lambda a, s: resv.show_reservations(a, s.oneliner)),
 ]
 
 
@@ -405,6 +407,10 @@ def dispatch(args: list[str], settings: Settings) -> int:
         return show_command(rest, settings)
     if keyword_matches(word, "update", 1):
         return update.update_command(rest)
+    if keyword_matches(word, "create", 2):
+        return resv.create_command(rest)
+    if keyword_matches(word, "delete", 3):
+        return resv.delete_command(rest)
     for keyword, minimum, action in (
         ("hold", 2, HOLD),
         ("uhold", 2, USER_HOLD),

@@ -105,7 +105,8 @@ def _job_head(job: Message, details: bool) -> list[str]:
         f"GroupId={fmt.group_name(job.gid, job.group)}({job.gid}) MCS_label=N/A",
         f"Priority={job.priority} Nice={job.nice} Account={_or_null(job.account)} "
         f"QOS={_or_null(job.qos)}",
-        f"JobState={job.state} Reason={job.reason or 'None'} "
+        # Slurm writes a reason's spaces as underscores here (not in squeue).
+        f"JobState={job.state} Reason={(job.reason or 'None').replace(' ', '_')} "
         f"Dependency={job.dependency or '(null)'}",
         f"Requeue={int(job.requeue)} Restarts={job.restarts} BatchFlag={int(job.batch)} "
         f"Reboot=0 ExitCode={units.format_exit_code(job.exit_code, job.exit_signal)}",
@@ -128,6 +129,8 @@ def _job_head(job: Message, details: bool) -> list[str]:
     ]
     if job.batch_host:
         lines.append(f"BatchHost={job.batch_host}")
+    if job.reservation:
+        lines.append(f"Reservation={job.reservation}")
     return lines
 
 

@@ -1,4 +1,4 @@
-"""``scontrol update``: change a job (JobId=) or a node (NodeName=).
+"""``scontrol update``: change a job (JobId=), a node (NodeName=) or a reservation.
 
 Job keys: TimeLimit (``+N``/``-N`` change it relative to the current limit),
 Name/JobName, Partition, Nice, Dependency, ArrayTaskThrottle; ``JobId=16_4``
@@ -15,6 +15,7 @@ import os
 import sys
 
 from cli import common
+from cli.scontrol_resv import update_reservation
 from minislurm import units
 from minislurm.h2grpc import RpcError
 
@@ -214,6 +215,8 @@ def update_command(args: list[str]) -> int:
             return update_job(value, rest)
         if key.lower() == "nodename":
             return update_node(value, rest)
+        if key.lower() in ("reservationname", "reservation"):
+            return update_reservation(value, rest)
     return _fail(
         "No valid entity in update command\n"
         'Input line must include "NodeName", "PartitionName", "Reservation", "JobId", '

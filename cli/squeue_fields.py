@@ -209,7 +209,7 @@ SHORT: dict[str, tuple[str, Getter]] = {
     "T": ("STATE", lambda j, n: str(j.state)),
     "u": ("USER", lambda j, n: fmt.user_name(j.uid, j.user)),
     "U": ("UID", lambda j, n: str(j.uid)),
-    "v": ("RESERVATION", lambda j, n: "(null)"),
+    "v": ("RESERVATION", lambda j, n: j.reservation or "(null)"),
     "V": ("SUBMIT_TIME", lambda j, n: fmt.timestamp_or(j.submit_time)),
     "w": ("WCKEY", lambda j, n: "(null)"),
     "W": ("LICENSES", lambda j, n: "(null)"),

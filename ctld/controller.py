@@ -32,6 +32,8 @@ from ctld.acctmgr import Accounting
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.partaccess import check_access, user_groups
+from ctld.reservations import check_job as check_reservation
+from ctld.resvmgr import Reservations
 from ctld.sched.priority import Factors, PriorityWeights, job_factors
 from ctld.sched.willrun import expected_start
 from ctld.scheduling import SchedulerLoop, build_snapshot, cluster_size, latest_start
@@ -86,6 +88,9 @@ class Controller:
         self.agents = AgentDispatcher(daemon_signer(settings.conf.auth_type, settings.cluster_key))
         default = self.conf.default_partition()
         self._default_partition = default.name if default else None
+        self.resvs = Reservations(
+            self.state, self._transaction, settings.operators, self._default_partition or ""
+        )
         self.registered: set[str] = set()  # agents seen since this controller started
         self._fencing: dict[str, set[int]] = {}  # node -> stale jobs it must kill before use
         self._tasks: set[asyncio.Task[None]] = set()
@@ -113,6 +118,7 @@ class Controller:
                 if name in self.state.nodes:
                     self.state.put_node(nodeops.restored(self.state.nodes[name], *saved[1:]))
         self.accounting.load(now)
+        self.resvs.load()
         # No node is used before its agent has registered with this controller.
         for node in list(self.state.nodes.values()):
             self.state.put_node(nodeops.unheard(node, now))
@@ -368,6 +374,8 @@ class Controller:
                 self._fail_silent_nodes(now)
                 if now - self.accounting.usage_time >= USAGE_CHARGE_SECONDS:
                     self.charge_usage(now)
+                if self.resvs.expire(now):
+                    self.scheduler.kick()
                 self.state.forget_finished(now - self.conf.min_job_age)
             except Exception:
                 log.exception("housekeeping failed")
@@ -492,7 +500,10 @@ class Controller:
             self.conf.max_array_size,
             self.conf.job_requeue,
         )
-        job = self.accounting.admit(job, self.state.jobs.values())
+        job = replace(
+            self.accounting.admit(job, self.state.jobs.values()), reservation=spec.reservation
+        )
+        check_reservation(job.reservation, job.user, job.account, self.state.reservations)
         part = self.state.partitions[job.partition]
         if part.allow_groups is not None:
             check_access(job, part, user_groups(job.user, job.gid))

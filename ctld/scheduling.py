@@ -8,7 +8,7 @@ long is followed by an equal pause, which bounds the scheduler's share of
 the controller under a burst of submissions. A periodic tick covers
 time-based changes (job age), at least every ``bf_interval`` seconds.
 
-Imports ctld.sched, ctld.state, ctld.jobs, ctld.acctmgr and minislurm.
+Imports ctld.sched, ctld.state, ctld.jobs, ctld.acctmgr, ctld.reservations and minislurm.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dataclasses import replace
 from ctld import jobs as jobops
 from ctld.acctmgr import Accounting
 from ctld.depend import wait_reason
+from ctld.reservations import job_limits
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
@@ -134,7 +135,10 @@ def build_snapshot(
             array_task_id=job.array_task_id,
         )
         room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
-        pending += pending_entries(entry, job, state, now, running[job.array_job_id], room)
+        entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
+        if state.reservations or job.reservation:
+            entries = [reservation_bound(e, job, state, now) for e in entries]
+        pending += entries
     holding = tuple(
         RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
         for j in active
@@ -143,6 +147,40 @@ def build_snapshot(
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
+
+
+def reservation_bound(entry: PendingJob, job: Job, state: ClusterState, now: float) -> PendingJob:
+    """Keep a pending entry off the nodes that reservations hold while it could run.
+
+    The nodes go into the entry's excluded nodes for this pass; when too few
+    nodes are left (or a required one is held), the entry waits with the
+    reservation's reason instead. A job in a reservation waits for its window.
+
+    Args:
+        entry: one entry of the job, maybe already blocked.
+        job: the job (its reservation).
+        state: the cluster (reservations, partitions, nodes).
+        now: the time of the pass.
+
+    Returns:
+        The entry, restricted or blocked.
+    """
+    if entry.blocked:
+        return entry
+    limits = job_limits(
+        job.reservation, entry.duration, now, state.reservations.values(), state.nodes
+    )
+    if limits.blocked:
+        return replace(entry, blocked=limits.blocked)
+    if not limits.avoid:
+        return entry
+    req = entry.request
+    excluded = set(req.exc_nodes) | limits.avoid
+    part = state.partitions[job.partition]
+    left = [n for n in part.nodes if n not in excluded]
+    if len(left) < req.min_nodes or excluded.intersection(req.req_nodes):
+        return replace(entry, blocked=limits.crowded)
+    return replace(entry, request=replace(req, exc_nodes=tuple(sorted(excluded))))
 
 
 def pending_entries(

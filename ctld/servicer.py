@@ -244,6 +244,23 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         return priorities_reply(jobs, lambda j: self.ctl.factors(j, now), self.ctl.weights)
 
     @grpc_errors
+    async def ManageReservation(
+        self, request: pb.ManageReservationRequest, context: Ctx
+    ) -> pb.ManageReservationReply:
+        accounts = self.ctl.accounting.book.accounts
+        name = self.ctl.resvs.manage(request, accounts, time.time())
+        self.ctl.scheduler.kick()
+        return pb.ManageReservationReply(name=name)
+
+    @grpc_errors
+    async def GetReservations(
+        self, request: pb.GetReservationsRequest, context: Ctx
+    ) -> pb.GetReservationsReply:
+        now = time.time()
+        infos = self.ctl.resvs.infos(set(request.names))
+        return pb.GetReservationsReply(reservations=infos, now=int(now))
+
+    @grpc_errors
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:
         now = time.time()
         job = await self.ctl.wait_job(request.job_id, min(request.timeout or 30.0, 300.0))

@@ -4,7 +4,7 @@ The controller is the database's only writer, so after each commit it puts
 the same records here; queries and scheduling read this view instead of
 the database. Records are frozen dataclasses, replaced whole.
 
-Imports only minislurm.
+Imports minislurm and ctld.reservations (its dataclass).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ctld.reservations import Resv
 from minislurm.config import PartitionConfig
 from minislurm.model import Job, Node, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
@@ -33,6 +34,7 @@ class ClusterState:
         self.jobs: dict[int, Job] = {}
         self.nodes: dict[str, Node] = {n.name: n for n in nodes}
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
+        self.reservations: dict[str, Resv] = {}  # advance reservations by name
         self._queued: set[int] = set()  # pending and not held: what the scheduler considers
         self._held: set[int] = set()
         self._active: set[int] = set()

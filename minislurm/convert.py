@@ -181,6 +181,7 @@ def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
         deadline=int(job.deadline),
         cancelled_by=max(job.cancelled_by, 0),
         comment=job.comment,
+        reservation=job.reservation,
         mail_type=job.mail_type,
         mail_user=job.mail_user,
         exclusive=req.exclusive,

@@ -162,6 +162,7 @@ class Job:
     warn_time: int = 0
     warn_batch: bool = False  # B: the batch shell gets it, not the steps
     warn_sent: bool = False  # it went out (once per run)
+    reservation: str = ""  # --reservation: the advance reservation it runs in
 
     @property
     def held(self) -> bool:

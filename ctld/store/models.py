@@ -80,6 +80,7 @@ class JobRow(Base):
     warn_time: Mapped[int] = mapped_column(Integer)
     warn_batch: Mapped[bool] = mapped_column(Boolean)
     warn_sent: Mapped[bool] = mapped_column(Boolean)
+    reservation: Mapped[str] = mapped_column(String, default="")
 
 
 class JobScriptRow(Base):
@@ -168,3 +169,18 @@ class AssocRow(Base):
     grp_tres: Mapped[str] = mapped_column(String)
     raw_usage: Mapped[float] = mapped_column(Float)  # decayed TRES-seconds, charged to users
     usage_time: Mapped[float] = mapped_column(Float)  # when raw_usage was last decayed
+
+
+class ReservationRow(Base):
+    """One advance reservation (scontrol create reservation)."""
+
+    __tablename__ = "reservations"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    start: Mapped[float] = mapped_column(Float)
+    end: Mapped[float] = mapped_column(Float)  # inf: unlimited
+    nodes: Mapped[list[str]] = mapped_column(JSON)
+    users: Mapped[list[str]] = mapped_column(JSON)
+    accounts: Mapped[list[str]] = mapped_column(JSON)
+    flags: Mapped[list[str]] = mapped_column(JSON)
+    partition: Mapped[str] = mapped_column(String)

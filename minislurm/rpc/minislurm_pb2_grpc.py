@@ -144,6 +144,16 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesReply.FromString,
                 _registered_method=True)
+        self.ManageReservation = channel.unary_unary(
+                '/minislurm.v1.SlurmController/ManageReservation',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.ManageReservationRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ManageReservationReply.FromString,
+                _registered_method=True)
+        self.GetReservations = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetReservations',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetReservationsRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetReservationsReply.FromString,
+                _registered_method=True)
 
 
 class SlurmControllerServicer:
@@ -281,6 +291,18 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ManageReservation(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetReservations(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SlurmControllerServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -393,6 +415,16 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.GetPriorities,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesReply.SerializeToString,
+            ),
+            'ManageReservation': grpc.unary_unary_rpc_method_handler(
+                    servicer.ManageReservation,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ManageReservationRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.ManageReservationReply.SerializeToString,
+            ),
+            'GetReservations': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetReservations,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetReservationsRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetReservationsReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -989,6 +1021,60 @@ class SlurmController:
             '/minislurm.v1.SlurmController/GetPriorities',
             minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.GetPrioritiesReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ManageReservation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/ManageReservation',
+            minislurm_dot_v1_dot_minislurm__pb2.ManageReservationRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.ManageReservationReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetReservations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetReservations',
+            minislurm_dot_v1_dot_minislurm__pb2.GetReservationsRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetReservationsReply.FromString,
             options,
             channel_credentials,
             insecure,

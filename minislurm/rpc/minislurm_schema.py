@@ -73,6 +73,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (50, 'warn_time', 'uint32', '', False, '', ''),
         (51, 'warn_batch', 'bool', '', False, '', ''),
         (52, 'exclusive', 'bool', '', False, '', ''),
+        (240, 'reservation', 'string', '', False, '', ''),
     ),
     'minislurm.v1.NodeAllocation': (
         (1, 'node', 'string', '', False, '', ''),
@@ -148,6 +149,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (64, 'mail_type', 'string', '', False, '', ''),
         (65, 'mail_user', 'string', '', False, '', ''),
         (66, 'exclusive', 'bool', '', False, '', ''),
+        (240, 'reservation', 'string', '', False, '', ''),
     ),
     'minislurm.v1.SubmitJobRequest': (
         (1, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -590,6 +592,41 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'jobs', 'message', 'repeated', False, 'minislurm.v1.JobPriorityInfo', ''),
         (2, 'weights', 'int64', 'map', False, '', 'string'),
     ),
+    'minislurm.v1.ManageReservationRequest': (
+        (1, 'verb', 'string', '', False, '', ''),
+        (2, 'name', 'string', '', False, '', ''),
+        (3, 'start_time', 'int64', 'optional', False, '', ''),
+        (4, 'end_time', 'int64', 'optional', False, '', ''),
+        (5, 'duration', 'int64', 'optional', False, '', ''),
+        (6, 'nodes', 'string', 'optional', False, '', ''),
+        (7, 'node_count', 'uint32', 'optional', False, '', ''),
+        (8, 'users', 'string', 'optional', False, '', ''),
+        (9, 'accounts', 'string', 'optional', False, '', ''),
+        (10, 'flags', 'string', 'optional', False, '', ''),
+        (11, 'partition', 'string', 'optional', False, '', ''),
+        (12, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.ManageReservationReply': (
+        (1, 'name', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.ReservationInfo': (
+        (1, 'name', 'string', '', False, '', ''),
+        (2, 'start_time', 'int64', '', False, '', ''),
+        (3, 'end_time', 'int64', '', False, '', ''),
+        (4, 'nodes', 'string', 'repeated', False, '', ''),
+        (5, 'core_count', 'uint32', '', False, '', ''),
+        (6, 'partition', 'string', '', False, '', ''),
+        (7, 'flags', 'string', '', False, '', ''),
+        (8, 'users', 'string', '', False, '', ''),
+        (9, 'accounts', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.GetReservationsRequest': (
+        (1, 'names', 'string', 'repeated', False, '', ''),
+    ),
+    'minislurm.v1.GetReservationsReply': (
+        (1, 'reservations', 'message', 'repeated', False, 'minislurm.v1.ReservationInfo', ''),
+        (2, 'now', 'int64', '', False, '', ''),
+    ),
     'minislurm.v1.BatchLaunchRequest': (
         (1, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
         (2, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -704,6 +741,8 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'ManageAssoc': ('minislurm.v1.ManageAssocRequest', 'minislurm.v1.ManageAssocReply', False, False),
         'GetAssocs': ('minislurm.v1.GetAssocsRequest', 'minislurm.v1.GetAssocsReply', False, False),
         'GetPriorities': ('minislurm.v1.GetPrioritiesRequest', 'minislurm.v1.GetPrioritiesReply', False, False),
+        'ManageReservation': ('minislurm.v1.ManageReservationRequest', 'minislurm.v1.ManageReservationReply', False, False),
+        'GetReservations': ('minislurm.v1.GetReservationsRequest', 'minislurm.v1.GetReservationsReply', False, False),
     },
     'minislurm.v1.NodeAgent': {
         'LaunchBatch': ('minislurm.v1.BatchLaunchRequest', 'minislurm.v1.BatchLaunchReply', False, False),
