@@ -1,6 +1,7 @@
 """The credential kiosk: signs for local users who cannot read the key.
 
-A daemon that holds the cluster key (slurmctld) listens on a Unix socket
+A daemon that holds the cluster key (slurmctld; a node agent where no
+slurmctld serves one) listens on a Unix socket
 (mode 0666, ``auth.socket`` beside the key). A client writes one method path
 and a newline; the kiosk asks the kernel who is on the other end
 (``SO_PEERCRED``) and answers with a credential for that uid and gid
@@ -64,3 +65,21 @@ async def serve(path: str, key: bytes) -> asyncio.AbstractServer:
     server = await asyncio.start_unix_server(answer, path, limit=MAX_REQUEST)
     os.chmod(path, 0o666)
     return server
+
+
+async def serve_unless_served(path: str, key: bytes) -> asyncio.AbstractServer | None:
+    """Start the kiosk at ``path`` unless one already answers there.
+
+    A node agent calls this: on a compute node it is the users' kiosk; on a
+    host it shares with slurmctld (one configuration directory), the
+    controller's serves.
+
+    Returns:
+        The server started, or None.
+    """
+    try:
+        _, writer = await asyncio.open_unix_connection(path)
+    except OSError:
+        return await serve(path, key)
+    writer.close()
+    return None

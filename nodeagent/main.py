@@ -18,7 +18,7 @@ import sys
 
 import grpc
 
-from minislurm import cred
+from minislurm import auth, authd, cred
 from minislurm.authgrpc import Authenticator, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
@@ -131,6 +131,9 @@ async def serve(args: argparse.Namespace) -> None:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(agent), server)
     await server.start()
+    kiosk = await authd.serve_unless_served(
+        auth.socket_path(settings.conf_path), settings.cluster_key
+    )
     await agent.start(port)
     if settings.port_file:
         write_port_file(settings.port_file, port)
@@ -139,6 +142,8 @@ async def serve(args: argparse.Namespace) -> None:
     log.info("slurmd shutting down (running jobs keep running)")
     await agent.stop()
     await server.stop(GRACE_SECONDS)
+    if kiosk is not None:
+        kiosk.close()
 
 
 def main(argv: list[str] | None = None) -> int:

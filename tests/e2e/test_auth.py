@@ -6,15 +6,18 @@ skipped where it is not running).
 
 from __future__ import annotations
 
+import asyncio
+import os
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
-from minislurm import auth, cred, munge
+from minislurm import auth, authd, cred, munge
 from minislurm.agentclient import AgentClient
 from minislurm.conffile import read_controller_address
 from minislurm.ctlclient import ControllerClient
@@ -220,3 +223,29 @@ def test_munge_rejects_an_expired_credential(munge_cluster: TestCluster) -> None
     assert (err.value.code, "Expired credential" in err.value.details) == ("UNAUTHENTICATED", True)
     assert cluster.state(job_id) == "PENDING"
     assert cluster.run("scancel", str(job_id)).rc == 0
+
+
+# ------------------------------------------------------------------ the kiosk
+
+
+def test_kiosk_signs_for_the_caller_the_kernel_names(tmp_path: Path) -> None:
+    key = b"k" * 64
+    path = str(tmp_path / auth.SOCKET_FILE)
+
+    async def scenario() -> tuple[str, str, object]:
+        server = await authd.serve(path, key)
+        try:
+            token = await asyncio.to_thread(auth.KioskSigner(path), "/svc/Method")
+            with pytest.raises(auth.AuthError) as refused:
+                await asyncio.to_thread(auth.KioskSigner(path), "no-slash")
+            second = await authd.serve_unless_served(path, key)
+        finally:
+            server.close()
+        return token, str(refused.value), second
+
+    token, refused, second = asyncio.run(scenario())
+    who = auth.check(key, token, "/svc/Method", time.time(), auth.ReplayCache())
+    assert (who.uid, who.gid) == (os.getuid(), os.getgid())
+    assert "bad request" in refused
+    assert second is None  # one kiosk answers already
+    assert os.stat(path).st_mode & 0o777 == 0o666
