@@ -8,6 +8,7 @@ associations of one user as it would compare users.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -194,6 +195,23 @@ def test_usage_is_charged_and_fair_share_ranks_the_lighter_user_first(
     assert by_name[(" chem", "")][3] == "0.243902"  # 10 / (1 + 10 + 30)
     assert float(physics[7]) > float(chem[7]), (physics, chem)
     assert physics[8] == "inf"
+    fixed = _ok(cluster, "sshare").splitlines()
+    assert fixed[:2] == [
+        "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage"
+        "  FairShare ",
+        "-------------------- ---------- ---------- ----------- ----------- -------------"
+        " ---------- ",
+    ]
+    assert re.fullmatch(r"root {42}0\.000000 +\d+ +1\.000000 {12}", fixed[2]), fixed[2]
+    assert [(line[:20].rstrip(), line[21:31].strip()) for line in fixed[3:]] == [
+        (" root", "root"), (" chem", ""), ("  chem", "root"), (" physics", ""),
+        ("  physics", "root"),
+    ]  # fmt: skip
+    # Usage is stored: a controller killed and restarted still knows it.
+    cluster.kill_controller()
+    cluster.start()
+    again = _ok(cluster, "sshare", "-P", "-n", "-A", "chem", "-u", "root").splitlines()
+    assert again[0].split("|")[0] == "chem" and int(again[0].split("|")[4]) >= int(chem[4])
     light = cluster.sbatch("-A", "physics", "--begin=now+3600", "--wrap=true")
     heavy = cluster.sbatch("-A", "chem", "--begin=now+3600", "--wrap=true")
     prio = _ok(cluster, "sprio", "-o", "%.15i %.10F %.10J %.10P", "-j", f"{light},{heavy}")
@@ -203,6 +221,15 @@ def test_usage_is_charged_and_fair_share_ranks_the_lighter_user_first(
     assert int(values[light][0]) > int(values[heavy][0])
     # One node of two and one CPU of sixteen: (1/2 + 1/16) / 2 = 0.28125, times 100.
     assert values[light][1:] == ["28", "1000"]
+    nice = cluster.sbatch("-A", "physics", "--begin=now+3600", "--nice=500", "--wrap=true")
+    long = _ok(cluster, "sprio", "-l", "-j", f"{light},{nice}").splitlines()
+    assert long[0].split() == [
+        "JOBID", "PARTITION", "USER", "PRIORITY", "SITE", "AGE", "ASSOC", "FAIRSHARE",
+        "JOBSIZE", "PARTITION", "QOS", "NICE", "TRES",
+    ]  # fmt: skip
+    cells = {int(line.split()[0]): line.split() for line in long[1:]}
+    assert cells[nice][11] == "500"
+    assert int(cells[light][3]) - int(cells[nice][3]) == 500
     weights = _ok(cluster, "sprio", "-w").splitlines()
     # As real Slurm 22.05 prints them with these weights.
     assert weights == [
