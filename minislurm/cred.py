@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-import secrets
 
 from minislurm.errors import ClusterKeyError
 
@@ -45,7 +44,7 @@ def generate_key(path: str) -> None:
         return
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_hex(KEY_BYTES) + "\n")
+        f.write(os.urandom(KEY_BYTES).hex() + "\n")  # secrets.token_hex, without its imports
 
 
 def load_key(path: str) -> bytes:
