@@ -229,9 +229,7 @@ def _user_row(assoc: Message, user: Message) -> SimpleNamespace:
 
 
 def _sacctmgr(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(
-        PROG, OPTIONS, argv, stop_at_positional=True, help_text=HELP
-    )
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
     if len(rest) < 1:
         sys.stdout.write(HELP)
         return 0
