@@ -255,8 +255,7 @@ def delete(
     title = " Deleting accounts..." if entity == "account" else " Deleting users..."
     if entity == "user" and account_filter:
         title = " Deleting user associations..."
-    new = replace(book, accounts=accounts, users=users, assocs=assocs)
-    return new, [title, *(f"  {n}" for n in gone)]
+    return Book(accounts, users, assocs), [title, *(f"  {n}" for n in gone)]
 
 
 def _under(book: Book, assoc: Assoc, accounts: set[str]) -> bool:

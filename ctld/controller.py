@@ -275,8 +275,17 @@ class Controller:
             self.conf.kill_wait,
         )
         batch_host = job.allocation.node_names[0]
+
+        def address() -> str | None:
+            # A launch retried while its agent was away must not start a run
+            # that has since been requeued or ended.
+            current = self.state.jobs.get(job_id)
+            if current is None or (current.state, current.restarts) != (job.state, job.restarts):
+                raise AgentUnreachable(f"job={job_id} run {job.restarts} is over")
+            return self._address_of(batch_host)
+
         try:
-            await self.agents.launch_batch(lambda: self._address_of(batch_host), request)
+            await self.agents.launch_batch(address, request)
         except Exception as err:
             log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
             failed = pb.JobStatus(
@@ -285,7 +294,12 @@ class Controller:
             self.job_ended(batch_host, failed)
             return
         current = self.state.jobs.get(job_id)
-        if current is not None and current.state in ACTIVE_JOB_STATES and not current.launched:
+        if (
+            current is not None
+            and current.state in ACTIVE_JOB_STATES
+            and current.restarts == job.restarts
+            and not current.launched
+        ):
             self._commit([replace(current, launched=True)])
 
     # ------------------------------------------------------------ scheduling
@@ -452,8 +466,7 @@ class Controller:
         job_factor = part.priority_job_factor if part else 1
         size = cluster_size(self.state)
         fairshare = self.accounting.fairshare(job)
-        qos = self.accounting.qos_factor(job)
-        return job_factors(job, now, self.weights, size, job_factor, fairshare, qos)
+        return job_factors(job, now, self.weights, size, job_factor, fairshare)
 
     def charge_usage(self, now: float) -> None:
         """Charge the allocated TRES-seconds of jobs to their associations (fair share).
@@ -633,6 +646,9 @@ class Controller:
             return
         if status.restarts != job.restarts:
             log.warning("job=%d end of an earlier run reported by %s", job.job_id, node)
+            return
+        if status.outcome == "NODE_FAIL":  # its stepd killed it: slurmd was gone too long
+            self._lose([job], node, time.time())
             return
         if job.kill_outcome == requeueops.KILL_OUTCOME:
             self._commit([requeueops.requeued(job, time.time(), float(self.conf.requeue_delay))])

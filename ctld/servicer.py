@@ -224,7 +224,8 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def ManageAssoc(
         self, request: pb.ManageAssocRequest, context: Ctx
     ) -> pb.ManageAssocReply:
-        lines = self.ctl.accounting.manage(request, self.ctl.state.jobs.values())
+        busy = self.ctl.accounting.busy(self.ctl.state.jobs.values())
+        lines = self.ctl.accounting.manage(request, busy)
         self.ctl.scheduler.kick()
         return pb.ManageAssocReply(lines=lines)
 

@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 RETRY_MAX_SECONDS = 2.0
 CALL_TIMEOUT = 10.0
+ALIVE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,14 @@ class Agent:
             port: the port the agent's server is bound to.
         """
         self.port = port
+        self.launcher.touch_alive()
         for outcome in self.launcher.adopt():
             self._outbox[outcome.job_id] = outcome
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._heartbeat_loop(), name="heartbeat"),
             loop.create_task(self._report_loop(), name="reporter"),
+            loop.create_task(self._alive_loop(), name="alive"),
         ]
         self._outbox_event.set()
 
@@ -202,6 +205,15 @@ class Agent:
                 log.debug("controller unreachable: %s", err.details())
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+    async def _alive_loop(self) -> None:
+        """Touch the alive file each second, whether or not the controller answers."""
+        while True:
+            await asyncio.sleep(ALIVE_SECONDS)
+            try:
+                self.launcher.touch_alive()
+            except OSError as err:
+                log.warning("cannot touch the alive file: %s", err)
 
     def _step_ended(self, outcome: StepOutcome) -> None:
         log.info(
@@ -303,6 +315,7 @@ class Agent:
                 acct_freq=self.settings.conf.job_acct_gather_frequency,
                 open_mode=request.spec.open_mode,
                 restarts=job.restarts,
+                fence_after=float(self.settings.conf.slurmd_timeout),
             )
         )
 

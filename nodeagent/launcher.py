@@ -29,6 +29,7 @@ from nodeagent.stepdpool import StepdPool
 log = logging.getLogger(__name__)
 
 STEPD_DIED = "slurmstepd died"
+ALIVE_FILE = "slurmd.alive"  # slurmd touches it every second; see Launcher.touch_alive
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
 
 
@@ -69,6 +70,7 @@ class StepLaunch:
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
     open_mode: str = ""  # --open-mode: "append" keeps the output files' content
     restarts: int = 0  # the job's Restarts: which run this is
+    fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
 
 
 def _read_int(path: str) -> int:
@@ -136,6 +138,17 @@ class Launcher:
         except (OSError, ValueError):
             return 0
 
+    def touch_alive(self) -> None:
+        """Tell this node's stepds that slurmd lives.
+
+        A batch stepd whose slurmd has been gone for SlurmdTimeout kills its
+        job: by then the controller has declared the node DOWN and requeued
+        the job elsewhere, and the run here must not go on beside the new one.
+        """
+        path = os.path.join(self.spool, ALIVE_FILE)
+        with open(path, "a"):
+            os.utime(path)
+
     def launch(self, step: StepLaunch) -> None:
         """Write the job's spool directory and start its stepd.
 
@@ -174,6 +187,8 @@ class Launcher:
             "acct_freq": step.acct_freq,
             "open_mode": step.open_mode,
             "restarts": step.restarts,
+            "alive_file": os.path.join(self.spool, ALIVE_FILE),
+            "fence_after": step.fence_after,
         }
         with open(os.path.join(jobdir, "job.json"), "w") as f:
             json.dump(description, f)

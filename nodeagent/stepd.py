@@ -11,7 +11,10 @@ starts the work. ``job.json``'s ``"mode"`` chooses what:
   SIGTERM to every process, SIGKILL after KillWait; the reason
   (``JOBDIR/terminate.json``) decides the line it writes to the job's
   stderr. When the script ends, leftover processes are killed, and
-  ``JOBDIR/status.json`` records the outcome for slurmd.
+  ``JOBDIR/status.json`` records the outcome for slurmd. When slurmd has
+  not touched its alive file for SlurmdTimeout (``fence_after``), the
+  controller has declared the node DOWN and requeued the job: stepd kills
+  it (outcome NODE_FAIL) so that it never runs beside its next run.
 - ``"step"`` (an srun job step, written by :mod:`nodeagent.stepio`): first
   connects, still as root, to slurmd's Unix socket ``JOBDIR/stepio.sock``,
   then starts every task of the step on this node in ONE process group
@@ -352,6 +355,8 @@ class Step:
             if now >= self.kill_deadline:
                 self.signal_all(signal.SIGKILL)
                 self.kill_deadline = float("inf")
+            if self.killing is None and _slurmd_gone(self.job):
+                self.begin_kill({"outcome": "NODE_FAIL", "time": time.time(), "kill_wait": 0})
             self.usage.sample_if_due(now)
             info = signal.sigtimedwait(_WAITED, min(POLL_SECONDS, self.usage.seconds_left(now)))
             if info is not None and info.si_signo == signal.SIGTERM:
@@ -381,6 +386,18 @@ class Step:
 
 
 _WAITED = (signal.SIGCHLD, signal.SIGTERM)
+
+
+def _slurmd_gone(job: dict[str, object]) -> bool:
+    """Whether slurmd has not touched its alive file for SlurmdTimeout (``fence_after``)."""
+    fence_after = float(job.get("fence_after", 0))  # type: ignore[arg-type]
+    if not fence_after:
+        return False
+    try:
+        touched = os.stat(str(job["alive_file"])).st_mtime
+    except (OSError, KeyError):
+        return False
+    return time.time() - touched > fence_after
 
 
 def _terminate_request(jobdir: str) -> dict[str, object]:

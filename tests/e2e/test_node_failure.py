@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TestCluster, parse_oneliner, run_cluster
-from helpers import wait_until
+from helpers import pid_alive, wait_until
 
 from minislurm import procs
 from minislurm.cluster import ClusterSpec
@@ -111,24 +111,32 @@ def test_checkpointed_job_resumes_on_the_other_node(
 
 @pytest.mark.slow
 @pytest.mark.timeout(90)
-def test_processes_of_a_returning_node_are_killed(quick_cluster: TestCluster) -> None:
+def test_a_job_whose_agent_is_gone_too_long_never_runs_twice(quick_cluster: TestCluster) -> None:
     cluster = quick_cluster
-    script = "#!/bin/bash\necho run=${SLURM_RESTART_COUNT:-0} $SLURMD_NODENAME\nsleep 300\n"
+    lock, doubles = cluster.workdir / "lock", cluster.workdir / "doubles"
+    script = (
+        f"#!/bin/bash\nexec 9>{lock}\nflock -n 9 || echo twice >> {doubles}\n"
+        "echo run=${SLURM_RESTART_COUNT:-0} $SLURMD_NODENAME\nsleep 300\n"
+    )
     job_id = cluster.sbatch("-o", "out-%j", "--open-mode=append", script=script)
     node = cluster.wait_state(job_id, "RUNNING")["NodeList"]
-    stepds = cluster.local.stepd_pids()
-    assert len(stepds) == 1
-    # Only the agent dies; the job's processes live on while the node is DOWN.
+    (stepd,) = cluster.local.stepd_pids()
+    # Only the agent dies: its stepd kills the job once SlurmdTimeout has passed,
+    # as the controller declares the node DOWN and requeues the job elsewhere.
     pid = cluster.local.pid(f"slurmd-{node}")
     assert pid is not None
     os.kill(pid, signal.SIGKILL)
     wait_until(lambda: node_info(cluster, node)["State"].startswith("DOWN"), 20, "DOWN")
+    wait_until(lambda: not pid_alive(stepd), 10, "the stale run to be killed")
     info = cluster.wait_state(job_id, "RUNNING", timeout=30)
     assert info["NodeList"] != node and info["Restarts"] == "1"
-    cluster.start()  # the agent returns and adopts the stale job: it is killed
-    wait_until(lambda: stepds[0] not in cluster.local.stepd_pids(), 30, "stale stepd killed")
+    out = cluster.workdir / f"out-{job_id}"
+    wait_until(lambda: "run=1" in out.read_text(), 10, "the second run")
+    assert "CANCELLED" in out.read_text() and "DUE TO NODE FAILURE" in out.read_text()
+    cluster.start()  # the agent returns: the node is back in service
     wait_until(lambda: node_info(cluster, node)["State"] == "IDLE", 20, "node back IDLE")
     assert cluster.job(job_id)["JobState"] == "RUNNING"
+    assert not doubles.exists()
     assert cluster.run("scancel", str(job_id)).rc == 0
     cluster.wait_state(job_id, "CANCELLED")
 
