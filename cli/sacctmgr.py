@@ -6,8 +6,10 @@ The common forms of Slurm's sacctmgr::
     sacctmgr [-i] add user NAME Account=A [DefaultAccount=] [Fairshare=] [GrpTRES=] ...
     sacctmgr [-i] modify account|user [where] [Name=]X [Account=A] set K=V ...
     sacctmgr [-i] delete|remove account|user [where] [Name=]X [Account=A]
-    sacctmgr [-n] [-p|-P] show|list account|user|association [NAME] [format=...] [tree]
-                                                            [withassoc|-s]
+    sacctmgr [-i] add|modify|delete qos NAME [set] [Priority=] [MaxJobsPerUser=]
+                                              [MaxSubmitJobsPerUser=]
+    sacctmgr [-n] [-p|-P] show|list account|user|association|qos [NAME] [format=...] [tree]
+                                                                [withassoc|-s]
 
 Changes are committed at once (as with ``-i``; we never ask to confirm).
 The controller validates and words the messages; this module parses the
@@ -28,6 +30,7 @@ from cli.sacctmgr_show import (
     ACCOUNT_FIELDS,
     ASSOC_FIELDS,
     DEFAULT_ASSOC,
+    QOS_FIELDS,
     USER_FIELDS,
     FormatError,
     pick,
@@ -63,10 +66,10 @@ HELP = """sacctmgr [<OPTION>] [<COMMAND>]
      -P or --parsable2: output will be '|' delimited without a '|' at the end
      -s or --associations: show user associations with the user
     Valid <COMMAND> values are:
-     add|create account|user <NAME> [<SPECS>]
-     modify|update account|user [where] <SPECS> set <SPECS>
-     delete|remove account|user [where] <SPECS>
-     list|show account|user|association [<SPECS>] [format=] [tree] [withassoc]
+     add|create account|user|qos <NAME> [<SPECS>]
+     modify|update account|user|qos [where] <SPECS> set <SPECS>
+     delete|remove account|user|qos [where] <SPECS>
+     list|show account|user|association|qos [<SPECS>] [format=] [tree] [withassoc]
 """
 _VERBS = {
     "add": "add", "create": "add", "modify": "modify", "update": "modify",
@@ -75,6 +78,7 @@ _VERBS = {
 _ENTITIES = {
     "account": "account", "accounts": "account", "user": "user", "users": "user",
     "association": "association", "associations": "association", "assoc": "association",
+    "qos": "qos",
 }  # fmt: skip
 _BAD_ENTITY = (
     "No valid entity in {verb} command\n"
@@ -180,6 +184,10 @@ def _listing(
 ) -> list[str]:
     cluster = reply.cluster
     spec = lowered.get("format", "")
+    if entity == "qos":
+        rows = [q for q in reply.qos if not names or q.name in names]
+        default = [f for k, f in QOS_FIELDS.items() if k != "description"]
+        return table(pick(spec, QOS_FIELDS) if spec else default, rows, cluster, style, header)
     if entity == "account":
         rows = [a for a in reply.accounts if not names or a.name in names]
         fields = pick(spec, ACCOUNT_FIELDS) if spec else list(ACCOUNT_FIELDS.values())
@@ -221,9 +229,7 @@ def _user_row(assoc: Message, user: Message) -> SimpleNamespace:
 
 
 def _sacctmgr(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(
-        PROG, OPTIONS, argv, stop_at_positional=True, help_text=HELP
-    )
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
     if len(rest) < 1:
         sys.stdout.write(HELP)
         return 0

@@ -65,6 +65,9 @@ ALIASES = {
     "assoc": "account",
     "accounts": "account",
     "users": "user",
+    "maxjobsperuser": "maxjobspu",
+    "maxsubmitjobsperuser": "maxsubmitpu",
+    "descr": "description",
 }
 DEFAULT_ASSOC = (
     "cluster account user partition share priority grpjobs grptres grpsubmit grpwall "
@@ -84,6 +87,36 @@ _EMPTY_USER_ASSOC = {
     "maxnodes": Field("MaxNodes", 8, lambda a, c: ""),
     "maxcpus": Field("MaxCPUs", 8, lambda a, c: ""),
     "maxcpumins": Field("MaxCPUMins", 11, lambda a, c: ""),
+}
+_BLANK: Callable[[Message, str], str] = lambda q, c: ""  # noqa: E731
+QOS_FIELDS = {
+    "name": Field("Name", 10, lambda q, c: q.name),
+    "priority": Field("Priority", 10, lambda q, c: str(q.priority)),
+    "gracetime": Field("GraceTime", 10, lambda q, c: "00:00:00"),
+    "preempt": Field("Preempt", 10, _BLANK),
+    "preemptexempttime": Field("PreemptExemptTime", 19, _BLANK),
+    "preemptmode": Field("PreemptMode", 11, lambda q, c: "cluster"),
+    "flags": Field("Flags", 40, _BLANK),
+    "usagethres": Field("UsageThres", 10, _BLANK),
+    "usagefactor": Field("UsageFactor", 11, lambda q, c: "1.000000"),
+    "grptres": Field("GrpTRES", 13, _BLANK),
+    "grptresmins": Field("GrpTRESMins", 13, _BLANK),
+    "grptresrunmin": Field("GrpTRESRunMin", 13, _BLANK),
+    "grpjobs": Field("GrpJobs", 7, _BLANK),
+    "grpsubmit": Field("GrpSubmit", 9, _BLANK),
+    "grpwall": Field("GrpWall", 11, _BLANK),
+    "maxtres": Field("MaxTRES", 13, _BLANK),
+    "maxtrespernode": Field("MaxTRESPerNode", 14, _BLANK),
+    "maxtresmins": Field("MaxTRESMins", 13, _BLANK),
+    "maxwall": Field("MaxWall", 11, _BLANK),
+    "maxtrespu": Field("MaxTRESPU", 13, _BLANK),
+    "maxjobspu": Field("MaxJobsPU", 9, lambda q, c: _limit(q.max_jobs_pu)),
+    "maxsubmitpu": Field("MaxSubmitPU", 11, lambda q, c: _limit(q.max_submit_pu)),
+    "maxtrespa": Field("MaxTRESPA", 13, _BLANK),
+    "maxjobspa": Field("MaxJobsPA", 9, _BLANK),
+    "maxsubmitpa": Field("MaxSubmitPA", 11, _BLANK),
+    "mintres": Field("MinTRES", 13, _BLANK),
+    "description": Field("Descr", 11, lambda q, c: q.description),
 }
 ACCOUNT_FIELDS = {
     "account": Field("Account", 10, lambda a, c: a.name),

@@ -7,7 +7,7 @@ and answers what submission and scheduling ask: a job's account, whether
 ``AccountingStorageEnforce`` lets it in, its fair-share factor, and which
 association limit holds it back.
 
-Imports ctld.assoc, ctld.assocedit, ctld.fairshare, ctld.store and minislurm.
+Imports ctld.assoc, ctld.assocedit, ctld.qos, ctld.fairshare, ctld.store and minislurm.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from ctld import assoc as assocops
 from ctld import assocedit
+from ctld import qos as qosops
 from ctld.assoc import UNSET, AcctError, Assoc, Book
 from ctld.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
 from ctld.store import assocrepo
@@ -38,6 +39,8 @@ SUBMIT_LIMIT = (
 )
 REASON_MAX_JOBS = "AssocMaxJobsLimit"
 REASON_GRP_GPUS = "AssocGrpGRES"
+REASON_QOS_MAX_JOBS = "QOSMaxJobsPerUserLimit"
+INVALID_QOS = "Invalid qos specification"
 _HOLDING = (JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED)
 
 Transaction = Callable[[], AbstractContextManager[Session]]
@@ -53,7 +56,7 @@ class Accounting:
         self._transaction = transaction
         self._operators = frozenset(operators)
         self.enforce = frozenset(e.lower() for e in conf.accounting_storage_enforce)
-        if "limits" in self.enforce:
+        if self.enforce & {"limits", "qos"}:
             self.enforce |= {"associations"}
         self.half_life = conf.priority_decay_half_life * 60.0
         self._weights = {
@@ -81,12 +84,12 @@ class Accounting:
 
     # ------------------------------------------------------------ sacctmgr
 
-    def manage(self, request: pb.ManageAssocRequest, busy: set[tuple[str, str]]) -> list[str]:
-        """sacctmgr add|modify|delete account|user: change, store, and say what changed.
+    def manage(self, request: pb.ManageAssocRequest, jobs: Iterable[Job]) -> list[str]:
+        """sacctmgr add|modify|delete account|user|qos: change, store, and say what changed.
 
         Args:
             request: the verb, entity, names, conditions and settings.
-            busy: associations with pending or running jobs (they may not be deleted).
+            jobs: the controller's jobs (what pending or running jobs use may not be deleted).
 
         Returns:
             What sacctmgr prints.
@@ -108,7 +111,10 @@ class Accounting:
         elif request.verb == "modify" and request.entity in ("account", "user"):
             book, lines = assocedit.modify(self.book, request.entity, where, settings, cluster)
         elif request.verb == "delete" and request.entity in ("account", "user"):
+            busy = {(j.account, j.user) for j in jobs if j.state not in TERMINAL_JOB_STATES}
             book, lines = assocedit.delete(self.book, request.entity, where, busy)
+        elif request.entity == "qos":
+            book, lines = self._manage_qos(request.verb, names, where, settings, jobs)
         else:
             raise AcctError(f" Unknown request: {request.verb} {request.entity}")
         usage = {k: v for k, v in self.usage.items() if k in book.assocs}
@@ -118,6 +124,26 @@ class Accounting:
         self._refresh()
         log.info("associations: %s %s %s", request.verb, request.entity, " ".join(names))
         return lines
+
+    def _manage_qos(
+        self,
+        verb: str,
+        names: list[str],
+        where: dict[str, str],
+        settings: dict[str, str],
+        jobs: Iterable[Job],
+    ) -> tuple[Book, list[str]]:
+        wanted = {n.lower() for n in where.get("name", "").split(",") if n}
+        if verb == "add":
+            table, lines = qosops.add(self.book.qos, names, settings)
+        elif verb == "modify":
+            table, lines = qosops.modify(self.book.qos, wanted, settings)
+        elif verb == "delete":
+            busy = {j.qos for j in jobs if j.state not in TERMINAL_JOB_STATES}
+            table, lines = qosops.delete(self.book.qos, wanted, busy)
+        else:
+            raise AcctError(f" Unknown request: {verb} qos")
+        return replace(self.book, qos=table), lines
 
     # ------------------------------------------------------------ usage and fair share
 
@@ -185,21 +211,36 @@ class Accounting:
             job = replace(job, account=found.account)
         elif not job.account and job.user in self.book.users:
             job = replace(job, account=self.book.users[job.user].default_account)
+        if "qos" in self.enforce and job.qos not in self.book.qos:
+            raise InvalidRequest(INVALID_QOS)
         if "associations" not in self.enforce:
             return job
         if found is None:
             raise InvalidRequest(INVALID_ACCOUNT)
-        if "limits" in self.enforce:
-            limit = self.limit(found, "max_submit")
-            if limit != UNSET:
-                queued = sum(
-                    1
-                    for j in jobs
-                    if (j.account, j.user) == found.key and j.state not in TERMINAL_JOB_STATES
-                )
-                if queued >= limit:
-                    raise InvalidRequest(f"AssocMaxSubmitJobLimit\n{SUBMIT_LIMIT}")
+        if "limits" not in self.enforce:
+            return job
+        live = [j for j in jobs if j.user == job.user and j.state not in TERMINAL_JOB_STATES]
+        qos = self.book.qos.get(job.qos)
+        if qos is not None and qos.max_submit_pu != UNSET:
+            if sum(1 for j in live if j.qos == job.qos) >= qos.max_submit_pu:
+                raise InvalidRequest(f"QOSMaxSubmitJobPerUserLimit\n{SUBMIT_LIMIT}")
+        limit = self.limit(found, "max_submit")
+        if limit != UNSET and sum(1 for j in live if j.account == found.account) >= limit:
+            raise InvalidRequest(f"AssocMaxSubmitJobLimit\n{SUBMIT_LIMIT}")
         return job
+
+    def qos_factor(self, job: Job) -> float:
+        """The QOS priority factor: the job's QOS's Priority over the largest (0 when all are 0).
+
+        Args:
+            job: the job.
+
+        Returns:
+            The factor in [0, 1].
+        """
+        top = max((q.priority for q in self.book.qos.values()), default=0)
+        qos = self.book.qos.get(job.qos)
+        return qos.priority / top if qos is not None and top else 0.0
 
     def limit(self, assoc: Assoc, name: str) -> int:
         """A per-user limit as it applies: the association's, or else the nearest account's above.
@@ -239,40 +280,53 @@ class Accounting:
         """
         if "limits" not in self.enforce:
             return pending
-        counts: dict[tuple[str, str], int] = {}
-        gpus: dict[tuple[str, str], int] = {}
+        counts: dict[tuple[str, ...], int] = {}  # running jobs per association, per QOS and user
+        gpus: dict[tuple[str, ...], int] = {}  # GPUs per association and the accounts above
         for job in running:
-            found = self.book.assocs.get((job.account, job.user))
-            if found is None or job.allocation is None:
-                continue
-            counts[found.key] = counts.get(found.key, 0) + 1
-            for holder in [found, *self.book.ancestors(found)]:
-                gpus[holder.key] = gpus.get(holder.key, 0) + job.allocation.gpus
+            if job.allocation is not None:
+                self._count(job, job.allocation.gpus, counts, gpus)
         out: dict[int, PendingJob] = {}
-        for index, entry in sorted(
+        order = sorted(
             enumerate(pending), key=lambda p: (-p[1].priority, p[1].submit_time, p[1].key)
-        ):
+        )
+        for index, entry in order:
             job = jobs[entry.job_id]
-            found = self.book.assocs.get((job.account, job.user))
-            reason = (
-                ""
-                if found is None or entry.blocked or entry.held
-                else self._reason(found, entry, counts, gpus)
-            )
-            if found is not None and not reason and not entry.blocked and not entry.held:
-                counts[found.key] = counts.get(found.key, 0) + 1
-                for holder in [found, *self.book.ancestors(found)]:
-                    gpus[holder.key] = gpus.get(holder.key, 0) + entry.request.min_gpus
+            reason = "" if entry.blocked or entry.held else self._reason(job, entry, counts, gpus)
+            if not reason and not entry.blocked and not entry.held:
+                self._count(job, entry.request.min_gpus, counts, gpus)
             out[index] = replace(entry, blocked=reason) if reason else entry
         return [out[i] for i in range(len(pending))]
 
+    def _count(
+        self,
+        job: Job,
+        gpu_count: int,
+        counts: dict[tuple[str, ...], int],
+        gpus: dict[tuple[str, ...], int],
+    ) -> None:
+        key = ("qos", job.qos, job.user)
+        counts[key] = counts.get(key, 0) + 1
+        found = self.book.assocs.get((job.account, job.user))
+        if found is None:
+            return
+        counts[found.key] = counts.get(found.key, 0) + 1
+        for holder in [found, *self.book.ancestors(found)]:
+            gpus[holder.key] = gpus.get(holder.key, 0) + gpu_count
+
     def _reason(
         self,
-        found: Assoc,
+        job: Job,
         entry: PendingJob,
-        counts: dict[tuple[str, str], int],
-        gpus: dict[tuple[str, str], int],
+        counts: dict[tuple[str, ...], int],
+        gpus: dict[tuple[str, ...], int],
     ) -> str:
+        qos = self.book.qos.get(job.qos)
+        if qos is not None and qos.max_jobs_pu != UNSET:
+            if counts.get(("qos", job.qos, job.user), 0) >= qos.max_jobs_pu:
+                return REASON_QOS_MAX_JOBS
+        found = self.book.assocs.get((job.account, job.user))
+        if found is None:
+            return ""
         max_jobs = self.limit(found, "max_jobs")
         if max_jobs != UNSET and counts.get(found.key, 0) >= max_jobs:
             return REASON_MAX_JOBS
@@ -281,7 +335,3 @@ class Accounting:
             if cap != UNSET and gpus.get(holder.key, 0) + entry.request.min_gpus > cap:
                 return REASON_GRP_GPUS
         return ""
-
-    def busy(self, jobs: Iterable[Job]) -> set[tuple[str, str]]:
-        """Associations with jobs that are not finished."""
-        return {(j.account, j.user) for j in jobs if j.state not in TERMINAL_JOB_STATES}

@@ -53,7 +53,19 @@ def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:
         pb.AcctUserInfo(name=u.name, default_account=u.default_account, admin=u.admin)
         for u in sorted(book.users.values(), key=lambda u: u.name)
     ]
-    return pb.GetAssocsReply(assocs=assocs, accounts=accounts, users=users, cluster=cluster)
+    qos = [
+        pb.QosInfo(
+            name=q.name,
+            description=q.description,
+            priority=q.priority,
+            max_jobs_pu=q.max_jobs_pu,
+            max_submit_pu=q.max_submit_pu,
+        )
+        for q in book.qos.values()
+    ]
+    return pb.GetAssocsReply(
+        assocs=assocs, accounts=accounts, users=users, cluster=cluster, qos=qos
+    )
 
 
 def priorities_reply(

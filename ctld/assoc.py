@@ -16,6 +16,7 @@ from minislurm.errors import InvalidRequest
 
 ROOT = "root"
 UNSET = -1  # a limit that is not set
+NORMAL_QOS = "normal"
 # sacctmgr keys (lower case) -> Assoc field, for the settings we keep.
 _ASSOC_KEYS = {
     "fairshare": "shares",
@@ -89,12 +90,29 @@ class Assoc:
 
 
 @dataclass(frozen=True)
+class Qos:
+    """One QOS."""
+
+    name: str
+    description: str = ""
+    priority: int = 0
+    max_jobs_pu: int = UNSET
+    max_submit_pu: int = UNSET
+
+
+def initial_qos() -> dict[str, Qos]:
+    """A fresh database's QOS table: ``normal``."""
+    return {NORMAL_QOS: Qos(NORMAL_QOS, "Normal QOS default")}
+
+
+@dataclass(frozen=True)
 class Book:
     """Every account, user and association."""
 
     accounts: dict[str, Account] = field(default_factory=dict)
     users: dict[str, User] = field(default_factory=dict)
     assocs: dict[tuple[str, str], Assoc] = field(default_factory=dict)
+    qos: dict[str, Qos] = field(default_factory=initial_qos)
 
     def children(self, account: str) -> list[Assoc]:
         """The associations directly under an account: its users, then sub-accounts.

@@ -255,7 +255,8 @@ def delete(
     title = " Deleting accounts..." if entity == "account" else " Deleting users..."
     if entity == "user" and account_filter:
         title = " Deleting user associations..."
-    return Book(accounts, users, assocs), [title, *(f"  {n}" for n in gone)]
+    new = replace(book, accounts=accounts, users=users, assocs=assocs)
+    return new, [title, *(f"  {n}" for n in gone)]
 
 
 def _under(book: Book, assoc: Assoc, accounts: set[str]) -> bool:

@@ -11,9 +11,11 @@ which we do not offer). For each association, among its siblings:
 The tree is walked depth first, siblings in descending Level FS; each user
 reached takes the next rank, counting down from the number of users, and
 its factor is rank / users. Siblings with equal Level FS tie: tied users
-share a rank, tied accounts have their children ranked together. So every
-user under an account of higher Level FS ranks above every user under a
-sibling of lower Level FS.
+share a rank, tied accounts have their children ranked together, and a
+user tied with an account shares its rank with that account's first user.
+So every user under an account of higher Level FS ranks above every user
+under a sibling of lower Level FS, and with no usage anywhere every
+user's factor is 1.
 
 Usage is charged per second of allocated TRES (``TRESBillingWeights``;
 CPUs alone when none are set) and decays with ``PriorityDecayHalfLife``.
@@ -200,28 +202,34 @@ def fair_tree(book: Book, usage: dict[Key, float]) -> list[ShareRow]:
 def _rank(
     kids: dict[Key, list[Assoc]], figures: dict[Key, tuple[float, float, float]], root: Assoc
 ) -> dict[Key, float]:
-    """Rank the users depth first by Level FS; factor = rank / number of users."""
+    """Rank the users depth first by Level FS; factor = rank / number of users.
+
+    Ties as the Fair Tree documentation has them: sibling users with equal
+    Level FS share a rank; sibling accounts with equal Level FS have their
+    children merged and ranked together; a user tied with a sibling account
+    shares its rank with that account's highest-ranked user.
+    """
     users = sum(1 for children in kids.values() for c in children if c.user)
     factors: dict[Key, float] = {}
-    rank = users
+    left = users  # the rank of the next user reached
 
-    def walk(level: list[Assoc]) -> None:
-        nonlocal rank
+    def walk(level: list[Assoc], tied_rank: int | None) -> None:
+        nonlocal left
         ordered = sorted(level, key=lambda a: -figures[a.key][2])
         i = 0
         while i < len(ordered):
             lf = figures[ordered[i].key][2]
             tied = [a for a in ordered[i:] if _same(figures[a.key][2], lf)]
+            rank = tied_rank if i == 0 and tied_rank is not None else left
             i += len(tied)
-            tied_users = [a for a in tied if a.user]
-            for user in tied_users:
+            for user in (a for a in tied if a.user):
                 factors[user.key] = rank / users
-            rank -= len(tied_users)
+                left -= 1
             merged = [c for a in tied if not a.user for c in kids.get(a.key, [])]
             if merged:
-                walk(merged)
+                walk(merged, rank)
 
-    walk(kids.get(root.key, []))
+    walk(kids.get(root.key, []), None)
     return factors
 
 

@@ -123,11 +123,12 @@ def build_snapshot(
     for job in state.queued_jobs():
         part = state.partitions.get(job.partition)
         fairshare = accounting.fairshare(job) if accounting else 0.0
+        qos = accounting.qos_factor(job) if accounting else 0.0
         job_factor = part.priority_job_factor if part else 1
         entry = PendingJob(
             job_id=job.job_id,
             partition=job.partition,
-            priority=job_priority(job, now, weights, size, job_factor, fairshare),
+            priority=job_priority(job, now, weights, size, job_factor, fairshare, qos),
             submit_time=job.submit_time,
             request=job.request,
             time_limit=job.time_limit,

@@ -224,8 +224,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def ManageAssoc(
         self, request: pb.ManageAssocRequest, context: Ctx
     ) -> pb.ManageAssocReply:
-        busy = self.ctl.accounting.busy(self.ctl.state.jobs.values())
-        lines = self.ctl.accounting.manage(request, busy)
+        lines = self.ctl.accounting.manage(request, self.ctl.state.jobs.values())
         self.ctl.scheduler.kick()
         return pb.ManageAssocReply(lines=lines)
 

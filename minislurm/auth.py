@@ -35,8 +35,8 @@ Imports minislurm.errors and the standard library.
 
 from __future__ import annotations
 
-import collections
 import hashlib
+import heapq
 import hmac
 import os
 import socket
@@ -47,7 +47,7 @@ from minislurm import cred
 from minislurm.errors import ClusterKeyError, MinislurmError
 
 HEADER = "x-slurm-auth"
-TTL = 300.0  # seconds a credential is valid either side of the receiver's clock (munge's)
+TTL = 60.0  # seconds a credential is valid either side of the receiver's clock (auth/slurm's)
 SOCKET_FILE = "auth.socket"
 MAX_TOKEN = 1024
 MAX_REPLAY_ENTRIES = 1_000_000
@@ -104,37 +104,36 @@ def make(key: bytes, uid: int, gid: int, host: str, issued: float, method: str) 
 
 
 class ReplayCache:
-    """Nonces seen within the last ``ttl`` seconds (bounded by ``limit`` entries).
+    """Nonces of credentials still valid, each forgotten once its credential expires.
 
     Args:
-        ttl: how long a nonce is remembered (the credentials' validity).
         limit: the most nonces held; when full, new credentials are refused
-            until old ones expire, so memory stays bounded under a flood.
+            until old ones expire, so memory stays bounded under a flood
+            (about 200 bytes each).
     """
 
-    def __init__(self, ttl: float = 2 * TTL, limit: int = MAX_REPLAY_ENTRIES) -> None:
-        self.ttl = ttl
+    def __init__(self, limit: int = MAX_REPLAY_ENTRIES) -> None:
         self.limit = limit
         self._seen: set[str] = set()
-        self._order: collections.deque[tuple[float, str]] = collections.deque()
+        self._expiry: list[tuple[float, str]] = []  # a heap
 
     def __len__(self) -> int:
         return len(self._seen)
 
-    def remember(self, nonce: str, now: float) -> None:
-        """Record a nonce.
+    def remember(self, nonce: str, expires: float, now: float) -> None:
+        """Record the nonce of a credential valid until ``expires``.
 
         Raises:
             AuthError: it was seen before, or the cache is full.
         """
-        while self._order and self._order[0][0] <= now:
-            self._seen.discard(self._order.popleft()[1])
+        while self._expiry and self._expiry[0][0] < now:
+            self._seen.discard(heapq.heappop(self._expiry)[1])
         if nonce in self._seen:
             raise AuthError("credential replayed")
         if len(self._seen) >= self.limit:
             raise AuthError("too many credentials in flight; try again")
         self._seen.add(nonce)
-        self._order.append((now + self.ttl, nonce))
+        heapq.heappush(self._expiry, (expires, nonce))
 
 
 def check(key: bytes, token: str, method: str, now: float, replay: ReplayCache) -> Identity:
@@ -174,7 +173,7 @@ def check(key: bytes, token: str, method: str, now: float, replay: ReplayCache) 
         raise AuthError(f"credential expired ({now - issued:.0f} s old)")
     if issued > now + TTL:
         raise AuthError("credential issued in the future (clock skew)")
-    replay.remember(nonce, now)
+    replay.remember(nonce, issued + TTL, now)
     return Identity(uid, gid, host, issued)
 
 

@@ -11,8 +11,8 @@ its ``PriorityWeight*``; the nice value is subtracted::
 * size: (nodes / cluster nodes + CPUs / cluster CPUs) / 2, or one minus that
   with ``PriorityFavorSmall``;
 * partition: its PriorityJobFactor over the largest PriorityJobFactor;
-* qos: the QOS's priority over the largest (every job runs in ``normal``,
-  priority 0, so this is 0).
+* qos: its QOS's Priority over the largest Priority of any QOS (0 when all
+  are 0, as for the one ``normal`` QOS of a fresh database).
 
 With every weight 0 (Slurm's default, ``priority/basic``) all jobs tie at 1
 and the scheduler's tie-breaks (submit time, then job id) make it
@@ -83,6 +83,7 @@ def job_factors(
     size: ClusterSize,
     partition_job_factor: int = 1,
     fairshare: float = 0.0,
+    qos: float = 0.0,
 ) -> Factors:
     """A job's factors now.
 
@@ -93,6 +94,7 @@ def job_factors(
         size: the cluster's nodes and CPUs, and the largest PriorityJobFactor.
         partition_job_factor: the job's partition's PriorityJobFactor.
         fairshare: its association's fair-share factor.
+        qos: its QOS factor.
 
     Returns:
         The factors.
@@ -105,7 +107,7 @@ def job_factors(
     if weights.favor_small:
         job_size = 1.0 - job_size
     partition = partition_job_factor / size.max_job_factor if size.max_job_factor else 0.0
-    return Factors(age, fairshare, job_size, partition, 0.0, job.nice)
+    return Factors(age, fairshare, job_size, partition, qos, job.nice)
 
 
 def job_priority(
@@ -115,6 +117,7 @@ def job_priority(
     size: ClusterSize,
     partition_job_factor: int = 1,
     fairshare: float = 0.0,
+    qos: float = 0.0,
 ) -> int:
     """The job's priority now; 0 for a held job.
 
@@ -125,11 +128,12 @@ def job_priority(
         size: the cluster's size, for the size and partition factors.
         partition_job_factor: the job's partition's PriorityJobFactor.
         fairshare: its association's fair-share factor.
+        qos: its QOS factor.
 
     Returns:
         The priority, at least 1 unless the job is held.
     """
     if job.held:
         return 0
-    factors = job_factors(job, now, weights, size, partition_job_factor, fairshare)
+    factors = job_factors(job, now, weights, size, partition_job_factor, fairshare, qos)
     return factors.priority(weights)

@@ -11,14 +11,14 @@ from __future__ import annotations
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from ctld.assoc import Account, Assoc, Book, User
-from ctld.store.models import AccountRow, AcctUserRow, AssocRow
+from ctld.assoc import Account, Assoc, Book, Qos, User, initial_qos
+from ctld.store.models import AccountRow, AcctUserRow, AssocRow, QosRow
 
 Usage = dict[tuple[str, str], float]
 
 
 def load_book(s: Session) -> tuple[Book, Usage, float] | None:
-    """The stored accounts, users and associations, with usage and its time.
+    """The stored accounts, users, associations and QOS, with usage and its time.
 
     Args:
         s: the session.
@@ -43,7 +43,12 @@ def load_book(s: Session) -> tuple[Book, Usage, float] | None:
         for r in rows
     }
     usage = {(r.account, r.user): r.raw_usage for r in rows if r.raw_usage}
-    return Book(accounts, users, assocs), usage, max(r.usage_time for r in rows)
+    qos = {
+        r.name: Qos(r.name, r.description, r.priority, r.max_jobs_pu, r.max_submit_pu)
+        for r in s.scalars(select(QosRow))
+    }
+    book = Book(accounts, users, assocs, qos or initial_qos())
+    return book, usage, max(r.usage_time for r in rows)
 
 
 def save_book(s: Session, book: Book, usage: Usage, usage_time: float) -> None:
@@ -58,6 +63,12 @@ def save_book(s: Session, book: Book, usage: Usage, usage_time: float) -> None:
     s.execute(delete(AssocRow))
     s.execute(delete(AcctUserRow))
     s.execute(delete(AccountRow))
+    s.execute(delete(QosRow))
+    s.add_all(
+        QosRow(name=q.name, description=q.description, priority=q.priority,
+               max_jobs_pu=q.max_jobs_pu, max_submit_pu=q.max_submit_pu)
+        for q in book.qos.values()
+    )  # fmt: skip
     s.add_all(
         AccountRow(name=a.name, description=a.description, organization=a.organization)
         for a in book.accounts.values()

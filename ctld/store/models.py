@@ -184,3 +184,15 @@ class ReservationRow(Base):
     accounts: Mapped[list[str]] = mapped_column(JSON)
     flags: Mapped[list[str]] = mapped_column(JSON)
     partition: Mapped[str] = mapped_column(String)
+
+
+class QosRow(Base):
+    """One QOS (sacctmgr add qos): its priority and per-user limits."""
+
+    __tablename__ = "qos"
+
+    name: Mapped[str] = mapped_column(String, primary_key=True)
+    description: Mapped[str] = mapped_column(Text)
+    priority: Mapped[int] = mapped_column(Integer)
+    max_jobs_pu: Mapped[int] = mapped_column(Integer)
+    max_submit_pu: Mapped[int] = mapped_column(Integer)

@@ -1130,21 +1130,37 @@ class AcctUserInfo(_message.Message):
     admin: str
     def __init__(self, name: _Optional[str] = ..., default_account: _Optional[str] = ..., admin: _Optional[str] = ...) -> None: ...
 
+class QosInfo(_message.Message):
+    __slots__ = ("name", "description", "priority", "max_jobs_pu", "max_submit_pu")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    MAX_JOBS_PU_FIELD_NUMBER: _ClassVar[int]
+    MAX_SUBMIT_PU_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    description: str
+    priority: int
+    max_jobs_pu: int
+    max_submit_pu: int
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., priority: _Optional[int] = ..., max_jobs_pu: _Optional[int] = ..., max_submit_pu: _Optional[int] = ...) -> None: ...
+
 class GetAssocsRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class GetAssocsReply(_message.Message):
-    __slots__ = ("assocs", "accounts", "users", "cluster")
+    __slots__ = ("assocs", "accounts", "users", "cluster", "qos")
     ASSOCS_FIELD_NUMBER: _ClassVar[int]
     ACCOUNTS_FIELD_NUMBER: _ClassVar[int]
     USERS_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    QOS_FIELD_NUMBER: _ClassVar[int]
     assocs: _containers.RepeatedCompositeFieldContainer[AssocInfo]
     accounts: _containers.RepeatedCompositeFieldContainer[AccountInfo]
     users: _containers.RepeatedCompositeFieldContainer[AcctUserInfo]
     cluster: str
-    def __init__(self, assocs: _Optional[_Iterable[_Union[AssocInfo, _Mapping]]] = ..., accounts: _Optional[_Iterable[_Union[AccountInfo, _Mapping]]] = ..., users: _Optional[_Iterable[_Union[AcctUserInfo, _Mapping]]] = ..., cluster: _Optional[str] = ...) -> None: ...
+    qos: _containers.RepeatedCompositeFieldContainer[QosInfo]
+    def __init__(self, assocs: _Optional[_Iterable[_Union[AssocInfo, _Mapping]]] = ..., accounts: _Optional[_Iterable[_Union[AccountInfo, _Mapping]]] = ..., users: _Optional[_Iterable[_Union[AcctUserInfo, _Mapping]]] = ..., cluster: _Optional[str] = ..., qos: _Optional[_Iterable[_Union[QosInfo, _Mapping]]] = ...) -> None: ...
 
 class JobPriorityInfo(_message.Message):
     __slots__ = ("job_id", "partition", "user", "account", "priority", "age", "fairshare", "job_size", "partition_factor", "qos", "nice")

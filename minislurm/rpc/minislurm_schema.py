@@ -565,6 +565,13 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'default_account', 'string', '', False, '', ''),
         (3, 'admin', 'string', '', False, '', ''),
     ),
+    'minislurm.v1.QosInfo': (
+        (1, 'name', 'string', '', False, '', ''),
+        (2, 'description', 'string', '', False, '', ''),
+        (3, 'priority', 'int32', '', False, '', ''),
+        (4, 'max_jobs_pu', 'int32', '', False, '', ''),
+        (5, 'max_submit_pu', 'int32', '', False, '', ''),
+    ),
     'minislurm.v1.GetAssocsRequest': (
     ),
     'minislurm.v1.GetAssocsReply': (
@@ -572,6 +579,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'accounts', 'message', 'repeated', False, 'minislurm.v1.AccountInfo', ''),
         (3, 'users', 'message', 'repeated', False, 'minislurm.v1.AcctUserInfo', ''),
         (4, 'cluster', 'string', '', False, '', ''),
+        (5, 'qos', 'message', 'repeated', False, 'minislurm.v1.QosInfo', ''),
     ),
     'minislurm.v1.JobPriorityInfo': (
         (1, 'job_id', 'uint32', '', False, '', ''),

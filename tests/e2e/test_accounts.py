@@ -259,3 +259,40 @@ def test_partition_limits_refuse_or_hold_jobs_as_slurm_does(acct_cluster: TestCl
     fits = cluster.sbatch("-p", "restricted", "-A", "physics", "-t", "30", "--wrap=true")
     cluster.wait_state(fits, "COMPLETED")
     assert cluster.state(too_long) == "PENDING" and cluster.state(too_wide) == "PENDING"
+
+
+@pytest.mark.timeout(120)
+def test_qos_limits_and_sacctmgr_show_qos(acct_cluster: TestCluster) -> None:
+    cluster = acct_cluster
+    _tree(cluster)
+    out = _ok(cluster, "sacctmgr", "-i", "add", "qos", "high", "Priority=100")
+    assert out == (
+        " Adding QOS(s)\n  high\n Settings\n  Description    = high\n"
+        "  Priority                 = 100\n"
+    )
+    modified = _ok(cluster, "sacctmgr", "-i", "modify", "qos", "normal", "set",
+                   "MaxJobsPerUser=1", "MaxSubmitJobsPerUser=3")  # fmt: skip
+    assert modified == " Modified qos...\n  normal\n"
+    shown = _ok(cluster, "sacctmgr", "show", "qos", "format=name,priority,maxjobspu,maxsubmitpu")
+    # As real Slurm 22.05 prints it after the same commands.
+    assert shown.splitlines() == [
+        "      Name   Priority MaxJobsPU MaxSubmitPU ",
+        "---------- ---------- --------- ----------- ",
+        "    normal          0         1           3 ",
+        "      high        100                       ",
+    ]
+    jobs = [cluster.sbatch("-A", "physics", "--wrap=sleep 300") for _ in range(3)]
+    over = cluster.run("sbatch", "-A", "physics", "--wrap=sleep 300")
+    assert over.rc == 1
+    assert over.err.startswith("sbatch: error: QOSMaxSubmitJobPerUserLimit\n")
+    cluster.wait_state(jobs[0], "RUNNING")
+    for job in jobs[1:]:
+        wait_until(
+            lambda job=job: cluster.job(job)["Reason"] == "QOSMaxJobsPerUserLimit", 20, "QOS"
+        )
+    other = cluster.sbatch("-A", "physics", "--qos=high", "--wrap=true")
+    cluster.wait_state(other, "COMPLETED")
+    assert cluster.job(other)["QOS"] == "high"
+    _ok(cluster, "scancel", *map(str, jobs))
+    busy_free = cluster.run("sacctmgr", "-i", "delete", "qos", "high")
+    assert (busy_free.rc, busy_free.out) == (0, " Deleting QOS(s)...\n  high\n")

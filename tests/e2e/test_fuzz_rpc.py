@@ -9,7 +9,9 @@ exception), INTERNAL or a deadline is a crash (an undecodable request is
 INVALID_ARGUMENT). ``--hypothesis-show-statistics`` shows the outcomes per
 method. Afterwards the controller must still answer, its log must hold no
 traceback, and its memory must not have grown by more than 200 MiB.
-``WaitJob`` is left out: it legitimately blocks for its timeout. Examples
+``WaitJob`` is left out: it legitimately blocks for its timeout. Submitted
+jobs are allocations (``batch`` false), so no random script runs as root
+with random paths. Examples
 per test: ``MINISLURM_FUZZ_EXAMPLES`` (default 300).
 """
 
@@ -122,6 +124,34 @@ def _message_class(descriptor: Any) -> Any:
     return message_factory.GetMessageClass(descriptor)
 
 
+def near_valid_specs() -> st.SearchStrategy[Any]:
+    """A valid allocation request with one or two fields set at random (deeper coverage)."""
+    fields = list(pb.JobSpec.DESCRIPTOR.fields)
+
+    def spec(changes: list[tuple[Any, Any]]) -> Any:
+        message = pb.JobSpec(
+            name="f",
+            script=b"#!/bin/sh\n",
+            work_dir="/tmp",
+            ntasks=1,
+            user="nobody",
+            uid=65534,
+            gid=65534,
+        )
+        message.environment["PATH"] = "/bin"
+        for field, value in changes:
+            message.ClearField(field.name)
+            message.MergeFrom(pb.JobSpec(**{field.name: value}))
+        return message
+
+    change = st.sampled_from(fields).flatmap(
+        lambda f: st.tuples(
+            st.just(f), messages(pb.JobSpec.DESCRIPTOR).map(lambda m, f=f: getattr(m, f.name))
+        )
+    )
+    return st.lists(change, min_size=1, max_size=2).map(spec)
+
+
 class Target:
     """The controller under fuzzing: its socket, a root signer and its pid."""
 
@@ -200,6 +230,10 @@ def test_oversized_requests_are_refused_and_change_nothing(
 def test_random_requests_are_answered_or_refused(target: Target, data: st.DataObject) -> None:
     method = data.draw(st.sampled_from(METHODS), label="method")
     request = data.draw(messages(method.input_type), label="request")
+    if method.name == "SubmitJob" and data.draw(st.booleans(), label="near-valid"):
+        request = pb.SubmitJobRequest(spec=data.draw(near_valid_specs(), label="spec"))
+    if method.name == "SubmitJob":
+        request.spec.batch = False  # allocations only: no random script runs as a random uid
     event(f"{method.name}: {target.call(method.name, request.SerializeToString())}")
 
 

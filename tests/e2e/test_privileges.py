@@ -236,3 +236,12 @@ def test_a_user_cannot_submit_a_job_as_someone_else(
     result = _as(cluster, a, "python", "-c", code)
     assert result.rc == 1 and "PERMISSION_DENIED: Access/permission denied" in result.err, result
     assert cluster.run("squeue", "-h").out == before
+
+
+def test_a_users_srun_steps_run_as_that_user(
+    multiuser_cluster: TestCluster, users: tuple[User, User]
+) -> None:
+    cluster, (a, _) = multiuser_cluster, users
+    result = _as(cluster, a, "srun", "-N2", "-n2", "-t", "1", "id", "-u")
+    assert result.rc == 0, result
+    assert result.out.split() == [str(a.uid)] * 2

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from ctld import assoc as assocops
 from ctld import assocedit
+from ctld import qos as qosops
 from ctld.acctmgr import Accounting
 from ctld.assoc import AcctError
 from ctld.partaccess import check_access
@@ -135,3 +136,43 @@ def test_partition_access_by_account_and_group() -> None:
         check_access(replace(job, uid=1000), part, ("users",))
     check_access(job, part, ("users",))  # root is never refused for its groups
     check_access(_job(1, "chem"), PartitionConfig("open"), ())
+
+
+def test_qos_table_and_its_priority_factor() -> None:
+    acct = _accounting(("associations", "limits", "qos"))
+    assert list(acct.book.qos) == ["normal"]
+    table, lines = qosops.add(acct.book.qos, ["High"], {"Priority": "100"})
+    assert lines == [" Adding QOS(s)", "  high", " Settings", "  Description    = high",
+                     "  Priority                 = 100"]  # fmt: skip
+    table, _ = qosops.modify(table, {"normal"}, {"Priority": "25", "MaxJobsPerUser": "1"})
+    acct.book = replace(acct.book, qos=table)
+    assert acct.qos_factor(replace(_job(1, "a"), qos="high")) == 1.0
+    assert acct.qos_factor(_job(1, "a")) == 0.25
+    with pytest.raises(AcctError, match="Nothing new added"):
+        qosops.add(table, ["normal"], {})
+    with pytest.raises(AcctError, match="Invalid value"):
+        qosops.modify(table, {"normal"}, {"Priority": "x"})
+    with pytest.raises(AcctError, match="Job\\(s\\) active"):
+        qosops.delete(table, {"high"}, {"high"})
+    assert list(qosops.delete(table, {"high"}, set())[0]) == ["normal"]
+    acct.book, _ = assocedit.add_accounts(acct.book, ["a"], {}, "c")
+    acct.book, _ = assocedit.add_users(acct.book, ["u"], {"Account": "a"}, "c")
+    with pytest.raises(Exception, match="Invalid qos specification"):
+        acct.admit(replace(_job(1, "a"), qos="nosuch"), [])
+
+
+def test_qos_max_jobs_per_user_holds_later_jobs_in_priority_order() -> None:
+    acct = _accounting(("limits",))
+    acct.book, _ = assocedit.add_accounts(acct.book, ["a"], {}, "c")
+    acct.book, _ = assocedit.add_users(acct.book, ["u"], {"Account": "a"}, "c")
+    table, _ = qosops.modify(acct.book.qos, {"normal"}, {"MaxJobsPerUser": "2"})
+    acct.book = replace(acct.book, qos=table)
+    running = [_job(10, "a", state=JobState.RUNNING)]
+    pending = [_job(i, "a") for i in (1, 2, 3)]
+    jobs = {j.job_id: j for j in running + pending}
+    entries = [
+        PendingJob(j.job_id, "p", prio, j.submit_time, j.request, 60)
+        for j, prio in zip(pending, (1, 3, 2), strict=True)
+    ]
+    out = acct.hold_back(entries, jobs, running)
+    assert [e.blocked for e in out] == ["QOSMaxJobsPerUserLimit", "", "QOSMaxJobsPerUserLimit"]

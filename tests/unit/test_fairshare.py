@@ -88,19 +88,32 @@ def test_fair_tree_worked_example() -> None:
     }
 
 
-def test_tied_users_share_a_rank_and_tied_accounts_are_ranked_together() -> None:
+def test_ties_share_ranks_down_the_tree() -> None:
+    # Fair Tree's rules for ties: tied sibling users share a rank, tied sibling accounts
+    # have their children merged, a user tied with an account shares its rank with that
+    # account's highest-ranked user.
     book = _book([("a", "root", 1), ("b", "root", 1)], [("x", "a", 1), ("y", "b", 1)])
-    rows = {
-        r.assoc.key: r
-        for r in fair_tree(book, {("a", "x"): 10, ("b", "y"): 10, ("root", "root"): 10})
-    }
+    usage = {("a", "x"): 10.0, ("b", "y"): 10.0, ("root", "root"): 10.0}
+    rows = {r.assoc.key: r for r in fair_tree(book, usage)}
     factors = {k: r.fairshare for k, r in rows.items() if k[1]}
-    # Every Level FS is 1: root's user takes rank 3, then x and y tie at rank 2.
+    assert factors == {("root", "root"): 1.0, ("a", "x"): 1.0, ("b", "y"): 1.0}
+    # root's user, a and b tie (Level FS 1), so a's and b's users are ranked together
+    # below rank 4 by their own Level FS: x 0.5/0.25 = 2, y 1/1 = 1, x2 0.5/0.75 = 2/3;
+    # x, the first of them, shares rank 4 with root's user.
+    book = _book(
+        [("a", "root", 1), ("b", "root", 1)], [("x", "a", 1), ("x2", "a", 1), ("y", "b", 1)]
+    )
+    usage = {("a", "x"): 5.0, ("a", "x2"): 15.0, ("b", "y"): 20.0, ("root", "root"): 20.0}
+    rows = {r.assoc.key: r for r in fair_tree(book, usage)}
+    factors = {k: r.fairshare for k, r in rows.items() if k[1]}
     assert factors == {
-        ("root", "root"): 1.0,
-        ("a", "x"): pytest.approx(2 / 3),
-        ("b", "y"): pytest.approx(2 / 3),
-    }
+        ("root", "root"): 1.0, ("a", "x"): 1.0, ("b", "y"): 0.5, ("a", "x2"): 0.25,
+    }  # fmt: skip
+
+
+def test_without_usage_every_user_ranks_first() -> None:
+    book = _book([("p", "root", 30), ("t", "p", 10)], [("alice", "p", 5), ("bob", "t", 1)])
+    assert {r.fairshare for r in fair_tree(book, {}) if r.assoc.user} == {1.0}
 
 
 @st.composite
