@@ -169,6 +169,7 @@ def test_a_user_cannot_touch_another_users_job(
     job = _submit(cluster, b, "-t", "10", "--wrap=sleep 300")
     cluster.wait_state(job, "RUNNING")
     before = cluster.job(job)
+    later = ["Duration=10", "Nodes=n1", f"Users={a.name}"]
     assert before["UserId"].startswith(f"{b.name}({b.uid})")
     for argv in (
         ["scancel", str(job)],
@@ -177,12 +178,16 @@ def test_a_user_cannot_touch_another_users_job(
         ["scontrol", "requeue", str(job)],
         ["scontrol", "update", f"JobId={job}", "TimeLimit=1"],
         ["scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=mine"],
+        ["sacctmgr", "-i", "add", "account", "mine"],
+        ["scontrol", "create", "reservation", "ReservationName=mine", "StartTime=now", *later],
     ):
         result = _as(cluster, a, *argv)
         assert result.rc != 0 and "Access/permission denied" in result.err, (argv, result)
     after = cluster.job(job)
     assert (after["JobState"], after["TimeLimit"]) == ("RUNNING", before["TimeLimit"])
     assert "DRAIN" not in cluster.run("sinfo", "-h", "-n", "n1", "-o", "%T").out.upper()
+    assert "mine" not in cluster.run("sacctmgr", "-n", "-P", "show", "account").out
+    assert "mine" not in cluster.run("scontrol", "show", "reservation").out
     assert _as(cluster, b, "scancel", str(job)).rc == 0
     cluster.wait_state(job, "CANCELLED")
 
