@@ -23,14 +23,17 @@ Imports only minislurm.model.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from minislurm.model import Allocation, NodeView, RunningJob
 
 INF = math.inf
+_VERSIONS = itertools.count(1)  # profile versions, unique across maps
 
 # A node's free CPUs, memory (MiB) and GPU indices (a bitmask) from ``begin`` on.
 Step = tuple[float, int, int, int]
@@ -50,6 +53,19 @@ def gpu_mask(indices: Iterable[int]) -> int:
     for index in indices:
         mask |= 1 << index
     return mask
+
+
+@functools.cache
+def gpu_tuple(mask: int) -> tuple[int, ...]:
+    """The GPU indices of a bitmask, ascending (cached: nodes have few GPU masks).
+
+    Args:
+        mask: a non-negative GPU bitmask.
+
+    Returns:
+        The indices.
+    """
+    return tuple(bit_indices(mask))
 
 
 def bit_indices(mask: int, limit: int = -1) -> list[int]:
@@ -161,6 +177,13 @@ class Timeline:
     idle: tuple[int, ...]
     avail: tuple[int, ...]
     profiles: tuple[Profile, ...]  # per node; exact wherever the node is avail
+    # Partly used nodes as a window finds them, by (node, its profile's version, start, end):
+    # the jobs of one pass try the same few windows. Maps derived from one another share it;
+    # a reservation gives the nodes whose profile it changes a new version.
+    memo: dict[tuple[int, int, float, float], NodeView] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    versions: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def now(self) -> float:
@@ -193,7 +216,12 @@ class Timeline:
     def views(
         self, start: float, end: float, idle: int, partial: int, limit: int
     ) -> list[NodeView]:
-        """The nodes as a job placed over ``[start, end)`` would find them, in node order.
+        """The nodes as a job placed over ``[start, end)`` would find them.
+
+        In node order for a start now. A later start lists first the nodes
+        busy now (in node order, then the rest): the job's reservation then
+        goes to the nodes that free up for it, and the nodes idle now stay
+        for jobs that can start in the meantime.
 
         Args:
             start: the window's beginning.
@@ -207,19 +235,29 @@ class Timeline:
             NodeViews whose free resources are the least over the window.
         """
         table = self.table
+        later = start > self.begins[0]
+        busy_now = ~self.idle[0] if later else 0
         chosen: list[int] = []
         if limit < 0:
             chosen = bit_indices(idle)
         else:
             for members in table.class_masks:
-                if idle & members:
-                    chosen += bit_indices(idle & members, limit)
+                first = bit_indices(idle & members & busy_now, limit)
+                chosen += first + bit_indices(idle & members & ~busy_now, limit - len(first))
         found = {i: table.idle_view(i) for i in chosen}
+        profiles, memo, versions = self.profiles, self.memo, self.versions
         for i in bit_indices(partial):
-            cpus, mem, gpus = window_free(self.profiles[i], start, end)
-            node = table.idle_view(i)
-            free_gpus = tuple(g for g in node.free_gpus if gpus >> g & 1)
-            found[i] = replace(node, free_cpus=cpus, free_mem=mem, free_gpus=free_gpus)
+            key = (i, versions.get(i, 0), start, end)
+            view = memo.get(key)
+            if view is None:
+                cpus, mem, gpus = window_free(profiles[i], start, end)
+                n = table.idle_view(i)
+                free_gpus = gpu_tuple(gpus & table.capacity[i][3])
+                view = NodeView(n.name, n.cpus, n.mem, n.gpus, cpus, mem, free_gpus, True, n.weight)
+                memo[key] = view
+            found[i] = view
+        if later:
+            return [found[i] for i in sorted(found, key=lambda i: (not busy_now >> i & 1, i))]
         return [found[i] for i in sorted(found)]
 
     def reserve(self, alloc: Allocation, start: float, end: float) -> Timeline:
@@ -242,6 +280,7 @@ class Timeline:
         taken = whole = 0
         cleared: dict[int, int] = {}
         profiles: list[Profile] | None = None
+        changed: list[int] = []
         table = self.table
         for part in alloc.nodes:
             i = table.index[part.node]
@@ -251,6 +290,7 @@ class Timeline:
                 continue
             if profiles is None:
                 profiles = list(self.profiles)
+            changed.append(i)
             take = (part.cpus, part.mem, gpu_mask(part.gpus))
             profiles[i], empty = _subtract(profiles[i], start, end, take)
             for t0, t1 in empty:
@@ -259,6 +299,9 @@ class Timeline:
         for k in range(first, stop):
             idle[k] &= ~taken
             avail[k] &= ~(whole | cleared.get(k, 0))
+        versions = self.versions
+        if changed:
+            versions = {**versions, **{i: next(_VERSIONS) for i in changed}}
         return Timeline(
             self.table,
             self.resolution,
@@ -266,6 +309,8 @@ class Timeline:
             tuple(idle),
             tuple(avail),
             self.profiles if profiles is None else tuple(profiles),
+            self.memo,
+            versions,
         )
 
 
@@ -296,6 +341,8 @@ def window_free(profile: Profile, start: float, end: float) -> tuple[int, int, i
     Returns:
         ``(cpus, mem, gpu mask)``.
     """
+    if len(profile) == 1:
+        return profile[0][1:]
     cpus = mem = 1 << 62
     gpus = -1
     last = len(profile) - 1

@@ -1,0 +1,135 @@
+"""Speed of the backfill pass and of the trace simulator (pure: no cluster is started).
+
+Run by hand: ``.venv/bin/python bench/bench_backfill.py [--repeat N] [--sim-jobs N]``.
+Prints each figure, its target and a JSON line with all of them.
+
+1. one full backfill pass over 10,000 pending jobs on 1,000 nodes of 64
+   CPUs, 512 GiB and 8 GPUs, most of them busy with running jobs of
+   various ends (``bf_max_job_test`` 10,000, so every job is tested):
+   median of ``--repeat`` passes, target 1 s;
+2. the same snapshot with ``bf_max_job_test=100``, the event-triggered
+   pass over the top of the queue (Slurm's ``default_queue_depth``):
+   median, target 20 ms;
+3. the simulator on ``lublin_256.swf`` (first ``--sim-jobs`` records) with
+   ``minislurm simulate``'s default backfill knobs: jobs per second of wall
+   time, target 1,000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+
+from ctld.sched.knobs import SchedConfig
+from ctld.sched.plan import plan
+from ctld.simreport import SIM_PARAMS, policy_config
+from ctld.simulator import simulate, summarize, trace_setup
+from minislurm.model import (
+    Allocation,
+    NodeAlloc,
+    NodeView,
+    PartitionView,
+    PendingJob,
+    ResourceRequest,
+    RunningJob,
+    Snapshot,
+)
+
+NOW = 1_000_000.0
+NODES, CPUS, MEM, GPUS = 1000, 64, 512 * 1024, 8
+TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "lublin_256.swf"
+TARGETS = {"full_pass_s": 1.0, "top100_pass_ms": 20.0, "sim_jobs_per_s": 1000.0}
+
+
+def cluster_snapshot(pending_count: int, seed: int = 1) -> Snapshot:
+    """1,000 GPU nodes, about 90 % busy, and a queue of mixed single- and multi-node jobs."""
+    rng = random.Random(seed)
+    nodes = []
+    running = []
+    for i in range(NODES):
+        name = f"gpu{i:04d}"
+        used_gpus = rng.choice([0, 2, 4, 8, 8, 8, 8, 8, 8, 8])
+        used_cpus = used_gpus * CPUS // GPUS
+        free = tuple(range(used_gpus, GPUS))
+        nodes.append(
+            NodeView(name, CPUS, MEM, tuple(range(GPUS)), CPUS - used_cpus, MEM, free, True)
+        )
+        if used_gpus:
+            part = NodeAlloc(name, used_cpus, 0, tuple(range(used_gpus)), 1)
+            end = NOW + rng.choice([600, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 48 * 3600])
+            running.append(RunningJob(100_000 + i, Allocation((part,)), end))
+    pending = []
+    for job_id in range(1, pending_count + 1):
+        shape = rng.random()
+        if shape < 0.5:  # a few GPUs on one node
+            gpus = rng.choice([1, 2, 4])
+            req = ResourceRequest(ntasks=1, cpus_per_task=gpus * 8, gpus_per_node=gpus)
+        elif shape < 0.85:  # whole nodes
+            count = rng.choice([1, 2, 4, 8, 16])
+            req = ResourceRequest(
+                min_nodes=count,
+                max_nodes=count,
+                ntasks=count * 8,
+                ntasks_per_node=8,
+                cpus_per_task=8,
+                gpus_per_node=8,
+                nodes_set=True,
+            )
+        else:  # CPU only
+            req = ResourceRequest(ntasks=rng.choice([1, 4, 16]))
+        limit = rng.choice([30, 60, 240, 720, 1440])
+        pending.append(PendingJob(job_id, "gpu", rng.randint(1, 1000), NOW - job_id, req, limit))
+    part = PartitionView("gpu", tuple(n.name for n in nodes))
+    return Snapshot(tuple(nodes), (part,), tuple(pending), tuple(running))
+
+
+def median_pass(snapshot: Snapshot, cfg: SchedConfig, repeat: int) -> tuple[float, int, int]:
+    """Median seconds of a pass, and the starts and reservations of the last one."""
+    times = []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        decided = plan(snapshot, NOW, cfg)
+        times.append(time.perf_counter() - began)
+    return statistics.median(times), len(decided.starts), len(decided.start_times)
+
+
+def main() -> None:
+    """Measure and print."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--sim-jobs", type=int, default=10_000)
+    args = parser.parse_args()
+    snapshot = cluster_snapshot(10_000)
+    full, starts, reserved = median_pass(snapshot, SchedConfig(bf_max_job_test=10_000), args.repeat)
+    print(
+        f"full pass (10,000 jobs, 1,000 nodes x 8 GPUs): {full:.3f} s median "
+        f"({starts} starts, {reserved} planned starts); target {TARGETS['full_pass_s']} s"
+    )
+    top, starts, reserved = median_pass(snapshot, SchedConfig(bf_max_job_test=100), args.repeat)
+    print(
+        f"top-100 pass: {top * 1000:.1f} ms median ({starts} starts, {reserved} planned starts);"
+        f" target {TARGETS['top100_pass_ms']} ms"
+    )
+    setup = trace_setup(str(TRACE), args.sim_jobs)
+    cfg = policy_config("backfill", SIM_PARAMS)
+    measures = summarize(simulate(setup.jobs, setup.nodes, setup.partitions, cfg))
+    rate = measures["jobs_per_second"]
+    print(
+        f"simulator ({TRACE.name}, {int(measures['jobs'])} jobs): {rate:.0f} jobs per wall second,"
+        f" {measures['sched_ms_per_pass']:.2f} ms per pass; target {TARGETS['sim_jobs_per_s']:.0f}"
+    )
+    figures = {
+        "full_pass_s": full,
+        "top100_pass_ms": top * 1000,
+        "sim_jobs_per_s": rate,
+        "sim_ms_per_pass": measures["sched_ms_per_pass"],
+    }
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
