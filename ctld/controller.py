@@ -466,7 +466,8 @@ class Controller:
         job_factor = part.priority_job_factor if part else 1
         size = cluster_size(self.state)
         fairshare = self.accounting.fairshare(job)
-        return job_factors(job, now, self.weights, size, job_factor, fairshare)
+        qos = self.accounting.qos_factor(job)
+        return job_factors(job, now, self.weights, size, job_factor, fairshare, qos)
 
     def charge_usage(self, now: float) -> None:
         """Charge the allocated TRES-seconds of jobs to their associations (fair share).
