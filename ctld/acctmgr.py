@@ -62,10 +62,19 @@ class Accounting:
         self._weights = {
             p.name: parse_billing_weights(p.tres_billing_weights) for p in conf.partitions
         }
-        self.book: Book = assocops.initial_book()
         self.usage: dict[tuple[str, str], float] = {}
         self.usage_time = 0.0
-        self._factors: dict[tuple[str, str], float] = {}
+        self.book = assocops.initial_book()
+
+    @property
+    def book(self) -> Book:
+        """The accounts, users, associations and QOS."""
+        return self._book
+
+    @book.setter
+    def book(self, book: Book) -> None:
+        self._book = book
+        self._refresh()
 
     def load(self, now: float) -> None:
         """Read the stored tree, or store the initial one (root) on a first start.
@@ -79,8 +88,8 @@ class Accounting:
                 self.usage_time = now
                 assocrepo.save_book(s, self.book, self.usage, now)
             else:
-                self.book, self.usage, self.usage_time = found
-        self._refresh()
+                self.usage, self.usage_time = found[1], found[2]
+                self.book = found[0]
 
     # ------------------------------------------------------------ sacctmgr
 
@@ -120,8 +129,8 @@ class Accounting:
         usage = {k: v for k, v in self.usage.items() if k in book.assocs}
         with self._transaction() as s:
             assocrepo.save_book(s, book, usage, self.usage_time)
-        self.book, self.usage = book, usage
-        self._refresh()
+        self.usage = usage
+        self.book = book
         log.info("associations: %s %s %s", request.verb, request.entity, " ".join(names))
         return lines
 
@@ -182,6 +191,10 @@ class Accounting:
             for row in fair_tree(self.book, self.usage)
             if row.assoc.user
         }
+        # What each pass asks per job, worked out once per change of the tree.
+        self._chains = {k: (a, *self.book.ancestors(a)) for k, a in self.book.assocs.items()}
+        self._max_jobs = {k: self.limit(a, "max_jobs") for k, a in self.book.assocs.items()}
+        self._top_qos = max((q.priority for q in self.book.qos.values()), default=0)
 
     def shares(self) -> list[ShareRow]:
         """sshare's rows, from the usage as last charged."""
@@ -238,9 +251,8 @@ class Accounting:
         Returns:
             The factor in [0, 1].
         """
-        top = max((q.priority for q in self.book.qos.values()), default=0)
         qos = self.book.qos.get(job.qos)
-        return qos.priority / top if qos is not None and top else 0.0
+        return qos.priority / self._top_qos if qos is not None and self._top_qos else 0.0
 
     def limit(self, assoc: Assoc, name: str) -> int:
         """A per-user limit as it applies: the association's, or else the nearest account's above.
@@ -306,11 +318,11 @@ class Accounting:
     ) -> None:
         key = ("qos", job.qos, job.user)
         counts[key] = counts.get(key, 0) + 1
-        found = self.book.assocs.get((job.account, job.user))
-        if found is None:
+        chain = self._chains.get((job.account, job.user))
+        if chain is None:
             return
-        counts[found.key] = counts.get(found.key, 0) + 1
-        for holder in [found, *self.book.ancestors(found)]:
+        counts[chain[0].key] = counts.get(chain[0].key, 0) + 1
+        for holder in chain:
             gpus[holder.key] = gpus.get(holder.key, 0) + gpu_count
 
     def _reason(
@@ -324,13 +336,13 @@ class Accounting:
         if qos is not None and qos.max_jobs_pu != UNSET:
             if counts.get(("qos", job.qos, job.user), 0) >= qos.max_jobs_pu:
                 return REASON_QOS_MAX_JOBS
-        found = self.book.assocs.get((job.account, job.user))
-        if found is None:
+        chain = self._chains.get((job.account, job.user))
+        if chain is None:
             return ""
-        max_jobs = self.limit(found, "max_jobs")
-        if max_jobs != UNSET and counts.get(found.key, 0) >= max_jobs:
+        max_jobs = self._max_jobs[chain[0].key]
+        if max_jobs != UNSET and counts.get(chain[0].key, 0) >= max_jobs:
             return REASON_MAX_JOBS
-        for holder in [found, *self.book.ancestors(found)]:
+        for holder in chain:
             cap = holder.grp_gpus
             if cap != UNSET and gpus.get(holder.key, 0) + entry.request.min_gpus > cap:
                 return REASON_GRP_GPUS

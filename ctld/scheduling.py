@@ -18,19 +18,28 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
 from ctld import jobs as jobops
 from ctld.acctmgr import Accounting
 from ctld.depend import wait_reason
-from ctld.reservations import job_limits
+from ctld.reservations import JobLimits, job_limits
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
 from ctld.state import ClusterState, NodeUsage
 from minislurm.arrays import TaskSet
 from minislurm.depend import parse_dependency
-from minislurm.model import Job, NodeView, PartitionView, PendingJob, Plan, RunningJob, Snapshot
+from minislurm.model import (
+    Job,
+    NodeView,
+    PartitionView,
+    PendingJob,
+    Plan,
+    ResourceRequest,
+    RunningJob,
+    Snapshot,
+)
 from minislurm.states import NodeFlag, NodeState
 from minislurm.units import INFINITE
 
@@ -120,6 +129,7 @@ def build_snapshot(
     active = list(state.active_jobs())
     running = Counter(j.array_job_id for j in active if j.array_job_id)
     pending: list[PendingJob] = []
+    memo = ReservationMemo()
     for job in state.queued_jobs():
         part = state.partitions.get(job.partition)
         fairshare = accounting.fairshare(job) if accounting else 0.0
@@ -138,7 +148,7 @@ def build_snapshot(
         room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
         entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
         if state.reservations or job.reservation:
-            entries = [reservation_bound(e, job, state, now) for e in entries]
+            entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
     holding = tuple(
         RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
@@ -150,7 +160,24 @@ def build_snapshot(
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
 
 
-def reservation_bound(entry: PendingJob, job: Job, state: ClusterState, now: float) -> PendingJob:
+@dataclass
+class ReservationMemo:
+    """What one pass worked out about reservations, shared by the jobs that ask the same.
+
+    Queues hold many jobs of a few shapes: the limits depend only on a job's
+    reservation and time limit, the restricted request only on the request,
+    the nodes to avoid and the partition.
+    """
+
+    limits: dict[tuple[str, float], JobLimits] = field(default_factory=dict)
+    bounds: dict[tuple[ResourceRequest, frozenset[str], str], ResourceRequest | str] = field(
+        default_factory=dict
+    )
+
+
+def reservation_bound(
+    entry: PendingJob, job: Job, state: ClusterState, now: float, memo: ReservationMemo
+) -> PendingJob:
     """Keep a pending entry off the nodes that reservations hold while it could run.
 
     The nodes go into the entry's excluded nodes for this pass; when too few
@@ -162,26 +189,36 @@ def reservation_bound(entry: PendingJob, job: Job, state: ClusterState, now: flo
         job: the job (its reservation).
         state: the cluster (reservations, partitions, nodes).
         now: the time of the pass.
+        memo: this pass's answers so far.
 
     Returns:
         The entry, restricted or blocked.
     """
     if entry.blocked:
         return entry
-    limits = job_limits(
-        job.reservation, entry.duration, now, state.reservations.values(), state.nodes
-    )
+    key = (job.reservation, entry.duration)
+    limits = memo.limits.get(key)
+    if limits is None:
+        resvs = state.reservations.values()
+        limits = memo.limits[key] = job_limits(*key, now, resvs, state.nodes)
     if limits.blocked:
         return replace(entry, blocked=limits.blocked)
     if not limits.avoid:
         return entry
-    req = entry.request
-    excluded = set(req.exc_nodes) | limits.avoid
-    part = state.partitions[job.partition]
-    left = [n for n in part.nodes if n not in excluded]
-    if len(left) < req.min_nodes or excluded.intersection(req.req_nodes):
-        return replace(entry, blocked=limits.crowded)
-    return replace(entry, request=replace(req, exc_nodes=tuple(sorted(excluded))))
+    bound_key = (entry.request, limits.avoid, job.partition)
+    bound = memo.bounds.get(bound_key)
+    if bound is None:
+        req = entry.request
+        excluded = set(req.exc_nodes) | limits.avoid
+        left = [n for n in state.partitions[job.partition].nodes if n not in excluded]
+        if len(left) < req.min_nodes or excluded.intersection(req.req_nodes):
+            bound = limits.crowded
+        else:
+            bound = replace(req, exc_nodes=tuple(sorted(excluded)))
+        memo.bounds[bound_key] = bound
+    if isinstance(bound, str):
+        return replace(entry, blocked=bound)
+    return replace(entry, request=bound)
 
 
 def pending_entries(
@@ -278,6 +315,7 @@ class SchedulerLoop:
         self._weights = weights
         self._accounting = accounting
         self.cfg = cfg or SchedConfig()
+        self.start_times: dict[int, float] = {}  # the last pass's expected starts (squeue --start)
         self._apply = apply
         self._prepare = prepare
         self._kicked = asyncio.Event()
@@ -310,6 +348,7 @@ class SchedulerLoop:
         self._prepare(now)
         snapshot = build_snapshot(self._state, now, self._weights, self._accounting)
         decided = plan(snapshot, now, self.cfg)
+        self.start_times = decided.start_times
         self._apply(decided, now)
         self.passes += 1
         if decided.starts:
