@@ -25,7 +25,7 @@ from ctld.servicer import DAEMON_ONLY, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
 from minislurm import auth, authd, cred
-from minislurm.authgrpc import Authenticator, verifier_for
+from minislurm.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
@@ -115,7 +115,8 @@ def build_server(settings: CtldSettings) -> CtldServer:
         Fatal: the port could not be bound.
     """
     verify = verifier_for(settings.conf.auth_type, settings.cluster_key)
-    guard = Authenticator(verify, daemon_only=DAEMON_ONLY)
+    privileged = privileged_uids(settings.conf.slurm_user)
+    guard = Authenticator(verify, daemon_only=DAEMON_ONLY, privileged=privileged)
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
     )

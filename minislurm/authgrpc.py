@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import os
+import pwd
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any
@@ -39,9 +40,14 @@ Verifier = Callable[[str, str], Awaitable[auth.Identity]]
 DENIED = "Access/permission denied"
 
 
-def privileged_uids() -> frozenset[int]:
-    """Root and this daemon's own user."""
-    return frozenset({0, os.getuid()})
+def privileged_uids(slurm_user: str = "root") -> frozenset[int]:
+    """Root, this daemon's own user and ``SlurmUser`` (a name or a uid; unknown: left out)."""
+    uids = {0, os.getuid()}
+    try:
+        uids.add(int(slurm_user) if slurm_user.isdigit() else pwd.getpwnam(slurm_user).pw_uid)
+    except KeyError:
+        log.warning("SlurmUser=%s is not a known user", slurm_user)
+    return frozenset(uids)
 
 
 class Authenticator(grpc.aio.ServerInterceptor):
@@ -52,7 +58,7 @@ class Authenticator(grpc.aio.ServerInterceptor):
         daemon_only: method names (``"Heartbeat"``) only privileged callers may call.
         exempt: method names that carry a credential of their own (a signed
             step credential) and are checked by their handler instead.
-        privileged: uids that may act for anyone.
+        privileged: uids that may act for anyone (default: :func:`privileged_uids`).
     """
 
     def __init__(

@@ -98,6 +98,7 @@ class SlurmConfig:
     controller_port: int = 6817
     slurmd_port: int = 6818
     state_save_location: str = "/var/spool/slurmctld"
+    slurm_user: str = "root"  # SlurmUser: slurmctld's user, trusted by the node agents
     slurmd_spool_dir: str = "/var/spool/slurmd"  # may hold %n (node name) and %h
     auth_type: str = "auth/hmac"
     scheduler_type: str = "sched/backfill"
@@ -174,6 +175,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "SlurmctldPort": ("controller_port", "port"),
     "SlurmdPort": ("slurmd_port", "port"),
     "StateSaveLocation": ("state_save_location", "str"),
+    "SlurmUser": ("slurm_user", "str"),
     "SlurmdSpoolDir": ("slurmd_spool_dir", "str"),
     "AuthType": ("auth_type", "auth"),
     "SchedulerType": ("scheduler_type", "sched"),
@@ -248,7 +250,7 @@ IGNORED_KEYS = frozenset(
     ScronParameters SelectType SlurmctldAddr SlurmctldDebug SlurmctldLogFile
     SlurmctldParameters SlurmctldPidFile SlurmctldPrimaryOffProg SlurmctldPrimaryOnProg
     SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile SlurmdPidFile
-    SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SlurmUser SrunEpilog
+    SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SrunEpilog
     SrunPortRange SrunProlog SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate
     SuspendTime SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin
     TaskPluginParam TaskProlog TCPTimeout TmpFS TopologyParam TopologyPlugin TrackWCKey

@@ -19,7 +19,7 @@ import sys
 import grpc
 
 from minislurm import auth, authd, cred
-from minislurm.authgrpc import Authenticator, verifier_for
+from minislurm.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
@@ -122,6 +122,7 @@ async def serve(args: argparse.Namespace) -> None:
         verifier_for(settings.conf.auth_type, settings.cluster_key),
         daemon_only=CONTROLLER_METHODS,
         exempt=STEP_METHODS,
+        privileged=privileged_uids(settings.conf.slurm_user),
     )
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]

@@ -249,3 +249,23 @@ def test_kiosk_signs_for_the_caller_the_kernel_names(tmp_path: Path) -> None:
     assert "bad request" in refused
     assert second is None  # one kiosk answers already
     assert os.stat(path).st_mode & 0o777 == 0o666
+
+
+@pytest.fixture
+def slurm_user_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A cluster whose slurm.conf names SlurmUser=nobody."""
+    yield from run_cluster(tmp_path, request, conf_lines="SlurmUser=nobody\n")
+
+
+def test_agents_trust_slurm_user_as_the_controller(slurm_user_cluster: TestCluster) -> None:
+    """With SlurmUser=nobody (slurmctld not root), agents take its calls, and no one else's."""
+    cluster = slurm_user_cluster
+    with _client(cluster, auth.signer_for(cluster.local.conf_path)) as ctl:
+        info = next(n for n in ctl.call("GetNodes").nodes if n.name == "n1")
+    key = _key(cluster)
+    with AgentClient(info.addr, info.port, timeout=10, signer=_signed(key, 65534)) as agent:
+        assert agent.call("Ping").name == "n1"
+    with AgentClient(info.addr, info.port, timeout=10, signer=_signed(key, 4242)) as agent:
+        with pytest.raises(RpcError) as err:
+            agent.call("Ping")
+        assert err.value.code == "PERMISSION_DENIED"
