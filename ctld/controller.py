@@ -438,6 +438,19 @@ class Controller:
 
     # ------------------------------------------------------------ job requests
 
+    def expected_start(self, job: Job) -> float:
+        """When the last scheduling pass planned to start a pending job; 0 when it did not.
+
+        Args:
+            job: the job.
+
+        Returns:
+            The planned start (an array's, its earliest pending task's).
+        """
+        if job.state is not JobState.PENDING or job.held:
+            return 0.0
+        return self.scheduler.start_times.get(job.job_id, 0.0)
+
     def priority(self, job: Job, now: float) -> int:
         """A job's priority as shown (0 when held, as in Slurm).
 

@@ -60,7 +60,11 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             self.ctl.scheduler.run_pass()
             now = time.time()
             job = self.ctl.state.jobs[job_id]
-            reply.job.CopyFrom(convert.job_info(job, self.ctl.priority(job, now), now))
+            reply.job.CopyFrom(
+                convert.job_info(
+                    job, self.ctl.priority(job, now), now, self.ctl.expected_start(job)
+                )
+            )
         return reply
 
     @grpc_errors
@@ -68,7 +72,10 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         now = time.time()
         jobs = self.ctl.find_jobs(request)
         return pb.GetJobsReply(
-            jobs=[convert.job_info(j, self.ctl.priority(j, now), now) for j in jobs],
+            jobs=[
+                convert.job_info(j, self.ctl.priority(j, now), now, self.ctl.expected_start(j))
+                for j in jobs
+            ],
             now=int(now),
         )
 

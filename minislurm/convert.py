@@ -102,13 +102,15 @@ def _end_time(job: Job) -> float:
     return job.end_time
 
 
-def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
+def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -> pb.JobInfo:
     """A job as the commands see it.
 
     Args:
         job: the record.
         priority: its current priority (0 when held).
         now: the controller's clock, for the run time.
+        expected_start: when the scheduler plans to start it, if pending and
+            planned (Slurm's start_time of a pending job, ``squeue --start``).
 
     Returns:
         The message.
@@ -188,8 +190,8 @@ def job_info(job: Job, priority: int, now: float) -> pb.JobInfo:
     )
     if job.array_task_id is not None:
         info.array_task_id = job.array_task_id
-    if job.state is JobState.PENDING and job.begin_time:
-        info.start_time = int(job.begin_time)
+    if job.state is JobState.PENDING and (job.begin_time or expected_start):
+        info.start_time = int(max(job.begin_time, expected_start))
     return info
 
 
