@@ -25,6 +25,7 @@ def config_entries(conf: SlurmConfig, port: int) -> list[tuple[str, str]]:
     """
     params = ",".join(k if not v else f"{k}={v}" for k, v in conf.scheduler_parameters.items())
     entries = {
+        "AccountingStorageEnforce": ",".join(conf.accounting_storage_enforce) or "none",
         "AuthType": conf.auth_type,
         "ClusterName": conf.cluster_name,
         "GresTypes": _or_null(",".join(conf.gres_types)),

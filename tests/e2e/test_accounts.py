@@ -127,6 +127,8 @@ def test_enforced_associations_check_the_account_and_max_submit(
 ) -> None:
     cluster = acct_cluster
     _tree(cluster)
+    config = _ok(cluster, "scontrol", "show", "config").splitlines()
+    assert "AccountingStorageEnforce = associations,limits" in config
     bad = cluster.run("sbatch", "-A", "nosuch", "--wrap=true")
     assert bad.rc == 1
     assert bad.err == (
