@@ -81,7 +81,7 @@ def values_of(assoc: Message, depth: int) -> dict[str, str]:
         "RawShares": "" if root else str(assoc.shares),
         "NormShares": _number(assoc.norm_shares),
         "RawUsage": str(int(assoc.raw_usage)),
-        "NormUsage": _number(assoc.norm_usage) if user else "",
+        "NormUsage": "" if root else _number(assoc.norm_usage),
         "EffectvUsage": _number(assoc.effective_usage),
         "FairShare": _number(assoc.fairshare) if user else "",
         "LevelFS": "" if root else _number(assoc.level_fs),

@@ -88,6 +88,41 @@ def test_fair_tree_worked_example() -> None:
     }
 
 
+def test_fair_tree_matches_real_slurm() -> None:
+    # sshare -a -l on Slurm 22.05 (Fair Tree), after jobs of root (in root and physics) and
+    # daemon (in chem) ran: RawUsage root 1972, chem/daemon 98, physics/root about 2.
+    #   Account|User|RawShares|NormShares|RawUsage|NormUsage|EffectvUsage|FairShare|LevelFS
+    #    root|root|1|0.024390|1972|0.951759|0.951759|0.250000|0.025626
+    #    chem||10|0.243902|98|0.047283|0.047283||5.158340
+    #     chem|daemon|3|1.000000|98|0.047283|1.000000|0.500000|1.000000
+    #    physics||30|0.731707|1|0.000958|0.000958||763.896848
+    #     physics|nobody|1|0.500000|0|0.000000|0.000000|1.000000|inf
+    #     physics|root|1|0.500000|1|0.000958|1.000000|0.750000|0.500000
+    book = _book(
+        [("chem", "root", 10), ("physics", "root", 30)],
+        [("daemon", "chem", 3), ("nobody", "physics", 1), ("root", "physics", 1)],
+    )
+    usage = {("root", "root"): 1972.0, ("chem", "daemon"): 98.0, ("physics", "root"): 1.985}
+    rows = {r.assoc.key: r for r in fair_tree(book, usage)}
+    factors = {k: r.fairshare for k, r in rows.items() if k[1]}
+    assert factors == {
+        ("root", "root"): 0.25, ("chem", "daemon"): 0.5, ("physics", "nobody"): 1.0,
+        ("physics", "root"): 0.75,
+    }  # fmt: skip
+    expected = {
+        ("root", "root"): (0.024390, 0.951759, 0.951759, 0.025626),
+        ("chem", ""): (0.243902, 0.047283, 0.047283, 5.158340),
+        ("chem", "daemon"): (1.0, 0.047283, 1.0, 1.0),
+        ("physics", ""): (0.731707, 0.000958, 0.000958, 763.896848),
+        ("physics", "root"): (0.5, 0.000958, 1.0, 0.5),
+    }
+    for key, (shares, norm, effective, level) in expected.items():
+        row = rows[key]
+        got = (row.norm_shares, row.norm_usage, row.effective_usage, row.level_fs)
+        assert got == pytest.approx((shares, norm, effective, level), rel=2e-3), key
+    assert rows[("physics", "nobody")].level_fs == math.inf
+
+
 def test_ties_share_ranks_down_the_tree() -> None:
     # Fair Tree's rules for ties: tied sibling users share a rank, tied sibling accounts
     # have their children merged, a user tied with an account shares its rank with that
