@@ -13,6 +13,7 @@ from __future__ import annotations
 import _signal as signal  # type: ignore[import-not-found]  # ``signal`` imports enum (~9 ms)
 import os
 import sys
+import time
 
 from cli.common import CommandError, call, rpc_message
 from minislurm.h2grpc import RpcError
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 FIRST_WAIT = 0.2  # seconds before saying the job is queued (an idle cluster starts it sooner)
 WAIT_SLICE = 30  # seconds of each server-side wait
+RELEASE_PATIENCE = 60.0  # seconds to keep trying to release an allocation (controller restart)
 
 
 def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
@@ -79,19 +81,28 @@ def release(job_id: int, exit_code: int = 0, signal_number: int = 0, cancel: boo
         signal_number: the signal that ended the work, if any.
         cancel: cancel it instead (interrupted before it ran).
     """
-    try:
-        if cancel:
-            call("CancelJobs", job_ids=[job_id], requester_uid=os.getuid())
-        else:
-            call(
-                "CompleteJob",
-                job_id=job_id,
-                exit_code=exit_code,
-                signal=signal_number,
-                requester_uid=os.getuid(),
-            )
-    except RpcError:
-        pass  # already over (cancelled, timed out): nothing left to release
+    fields: dict[str, object] = {"job_ids": [job_id]}
+    method = "CancelJobs"
+    if not cancel:
+        method = "CompleteJob"
+        fields = {"job_id": job_id, "exit_code": exit_code, "signal": signal_number}
+    # Both are idempotent: a controller that restarted meanwhile is called
+    # again (a new connection) until it answers.
+    deadline = time.monotonic() + RELEASE_PATIENCE
+    delay = 0.1
+    while True:
+        try:
+            call(method, requester_uid=os.getuid(), **fields)
+            return
+        except RpcError as err:
+            if err.code != "UNAVAILABLE":
+                return  # already over (cancelled, timed out): nothing left to release
+            if time.monotonic() + delay > deadline:
+                prog = os.path.basename(sys.argv[0])
+                _say(prog, f"error: Unable to release job allocation {job_id}: {err.details}")
+                return
+        time.sleep(delay)
+        delay = min(delay * 2, 2.0)
 
 
 def _say(prog: str, text: str) -> None:

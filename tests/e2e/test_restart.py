@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from pathlib import Path
 
 from conftest import TestCluster
@@ -87,3 +88,32 @@ def test_a_killed_supervisor_is_a_job_failure(fresh_cluster: TestCluster) -> Non
     info = cluster.wait_state(job_id, timeout=30)
     assert (info["JobState"], info["ExitCode"]) == ("FAILED", "0:9")
     wait_until(lambda: not pid_alive(task), 10, "the task to be killed with its supervisor")
+
+
+def test_srun_streams_through_a_controller_restart(fresh_cluster: TestCluster) -> None:
+    cluster = fresh_cluster
+    gate = cluster.workdir / "gate4"
+    script = f"echo before; while [ ! -e {gate} ]; do sleep 0.1; done; echo after; exit 3"
+    proc = subprocess.Popen(
+        ["srun", "-N2", "-n2", "-l", "bash", "-c", script],
+        env=cluster.env,
+        cwd=cluster.workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = {proc.stdout.readline(), proc.stdout.readline()}
+        assert lines == {"0: before\n", "1: before\n"}
+        cluster.kill_controller()  # the step's I/O flows between srun and the agents
+        cluster.start()
+        gate.touch()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert sorted(out.splitlines()) == ["0: after", "1: after"]
+    assert proc.returncode == 3, err
+    (job_id,) = [int(j) for j in cluster.run("squeue", "-h", "-t", "all", "-o", "%i").out.split()]
+    assert cluster.wait_state(job_id, timeout=10)["JobState"] == "FAILED"
