@@ -9,6 +9,7 @@ higher Level FS puts every user below it above every user below a sibling).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,6 +20,8 @@ from ctld import assocedit
 from ctld.assoc import Book
 from ctld.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_factors, job_priority
+from minislurm.config import load_slurm_conf
+from minislurm.errors import ConfigError
 from minislurm.model import Job, ResourceRequest
 from minislurm.states import JobState
 
@@ -236,3 +239,15 @@ def test_priority_sums_weighted_factors_minus_nice() -> None:
     assert job_priority(job, 5000.0, weights, size, 1, 0.0) == 1000 - 100
     favor = PriorityWeights(job_size=100, favor_small=True)
     assert job_priority(_job(), 0.0, favor, size) == 71  # (1 - 0.28125) * 100
+
+
+def test_slurm_conf_reads_billing_weights_and_enforcement(tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    base = "NodeName=n1 CPUs=8\nAccountingStorageEnforce=associations,limits\n"
+    conf.write_text(base + 'PartitionName=gpu Nodes=n1 TRESBillingWeights="CPU=1.0,GRES/gpu=2.0"\n')
+    loaded = load_slurm_conf(str(conf))
+    assert loaded.accounting_storage_enforce == ("associations", "limits")
+    assert loaded.partitions[0].tres_billing_weights == "CPU=1.0,GRES/gpu=2.0"
+    conf.write_text(base + "PartitionName=gpu Nodes=n1 TRESBillingWeights=CPU=lots\n")
+    with pytest.raises(ConfigError, match="TRESBillingWeights"):
+        load_slurm_conf(str(conf))
