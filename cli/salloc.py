@@ -42,6 +42,7 @@ OPTIONS = [
     Option("ntasks-per-node", "", REQUIRED),
     Option("partition", "p", REQUIRED),
     Option("qos", "q", REQUIRED),
+    Option("reservation", "", REQUIRED),
     Option("quiet", "Q", NO_ARG),
     Option("time", "t", REQUIRED),
     Option("usage", "", NO_ARG),

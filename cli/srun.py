@@ -73,6 +73,7 @@ OPTIONS = [
     Option("overlap", "", NO_ARG),
     Option("partition", "p", REQUIRED),
     Option("qos", "q", REQUIRED),
+    Option("reservation", "", REQUIRED),
     Option("quiet", "Q", NO_ARG),
     Option("time", "t", REQUIRED),
     Option("unbuffered", "u", NO_ARG),
@@ -257,7 +258,7 @@ def allocation_spec(values: dict[str, object], argv: list[str]) -> dict[str, obj
         command=" ".join(argv),
         environment={},
     )
-    for key in ("partition", "account", "qos"):
+    for key in ("partition", "account", "qos", "reservation"):
         if values.get(key):
             spec[key] = str(values[key])
     if "time" in values:

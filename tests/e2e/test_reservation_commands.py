@@ -74,6 +74,8 @@ def test_reservations_hold_their_nodes_and_let_their_users_in(
     assert (job["NodeList"], job["Reservation"]) == ("n1", "root_1")
     assert _ok(cluster, "squeue", "-h", "-j", str(inside), "-o", "%v") == "root_1\n"
     _ok(cluster, "scancel", str(inside))
+    ran = _ok(cluster, "srun", "--reservation=root_1", "printenv", "SLURM_JOB_NODELIST")
+    assert ran == "n1\n"
     # A maintenance window in 30 minutes on n2: only jobs that end before it may use n2.
     out = _ok(cluster, "scontrol", "create", "reservation", "ReservationName=maint",
               "StartTime=now+30minutes", "Duration=60", "Nodes=n2", "Users=root",
