@@ -25,6 +25,7 @@ from ctld import qos as qosops
 from ctld.assoc import UNSET, AcctError, Assoc, Book
 from ctld.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
 from ctld.store import assocrepo
+from minislurm.arrays import TaskSet
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
 from minislurm.model import Job, PendingJob
@@ -233,13 +234,16 @@ class Accounting:
         if "limits" not in self.enforce:
             return job
         live = [j for j in jobs if j.user == job.user and j.state not in TERMINAL_JOB_STATES]
+        adding = _job_count(job)
         qos = self.book.qos.get(job.qos)
         if qos is not None and qos.max_submit_pu != UNSET:
-            if sum(1 for j in live if j.qos == job.qos) >= qos.max_submit_pu:
+            queued = sum(_job_count(j) for j in live if j.qos == job.qos)
+            if queued + adding > qos.max_submit_pu:
                 raise InvalidRequest(f"QOSMaxSubmitJobPerUserLimit\n{SUBMIT_LIMIT}")
         limit = self.limit(found, "max_submit")
-        if limit != UNSET and sum(1 for j in live if j.account == found.account) >= limit:
-            raise InvalidRequest(f"AssocMaxSubmitJobLimit\n{SUBMIT_LIMIT}")
+        if limit != UNSET:
+            if sum(_job_count(j) for j in live if j.account == found.account) + adding > limit:
+                raise InvalidRequest(f"AssocMaxSubmitJobLimit\n{SUBMIT_LIMIT}")
         return job
 
     def qos_factor(self, job: Job) -> float:
@@ -347,3 +351,10 @@ class Accounting:
             if cap != UNSET and gpus.get(holder.key, 0) + entry.request.min_gpus > cap:
                 return REASON_GRP_GPUS
         return ""
+
+
+def _job_count(job: Job) -> int:
+    """How many jobs a record stands for in submit limits: each array task counts."""
+    if job.array_job_id and job.array_task_id is None:
+        return max(len(TaskSet.parse(job.array_tasks)), 1)
+    return 1

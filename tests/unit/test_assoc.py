@@ -93,6 +93,12 @@ def test_admit_fills_the_default_account_and_enforces_associations() -> None:
     with pytest.raises(Exception, match="AssocMaxSubmitJobLimit"):
         acct.admit(_job(2, "a"), [_job(1, "a")])
     assert acct.admit(_job(2, "a"), [_job(1, "a", state=JobState.COMPLETED)]).account == "a"
+    # Each task of an array counts, as in Slurm.
+    array = replace(_job(3, "a"), array_job_id=3, array_tasks="0-2")
+    acct.book, _ = assocedit.modify(acct.book, "user", {"name": "u"}, {"MaxSubmitJobs": "3"}, "c")
+    assert acct.admit(array, []).account == "a"
+    with pytest.raises(Exception, match="AssocMaxSubmitJobLimit"):
+        acct.admit(array, [_job(1, "a")])
     loose = _accounting(())
     assert loose.admit(_job(1, "anything"), []).account == "anything"
 
