@@ -170,9 +170,9 @@ def _parse_into(
         content = _strip_comment(line).strip(_SPACE)
         if not content:
             continue
-        first, *rest = content.split(None, 1)
-        if first.lower() == "include":
-            include = _unquote(rest[0].strip(_SPACE) if rest else "", error)
+        end = next((i for i, ch in enumerate(content) if ch in _SPACE), len(content))
+        if content[:end].lower() == "include":
+            include = _unquote(content[end:].strip(_SPACE), error)
             if not include:
                 raise error("Include without a file name")
             for target in _include_targets(include, path):

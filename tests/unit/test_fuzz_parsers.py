@@ -13,10 +13,14 @@ the run to seconds in CI. Not covered: ``Include`` (it reads other files).
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from datetime import timedelta
+from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cli import opts
@@ -123,6 +127,7 @@ BASE = "SlurmctldHost=h\nNodeName=n[1-2] CPUs=2\nPartitionName=p Nodes=ALL Defau
 
 @FUZZ
 @given(lines=st.lists(CONF_LINE, max_size=10), base=st.booleans())
+@example(lines=["\x1f"], base=False)  # found by atheris: str.split() saw no word
 def test_slurm_conf_parses_or_refuses(lines: list[str], base: bool) -> None:
     text = (BASE if base else "") + "\n".join(lines) + "\n"
     with tempfile.TemporaryDirectory() as home:
@@ -143,3 +148,22 @@ def test_hostlists_expand_boundedly_or_refuse(expr: str) -> None:
     except ValueError:
         return
     assert len(names) <= 64 * 1024 * max(1, expr.count(",") + 1)
+
+
+def test_coverage_guided_fuzzing_finds_no_crash(tmp_path: Path) -> None:
+    """tests/fuzz/atheris_parsers.py for MINISLURM_ATHERIS_RUNS inputs (default 3000)."""
+    pytest.importorskip("atheris", reason="atheris is not installed (x86_64, Python 3.11)")
+    root = Path(__file__).resolve().parents[2]
+    runs = os.environ.get("MINISLURM_ATHERIS_RUNS", "3000")
+    flags = [f"-runs={runs}", "-max_total_time=60", f"-artifact_prefix={tmp_path}/"]
+    done = subprocess.run(
+        [sys.executable, str(root / "tests/fuzz/atheris_parsers.py"), *flags],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=100,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert f"Done {runs} runs" in done.stderr or "max_total_time" in done.stderr
