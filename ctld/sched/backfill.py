@@ -179,6 +179,11 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
         quota = cfg.bf_job_part_count_reserve
         # Past the partition's quota of reservations, only a start now is worth finding.
         latest = now if quota and reserved.get(job.partition, 0) >= quota else horizon
+        if latest == now and (timeline.avail[0] & part_masks[job.partition]).bit_count() < max(
+            job.request.min_nodes, 1
+        ):
+            out.wait(job)  # too few nodes of its partition have a CPU free now
+            continue
         cand = candidates(timeline, job.request, part_masks[job.partition])
         found = earliest_fit(
             timeline, job.request, job.duration, cand, timeline.slot_at(floor), latest

@@ -75,13 +75,26 @@ def _spread_tasks(req: ResourceRequest, nodes: list[NodeView]) -> list[tuple[Nod
     chosen: list[tuple[NodeView, int]] = []
     remaining = req.ntasks
     n_required = len(req.req_nodes)
+    # Alike nodes take as many tasks: worked out once (large jobs span hundreds of them).
+    caps: dict[tuple[int, int, int, int, int, bool, bool], int] = {}
     for node in nodes:
         must = len(chosen) < n_required
         if remaining <= 0 and len(chosen) >= req.min_nodes and not must:
             break
         if len(chosen) >= req.max_nodes:
             return None
-        cap = task_capacity(req, node)
+        shape = (
+            node.free_cpus,
+            node.free_mem,
+            len(node.free_gpus),
+            node.cpus,
+            len(node.gpus),
+            node.usable,
+            node.name in req.exc_nodes,
+        )
+        cap = caps.get(shape, -1)
+        if cap < 0:
+            cap = caps[shape] = task_capacity(req, node)
         if cap == 0:
             if must:
                 return None
