@@ -7,14 +7,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_checks import check_plan
 from test_plan import job, node, snapshots
 
-from ctld.sched.knobs import SchedConfig
+from ctld.sched.knobs import SchedConfig, sched_from_params
 from ctld.sched.plan import job_order, plan
 from ctld.simulator import SimJob, simulate
+from minislurm.config import parse_scheduler_parameters
 from minislurm.model import (
     Allocation,
     NodeAlloc,
@@ -221,3 +223,33 @@ def test_with_exact_limits_no_job_starts_later_than_first_planned(jobs: list[Sim
     for record in outcome.records:
         if record.job_id in planned:
             assert record.start <= planned[record.job_id], f"job {record.job_id} delayed"
+
+
+# ---------------------------------------------------------------- knobs
+
+
+def test_scheduler_parameters_set_the_knobs_and_the_rest_keep_slurms_defaults() -> None:
+    params = parse_scheduler_parameters("bf_window=60,bf_resolution=1,bf_continue,foo=bar")
+    cfg = sched_from_params("sched/backfill", params)
+    assert (cfg.bf_window, cfg.bf_resolution, cfg.bf_continue) == (60, 1, True)
+    assert (cfg.bf_max_job_test, cfg.bf_interval, cfg.bf_job_part_count_reserve) == (500, 30, 0)
+    assert cfg.backfill and not sched_from_params("sched/builtin", {}).backfill
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["bf_window=0", "bf_resolution=3601", "bf_max_job_test=x", "bf_job_part_count_reserve=-1"],
+)
+def test_scheduler_parameters_out_of_slurms_range_are_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="must be a number from"):
+        parse_scheduler_parameters(text)
+
+
+def test_bf_job_part_count_reserve_reserves_only_the_first_waiting_jobs() -> None:
+    nodes = [cpu_node("n1", free=0), cpu_node("n2", free=0)]
+    running = [busy("n1", 8, NOW + 600, 100), busy("n2", 8, NOW + 1200, 101)]
+    jobs = [job(i, ntasks=8, time_limit=60) for i in range(1, 4)]
+    easy = run_bf(nodes, jobs, running, SchedConfig(bf_job_part_count_reserve=1))
+    assert easy.start_times == {1: NOW + 600}
+    conservative = run_bf(nodes, jobs, running)
+    assert conservative.start_times == {1: NOW + 600, 2: NOW + 1200, 3: NOW + 600 + 3600}
