@@ -28,6 +28,7 @@ from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_sta
 
 KILL_OUTCOME = "REQUEUE"  # a COMPLETING job's kill_outcome while its requeue's kill runs
 REASON_BEGIN_TIME = "BeginTime"
+SIGTERM = 15  # what Slurm shows a cancelled or timed-out job killed by (ExitCode 0:15)
 NOT_BATCH = "Only batch jobs are accepted or processed"
 DISABLED = "Requested operation is presently disabled"
 PENDING_ALREADY = "Job is pending execution"
@@ -98,10 +99,11 @@ def lost(job: Job, now: float, delay: float) -> Job:
         delay: RequeueDelay, seconds.
 
     Returns:
-        The job's next record.
+        The job's next record; a job whose cancel or time limit was being
+        carried out ends as that (CANCELLED, TIMEOUT), as Slurm records it.
     """
     if job.state is JobState.COMPLETING and job.kill_outcome != KILL_OUTCOME:
-        return jobops.node_failed(job, now)  # it was being cancelled or timed out anyway
+        return jobops.ended(job, 0, SIGTERM, now)  # the node's failure completed the kill
     if may_requeue(job):
         return requeued(job, now, delay)
     return jobops.node_failed(job, now)

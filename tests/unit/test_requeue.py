@@ -48,9 +48,15 @@ def test_a_lost_job_that_may_not_be_requeued_ends_node_fail(changes: dict[str, o
     assert (new.state, new.reason, new.restarts) == (JobState.NODE_FAIL, "NodeFail", 0)
 
 
-def test_a_job_being_cancelled_when_its_node_fails_ends_node_fail() -> None:
-    cancelling = job(JobState.COMPLETING, kill_outcome="CANCELLED")
-    assert requeue.lost(cancelling, NOW, 5.0).state is JobState.NODE_FAIL
+@pytest.mark.parametrize(
+    ("outcome", "final"), [("CANCELLED", JobState.CANCELLED), ("TIMEOUT", JobState.TIMEOUT)]
+)
+def test_a_job_being_killed_when_its_node_fails_ends_as_its_kill_meant(
+    outcome: str, final: JobState
+) -> None:
+    killing = job(JobState.COMPLETING, kill_outcome=outcome)
+    ended = requeue.lost(killing, NOW, 5.0)
+    assert (ended.state, ended.exit_code, ended.exit_signal, ended.restarts) == (final, 0, 15, 0)
 
 
 def test_scontrol_requeue_of_a_running_job_starts_its_kill() -> None:
