@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ctld.sched.knobs import BUILTIN, SchedConfig
+from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from minislurm.model import (
     Allocation,
@@ -43,7 +43,6 @@ from minislurm.model import (
 from minislurm.swf import read_swf, trace_jobs
 
 BSLD_THRESHOLD = 10.0  # seconds: bounded slowdown counts shorter jobs as this long
-POLICIES = {"fifo": BUILTIN, "backfill": SchedConfig()}
 PassHook = Callable[[Snapshot, Plan, float], None]
 
 
