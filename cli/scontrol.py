@@ -323,8 +323,8 @@ def hold_command(args: list[str], action: int, keyword: str) -> int:
         for job, error in errors:
             sys.stderr.write(f"{error} for job {job}\n")
         if errors:
-            call = "slurm_requeue" if action in (REQUEUE, REQUEUE_HOLD) else "slurm_suspend"
-            sys.stderr.write(f"{call} error: {errors[-1][1]}\n")
+            if action not in (REQUEUE, REQUEUE_HOLD):  # requeue prints the per-job lines only
+                sys.stderr.write(f"slurm_suspend error: {errors[-1][1]}\n")
             status = 1
     return status
 

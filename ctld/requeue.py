@@ -132,8 +132,8 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
         raise InvalidTransition(NOT_BATCH)
     if not job.requeue:
         raise InvalidTransition(DISABLED)
-    if job.state is JobState.PENDING:
-        raise InvalidTransition(PENDING_ALREADY)
+    if job.state is JobState.PENDING or job.kill_outcome == KILL_OUTCOME:
+        raise InvalidTransition(PENDING_ALREADY)  # Slurm says so of a requeue in progress too
     held = replace(job, hold=hold) if hold != HOLD_NONE else job
     if job.state is JobState.RUNNING:
         new = next_job_state(job.job_id, job.state, JobEvent.REQUEUE, "scontrol requeue")

@@ -152,6 +152,8 @@ def test_scontrol_requeue_and_requeuehold(quick_cluster: TestCluster) -> None:
     job_id = cluster.sbatch("-o", "rq-%j", "--open-mode=append", script=script)
     cluster.wait_state(job_id, "RUNNING")
     assert cluster.run("scontrol", "requeue", str(job_id)).rc == 0
+    again = cluster.run("scontrol", "requeue", str(job_id))  # while it is being requeued
+    assert (again.rc, again.err) == (1, f"Job is pending execution for job {job_id}\n")
     info = cluster.wait_state(job_id, "PENDING")
     assert (info["Reason"], info["Restarts"]) == ("BeginTime", "1")
     cluster.wait_state(job_id, "RUNNING", timeout=30)
@@ -175,9 +177,10 @@ def test_scontrol_requeue_and_requeuehold(quick_cluster: TestCluster) -> None:
     fixed = cluster.sbatch("--no-requeue", "--wrap=sleep 30")
     cluster.wait_state(fixed, "RUNNING")
     bad = cluster.run("scontrol", "requeue", str(fixed))
-    assert bad.rc == 1 and "Requested operation is presently disabled" in bad.err
+    assert (bad.rc, bad.err) == (1, f"Requested operation is presently disabled for job {fixed}\n")
     assert cluster.job(fixed)["JobState"] == "RUNNING"
-    assert cluster.run("scontrol", "requeue", "999999").rc == 1
+    unknown = cluster.run("scontrol", "requeue", "999999")
+    assert (unknown.rc, unknown.err) == (1, "Invalid job id specified for job 999999\n")
     assert cluster.run("scancel", str(fixed)).rc == 0
 
 

@@ -83,6 +83,7 @@ def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
         (job(batch=False), requeue.NOT_BATCH),
         (job(requeue=False), requeue.DISABLED),
         (job(JobState.COMPLETING, kill_outcome="CANCELLED"), "already completing"),
+        (job(JobState.COMPLETING, kill_outcome=requeue.KILL_OUTCOME), requeue.PENDING_ALREADY),
     ],
 )
 def test_requeue_refuses_what_slurm_refuses(record: Job, message: str) -> None:
