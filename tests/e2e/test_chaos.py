@@ -85,6 +85,7 @@ def kill_node(cluster: TestCluster, node: str) -> None:
     pid = cluster.local.pid(f"slurmd-{node}")
     if pid is not None:
         os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: cluster.local.pid(f"slurmd-{node}") is None, 10, "slurmd gone")
     for jobdir in Path(cluster.local.path("spool", node)).glob("job*"):
         for name in ("task.pid", "stepd.pid"):
             found = procs.live_pid(str(jobdir / name))
@@ -151,6 +152,8 @@ def chaos(cluster: TestCluster, rng: random.Random, events: list[Event], runs: P
             pid = cluster.local.pid(f"slurmd-{node}")
             if pid is not None:
                 os.kill(pid, signal.SIGKILL)
+            # Else the restart below could find it still alive and start none.
+            wait_until(lambda n=node: cluster.local.pid(f"slurmd-{n}") is None, 10, "slurmd gone")
         else:
             kill_node(cluster, node)
             # The node stays dead until the controller has declared it DOWN.
