@@ -30,8 +30,8 @@ GPU_VARS = {
     "ROCR_VISIBLE_DEVICES",
     "ZE_AFFINITY_MASK",
 }
-# Set by the reference cluster's site, or by accounting we do not run yet.
-NOT_OURS = {"SLURM_ANCHOR_INSTANCE", "SLURM_JOB_ACCOUNT"}
+# Set by the reference cluster's site.
+NOT_OURS = {"SLURM_ANCHOR_INSTANCE"}
 
 
 def test_two_node_batch_environment_matches_reference(cluster: TestCluster) -> None:

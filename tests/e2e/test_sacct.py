@@ -135,7 +135,8 @@ def test_state_window_and_layout_options(cluster: TestCluster) -> None:
         "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode ",
         "------------ ---------- ---------- ---------- ---------- ---------- -------- ",
     ]
-    assert full.out.splitlines()[2].split() == [str(bad), "wrap", "gpu", "1", "FAILED", "2:0"]
+    row = [str(bad), "wrap", "gpu", "root", "1", "FAILED", "2:0"]  # root: the default account
+    assert full.out.splitlines()[2].split() == row
     assert cluster.run("sacct", "-X", "-n", "-j", str(bad)).out.split() == full.out.split()[14:]
 
 

@@ -12,12 +12,11 @@ from helpers import BIN, pid_alive, wait_until
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 # srun's own ports (we have none: srun talks to the agents, not they to it), a deprecated
-# heterogeneous-job alias, the account (no accounting yet) and the reference site's variable.
+# heterogeneous-job alias and the reference site's variable.
 NOT_OURS = {
     "SLURM_SRUN_COMM_PORT",
     "SLURM_STEP_LAUNCHER_PORT",
     "SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0",
-    "SLURM_JOB_ACCOUNT",
     "SLURM_ANCHOR_INSTANCE",
 }
 
