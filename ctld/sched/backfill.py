@@ -25,11 +25,12 @@ Imports minislurm.model and ctld.sched.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.queue import REASON_PRIORITY, PassContext, PlanBuilder
-from ctld.sched.select import select_nodes, task_capacity
+from ctld.sched.select import task_capacity
 from ctld.sched.timeline import Timeline, build_timeline
 from minislurm.model import Allocation, PendingJob, Plan, ResourceRequest
 
@@ -135,8 +136,7 @@ def earliest_fit(
             i = bad + 1 if short else i + 1
             continue
         if cand.task_bound(free) >= req.ntasks:
-            nodes = timeline.views(start, end, whole, free & ~whole, limit)
-            alloc = select_nodes(req, nodes)
+            alloc = timeline.place(req, start, end, whole, free & ~whole, limit)
             if alloc is not None:
                 return Placement(start, end, alloc)
         i += 1
@@ -162,18 +162,22 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     floors: dict[tuple[str, ResourceRequest, float], float] = {}
     tested = 0
     reserved: dict[str, int] = {}  # waiting jobs given a reservation, per partition
-    for job in ctx.queue:
+    queue = ctx.queue
+    for pos, job in enumerate(queue):
         reason = ctx.static_reason(job)
         if reason:
             out.note(job, reason)
             continue
+        if tested >= cfg.bf_max_job_test:
+            # Past the limit, a job whose shape found no room waits for Priority too
+            # (its partition already has a job waiting): no job below needs its shape.
+            for rest in itertools.islice(queue, pos, None):
+                out.note(rest, ctx.static_reason(rest) or REASON_PRIORITY)
+            break
         shape = (job.partition, job.request, job.duration)
         floor = floors.get(shape, now)
         if floor == INF:  # the same shape found no room this pass: neither will this job
             out.wait(job)
-            continue
-        if tested >= cfg.bf_max_job_test:
-            out.note(job, REASON_PRIORITY)
             continue
         tested += 1
         quota = cfg.bf_job_part_count_reserve

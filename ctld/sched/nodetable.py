@@ -14,10 +14,13 @@ import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
-from minislurm.model import NodeView
+from minislurm.model import NodeAlloc, NodeView
 
 INF = math.inf
+
+_MAX_PARTS = 1 << 16  # parts kept per table
 
 # A node's free CPUs, memory (MiB) and GPU indices (a bitmask) from ``begin`` on.
 Step = tuple[float, int, int, int]
@@ -36,6 +39,19 @@ def gpu_mask(indices: Iterable[int]) -> int:
     for index in indices:
         mask |= 1 << index
     return mask
+
+
+@functools.cache
+def gpu_tuple_mask(indices: tuple[int, ...]) -> int:
+    """:func:`gpu_mask` of a tuple (cached: nodes have few sets of free GPUs).
+
+    Args:
+        indices: device indices.
+
+    Returns:
+        The bitmask.
+    """
+    return gpu_mask(indices)
 
 
 @functools.cache
@@ -81,6 +97,9 @@ class NodeTable:
     class_masks: tuple[int, ...]  # nodes alike in CPUs, memory, GPUs and weight
     class_views: tuple[NodeView, ...]  # one idle member of each class, nameless
     _idle: dict[int, NodeView] = field(default_factory=dict, compare=False, repr=False)
+    _parts: dict[tuple[int, int], tuple[NodeAlloc, NodeAlloc]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of(cls, nodes: Sequence[NodeView]) -> NodeTable:
@@ -133,6 +152,28 @@ class NodeTable:
             self._idle[i] = view
         return view
 
+    def part(self, i: int, pattern: NodeAlloc) -> NodeAlloc:
+        """``pattern`` on node ``i`` (kept: passes place the same parts on the same nodes).
+
+        Args:
+            i: a node's position.
+            pattern: the part, under any name; known by identity (an id is
+                only trusted while the object it was taken from is kept).
+
+        Returns:
+            The part named after the node.
+        """
+        key = (i, id(pattern))
+        kept = self._parts.get(key)
+        if kept is not None and kept[0] is pattern:
+            return kept[1]
+        if len(self._parts) >= _MAX_PARTS:
+            self._parts.clear()
+        p = pattern
+        part = NodeAlloc(self.nodes[i].name, p.cpus, p.mem, p.gpus, p.ntasks)
+        self._parts[key] = (pattern, part)
+        return part
+
     def mask(self, names: Iterable[str]) -> int:
         """The bitmask of the named nodes (unknown names are left out).
 
@@ -150,6 +191,7 @@ class NodeTable:
         return mask
 
 
+_CONFIGURATION = attrgetter("name", "cpus", "mem", "gpus", "usable", "weight")
 _TABLES: dict[tuple[tuple[str, int, int, tuple[int, ...], bool, int], ...], NodeTable] = {}
 
 
@@ -160,7 +202,7 @@ def table_of(nodes: Sequence[NodeView]) -> NodeTable:
     resources change, which a table does not hold (its idle views are built
     from the configuration alone).
     """
-    key = tuple((n.name, n.cpus, n.mem, n.gpus, n.usable, n.weight) for n in nodes)
+    key = tuple(map(_CONFIGURATION, nodes))
     table = _TABLES.get(key)
     if table is None:
         _TABLES.clear()

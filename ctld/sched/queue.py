@@ -7,14 +7,18 @@ out, a required node is unusable, or the snapshot marks it blocked
 (Dependency, BeginTime, JobArrayTaskLimit). Such jobs wait without blocking
 anyone. The facts about each partition are gathered once per pass, so the
 per-job test costs a few comparisons (the controller runs a pass on every
-event, over queues of thousands of jobs).
+event, over queues of thousands of jobs). The queue is put in order by
+stable sorts on single fields (age, then priority, then tier), which is
+:func:`job_order`'s order at a fraction of the cost of its tuples.
 
 Imports only minislurm.model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from minislurm.model import (
     Allocation,
@@ -50,6 +54,27 @@ def job_order(job: PendingJob, tier: int) -> tuple[int, int, float, tuple[int, i
     return (-tier, -job.priority, job.submit_time, job.key)
 
 
+def queue_order(jobs: Iterable[PendingJob], tiers: dict[str, int]) -> list[PendingJob]:
+    """The jobs sorted by :func:`job_order`.
+
+    Args:
+        jobs: pending jobs of known partitions.
+        tiers: each partition's PriorityTier.
+
+    Returns:
+        The jobs in order.
+    """
+    queue = sorted(jobs, key=_AGE)
+    queue.sort(key=_PRIORITY, reverse=True)  # reverse sorts are stable too
+    if len(set(tiers.values())) > 1:
+        queue.sort(key=lambda j: tiers[j.partition], reverse=True)
+    return queue
+
+
+_AGE = attrgetter("submit_time", "key")
+_PRIORITY = attrgetter("priority")
+
+
 @dataclass(frozen=True)
 class PartitionFacts:
     """What a partition offers whatever runs on it: its nodes in the snapshot and their CPUs."""
@@ -58,6 +83,9 @@ class PartitionFacts:
     members: frozenset[str]
     node_count: int
     total_cpus: int
+    max_time: float  # minutes (inf: no limit)
+    max_nodes: int  # nodes a job may ask for at least: MaxNodes, or fewer when fewer are there
+    state_reason: str  # why no job of it may start (DOWN, INACTIVE), or ""
 
 
 def partition_facts(part: PartitionView, nodes: dict[str, NodeView]) -> PartitionFacts:
@@ -71,7 +99,16 @@ def partition_facts(part: PartitionView, nodes: dict[str, NodeView]) -> Partitio
         The facts; partition nodes missing from the snapshot do not count.
     """
     present = [nodes[n] for n in part.nodes if n in nodes]
-    return PartitionFacts(part, frozenset(part.nodes), len(present), sum(n.cpus for n in present))
+    count = len(present)
+    return PartitionFacts(
+        part,
+        frozenset(part.nodes),
+        count,
+        sum(n.cpus for n in present),
+        float("inf") if part.max_time == INFINITE else part.max_time,
+        count if part.max_nodes == INFINITE else min(count, part.max_nodes),
+        PARTITION_STATE_REASONS.get(part.state, ""),
+    )
 
 
 def partition_limit(job: PendingJob, facts: PartitionFacts) -> str:
@@ -86,13 +123,10 @@ def partition_limit(job: PendingJob, facts: PartitionFacts) -> str:
         the partition has or MaxNodes allows, fewer than MinNodes),
         PartitionConfig (required nodes outside it, more CPUs than it has), or "".
     """
-    req = job.request
-    part = facts.part
-    if part.max_time != INFINITE and job.time_limit > part.max_time:
+    if job.time_limit > facts.max_time:
         return REASON_PARTITION_TIME
-    if req.min_nodes > facts.node_count or req.min_nodes < part.min_nodes:
-        return REASON_PARTITION_NODES
-    if part.max_nodes != INFINITE and req.min_nodes > part.max_nodes:
+    req = job.request
+    if not facts.part.min_nodes <= req.min_nodes <= facts.max_nodes:
         return REASON_PARTITION_NODES
     if req.req_nodes and not facts.members.issuperset(req.req_nodes):
         return REASON_PARTITION_CONFIG
@@ -122,9 +156,8 @@ class PassContext:
         self.parts = {p.name: p for p in snapshot.partitions}
         self.facts = {p.name: partition_facts(p, self.nodes) for p in snapshot.partitions}
         tiers = {p.name: p.priority_tier for p in snapshot.partitions}
-        self.queue = sorted(
-            (j for j in snapshot.pending if not j.held and j.partition in tiers),
-            key=lambda j: job_order(j, tiers[j.partition]),
+        self.queue = queue_order(
+            (j for j in snapshot.pending if not j.held and j.partition in tiers), tiers
         )
 
     def static_reason(self, job: PendingJob) -> str:
@@ -141,12 +174,9 @@ class PassContext:
         if job.blocked:
             return job.blocked
         facts = self.facts[job.partition]
-        state_reason = PARTITION_STATE_REASONS.get(facts.part.state)
-        if state_reason:
-            return state_reason
-        limit = partition_limit(job, facts)
-        if limit:
-            return limit
+        reason = facts.state_reason or partition_limit(job, facts)
+        if reason or not job.request.req_nodes:
+            return reason
         nodes = self.nodes
         if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
             return REASON_REQ_NODE_NOT_AVAIL

@@ -11,7 +11,9 @@ Imports only minislurm.model.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
+from dataclasses import replace
 
 from minislurm.model import Allocation, NodeAlloc, NodeView, ResourceRequest
 
@@ -160,3 +162,40 @@ def select_nodes(req: ResourceRequest, nodes: Sequence[NodeView]) -> Allocation 
     position = {n.name: i for i, n in enumerate(nodes) if n.name in chosen}
     parts.sort(key=lambda part: position[part.node])
     return Allocation(tuple(parts))
+
+
+@functools.lru_cache(maxsize=4096)
+def select_alike(
+    req: ResourceRequest, view: NodeView, count: int
+) -> tuple[tuple[int, NodeAlloc], ...] | None:
+    """``select_nodes`` over ``count`` idle nodes alike to ``view``, as a pattern (cached).
+
+    Alike nodes sort alike, so the choice depends on their number alone: a
+    pass places many jobs of the same shape on a few runs of idle nodes of
+    one kind, and the trace simulator's nodes are all of one kind.
+
+    Args:
+        req: a request without required nodes.
+        view: one idle node of the kind (its name is not used).
+        count: how many such nodes are offered, in order.
+
+    Returns:
+        The allocation's parts, each with the position of its node in the
+        list offered (the parts are nameless), or None when the job does not fit.
+    """
+    # Names no node can have: excluded node names cannot match them.
+    nodes = [replace(view, name=f"\0{i}") for i in range(count)]
+    alloc = select_nodes(req, nodes)
+    if alloc is None:
+        return None
+    return tuple((int(part.node[1:]), _interned(replace(part, node=""))) for part in alloc.nodes)
+
+
+_PARTS: dict[NodeAlloc, NodeAlloc] = {}
+
+
+def _interned(part: NodeAlloc) -> NodeAlloc:
+    """One object per nameless part, so that caches may know it by identity."""
+    if len(_PARTS) >= 1 << 16:
+        _PARTS.clear()
+    return _PARTS.setdefault(part, part)

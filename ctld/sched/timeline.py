@@ -18,7 +18,7 @@ keep it (Flux's ``_shadow_time`` works on a copy for the same reason).
 A running job whose end has passed (still completing) is taken to free its
 resources at the next tick; one without a time limit never does.
 
-Imports minislurm.model and ctld.sched.nodetable.
+Imports minislurm.model, ctld.sched.nodetable and ctld.sched.select.
 """
 
 from __future__ import annotations
@@ -36,9 +36,11 @@ from ctld.sched.nodetable import (
     bit_indices,
     gpu_mask,
     gpu_tuple,
+    gpu_tuple_mask,
     table_of,
 )
-from minislurm.model import Allocation, NodeView, RunningJob
+from ctld.sched.select import select_alike, select_nodes
+from minislurm.model import Allocation, NodeView, ResourceRequest, RunningJob
 
 _VERSIONS = itertools.count(1)  # profile versions, unique across maps
 Profile = tuple[Step, ...]
@@ -136,6 +138,44 @@ class Timeline:
         if later:
             return [found[i] for i in sorted(found, key=lambda i: (not busy_now >> i & 1, i))]
         return [found[i] for i in sorted(found)]
+
+    def place(
+        self, req: ResourceRequest, start: float, end: float, idle: int, partial: int, limit: int
+    ) -> Allocation | None:
+        """Where ``select_nodes`` puts the job among the nodes of :meth:`views`, or None.
+
+        When they are all idle and alike, the choice is a cached pattern
+        (:func:`~ctld.sched.select.select_alike`) named after them.
+
+        Args:
+            req: the job's request.
+            start, end, idle, partial, limit: as for :meth:`views`.
+
+        Returns:
+            The allocation, or None when the job does not fit there.
+        """
+        if not partial and limit >= 0:
+            alike = self._alike(start, idle, limit)
+            if alike is not None:
+                chosen, view = alike
+                pattern = select_alike(req, view, len(chosen))
+                if pattern is None:
+                    return None
+                part = self.table.part
+                return Allocation(tuple(part(chosen[k], p) for k, p in pattern))
+        return select_nodes(req, self.views(start, end, idle, partial, limit))
+
+    def _alike(self, start: float, idle: int, limit: int) -> tuple[list[int], NodeView] | None:
+        """The nodes :meth:`views` lists when ``idle`` holds nodes of one class only, and it."""
+        busy_now = ~self.idle[0] if start > self.begins[0] else 0
+        found = None
+        for members, view in zip(self.table.class_masks, self.table.class_views, strict=True):
+            if idle & members:
+                if found is not None:
+                    return None
+                first = bit_indices(idle & members & busy_now, limit)
+                found = first + bit_indices(idle & members & ~busy_now, limit - len(first)), view
+        return found
 
     def reserve(self, alloc: Allocation, start: float, end: float) -> Timeline:
         """The map with ``alloc`` taken from ``start`` until ``end``.
@@ -297,35 +337,40 @@ def build_timeline(
         for part in job.allocation.nodes:
             i = index.get(part.node)
             if i is not None:
-                gpus = gpu_mask(part.gpus) if part.gpus else 0
+                gpus = gpu_tuple_mask(part.gpus) if part.gpus else 0
                 releases.setdefault(i, []).append((when, part.cpus, part.mem, gpus))
     idle_now = avail_now = 0
     gains: dict[float, list[int]] = {}  # time -> [idle bits, avail bits] gained then
-    profiles: list[Profile] = [(cap,) for cap in table.capacity]
+    capacity = table.capacity
+    profiles: list[Profile] = [(cap,) for cap in capacity]
     for i, n in enumerate(nodes):
         if not n.usable:
             continue
-        bit = 1 << i
-        state = (-INF, n.free_cpus, n.free_mem, gpu_mask(n.free_gpus) if n.free_gpus else 0)
-        cap = table.capacity[i]
-        if state[1] > 0:
-            avail_now |= bit
-            if state[1:] == cap[1:]:
-                idle_now |= bit
+        cap = capacity[i]
+        cpus, mem = n.free_cpus, n.free_mem
+        gpus = gpu_tuple_mask(n.free_gpus) if n.free_gpus else 0
+        if cpus > 0:
+            avail_now |= 1 << i
+            if cpus == cap[1] and mem == cap[2] and gpus == cap[3]:
+                idle_now |= 1 << i
                 continue
         freed = releases.get(i, ())
-        if len(freed) == 1 and state[1] <= 0 and _whole(state, freed[0], cap):
-            became = gains.setdefault(freed[0][0], [0, 0])  # one job holds all of it
-            became[0] |= bit
-            continue
-        steps = _node_steps(state, cap, freed)
+        if len(freed) == 1 and cpus <= 0:
+            when, c, m, g = freed[0]
+            if cpus + c >= cap[1] and mem + m >= cap[2] and (gpus | g) & cap[3] == cap[3]:
+                became = gains.get(when)  # one job holds all of it
+                if became is None:
+                    became = gains[when] = [0, 0]
+                became[0] |= 1 << i
+                continue
+        steps = _node_steps((-INF, cpus, mem, gpus), cap, freed)
         for k in range(1, len(steps)):
             when, c, m, g = steps[k]
             became = gains.setdefault(when, [0, 0])
             if c > 0 and steps[k - 1][1] <= 0:
-                became[1] |= bit
+                became[1] |= 1 << i
             if (c, m, g) == cap[1:]:
-                became[0] |= bit
+                became[0] |= 1 << i
         if any(0 < c and (c, m, g) != cap[1:] for _, c, m, g in steps):
             profiles[i] = steps  # partly used at some time: keep it exact
     begins, idle, avail = [now], [idle_now], [avail_now]
@@ -335,15 +380,6 @@ def build_timeline(
         idle.append(idle[-1] | gained_idle)
         avail.append(avail[-1] | gained_avail | gained_idle)
     return Timeline(table, resolution, tuple(begins), tuple(idle), tuple(avail), tuple(profiles))
-
-
-def _whole(state: Step, freed: Step, cap: Step) -> bool:
-    """Whether a node is idle again once ``freed`` is given back."""
-    return (
-        state[1] + freed[1] >= cap[1]
-        and state[2] + freed[2] >= cap[2]
-        and (state[3] | freed[3]) & cap[3] == cap[3]
-    )
 
 
 def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:

@@ -11,10 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plan_checks import check_plan
-from test_plan import job, node, snapshots
+from test_plan import job, node, requests, snapshots
 
 from ctld.sched.knobs import SchedConfig, sched_from_params
 from ctld.sched.plan import job_order, plan
+from ctld.sched.select import select_nodes
+from ctld.sched.timeline import build_timeline
 from ctld.simulator import SimJob, simulate
 from minislurm.config import parse_scheduler_parameters
 from minislurm.model import (
@@ -187,6 +189,43 @@ def test_jobs_below_never_change_a_higher_priority_jobs_planned_start(
         assert [s for s in alone.starts if s.job_id == job_id] == [
             s for s in full.starts if s.job_id == job_id
         ]
+
+
+ALIKE = [f"a{i}" for i in range(1, 13)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(1, 12),
+    st.sampled_from([(4, 2000, 0), (8, 8000, 4), (16, 16000, 8)]),
+    st.integers(0, 12),
+    requests(ALIKE),
+)
+def test_alike_idle_nodes_are_placed_as_select_nodes_places_them(
+    count: int, shape: tuple[int, int, int], busy_count: int, req: ResourceRequest
+) -> None:
+    """The cached choice on idle alike nodes is select_nodes' own, for starts now and later."""
+    cpus, mem, gpus = shape
+    names = ALIKE[:count]
+    nodes = [node(n, cpus=cpus, mem=mem, gpus=gpus) for n in names]
+    held = names[:busy_count]  # whole nodes busy until NOW + 600
+    running = [
+        RunningJob(
+            100 + i, Allocation((NodeAlloc(n, cpus, mem, tuple(range(gpus)), 1),)), NOW + 600
+        )
+        for i, n in enumerate(held)
+    ]
+    nodes = [
+        replace(n, free_cpus=0, free_mem=0, free_gpus=()) if n.name in held else n for n in nodes
+    ]
+    req = replace(req, req_nodes=())
+    timeline = build_timeline(nodes, running, NOW, 60, NOW + 86400)
+    offered = ~timeline.table.mask(req.exc_nodes)
+    for k, start in enumerate(timeline.begins):  # now, and when the busy nodes free up
+        end = timeline.end_of(start, 3600)
+        idle = timeline.idle[k] & offered
+        expected = select_nodes(req, timeline.views(start, end, idle, 0, req.max_nodes))
+        assert timeline.place(req, start, end, idle, 0, req.max_nodes) == expected
 
 
 @st.composite
