@@ -245,8 +245,14 @@ def workloads(draw: st.DrawFn) -> list[SimJob]:
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(workloads())
-def test_with_exact_limits_no_job_starts_later_than_first_planned(jobs: list[SimJob]) -> None:
-    """Conservative backfill: a job's reservation only moves earlier, and it is kept."""
+def test_with_exact_limits_only_a_job_above_can_delay_a_planned_start(jobs: list[SimJob]) -> None:
+    """Conservative backfill: with run times equal to limits, no job below delays a job's start.
+
+    A job may start later than first planned only when a job above it in the
+    queue (here: a lower job id) started earlier than its own first planned
+    start and took the room; Slurm promises no more (a reservation may move
+    to other nodes, and the room it leaves goes to the next job in order).
+    """
     cfg = SchedConfig(bf_resolution=1)
     nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, 7))
     part = PartitionView("batch", tuple(n.name for n in nodes))
@@ -259,9 +265,10 @@ def test_with_exact_limits_no_job_starts_later_than_first_planned(jobs: list[Sim
 
     outcome = simulate(jobs, nodes, (part,), cfg, on_pass)
     assert outcome.unfinished == 0
+    early = [r.job_id for r in outcome.records if r.start < planned.get(r.job_id, r.start)]
     for record in outcome.records:
-        if record.job_id in planned:
-            assert record.start <= planned[record.job_id], f"job {record.job_id} delayed"
+        if record.start > planned.get(record.job_id, record.start):
+            assert any(k < record.job_id for k in early), f"job {record.job_id} delayed"
 
 
 # ---------------------------------------------------------------- knobs
