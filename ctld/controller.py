@@ -709,6 +709,8 @@ class Controller:
             # Not used again until its agent reports those jobs gone.
             self._fencing[request.name] = set(kill)
             self.state.put_node(nodeops.fenced(updated))
+        else:  # what an earlier registration found stale is gone; ids may run here again
+            self._fencing.pop(request.name, None)
         self.scheduler.kick()
         return pb.RegisterNodeReply(
             kill_job_ids=kill, heartbeat_interval=nodeops.heartbeat_interval(self.conf)

@@ -209,3 +209,63 @@ def test_drained_node_finishes_its_jobs_and_takes_no_new_ones(
     assert cluster.run(*update, "State=RESUME").rc == 0
     assert cluster.wait_state(pinned)["JobState"] == "COMPLETED"
     assert cluster.run(*sinfo).out.strip() == "idle"
+
+
+def kill_agent(cluster: TestCluster, node: str) -> None:
+    """SIGKILL a node's agent alone (its stepds keep running)."""
+    pid = cluster.local.pid(f"slurmd-{node}")
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: cluster.local.pid(f"slurmd-{node}") is None, 10, "slurmd to die")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_node_fenced_for_a_stale_run_returns_whatever_restarts_come_between(
+    quick_cluster: TestCluster,
+) -> None:
+    """A node back with a stale run is out of service until that run is gone, no longer.
+
+    The stale run's stepd is stopped (SIGSTOP) so that it outlives every
+    step: the node goes DOWN, its agent registers with the run still there,
+    the controller restarts, the agent restarts after the run is gone. The
+    node must then serve, and run the requeued job itself.
+    """
+    cluster = quick_cluster
+    gate = cluster.workdir / "fence-gate"
+    agent_log = cluster.home / "log" / "slurmd-n2.log"
+    script = f"#!/bin/bash\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n"
+    job_id = cluster.sbatch("-w", "n2", "-o", "/dev/null", script=script)
+    cluster.wait_state(job_id, "RUNNING")
+    (stepd,) = cluster.local.stepd_pids()
+    os.kill(stepd, signal.SIGSTOP)  # the stale run cannot end, nor fence itself
+    kill_agent(cluster, "n2")
+    wait_until(lambda: node_info(cluster, "n2")["State"].startswith("DOWN"), 20, "DOWN")
+    assert cluster.job(job_id)["Restarts"] == "1"
+
+    def kills() -> int:
+        return agent_log.read_text().count(f"job={job_id} unknown to the controller")
+
+    cluster.local.up(cluster.spec)  # the agent returns with the stale run
+    wait_until(lambda: kills() == 1, 20, "the stale run to be ordered killed")
+    assert node_info(cluster, "n2")["State"].endswith("*")  # not used while it runs
+    cluster.kill_controller()
+    cluster.local.up(cluster.spec)  # a new controller learns of the stale run again
+    wait_until(lambda: kills() == 2, 20, "the stale run to be ordered killed again")
+    assert node_info(cluster, "n2")["State"].endswith("*")
+    assert cluster.job(job_id)["JobState"] == "PENDING"
+    wait_until(lambda: cluster.job(job_id)["Reason"] != "BeginTime", 20, "RequeueDelay")
+
+    kill_agent(cluster, "n2")
+    os.kill(stepd, signal.SIGCONT)  # the stale run is killed at last
+    wait_until(lambda: not pid_alive(stepd), 20, "the stale run to end")
+    cluster.local.up(cluster.spec)  # registers with nothing stale: in service at once
+    info = cluster.wait_state(job_id, "RUNNING", timeout=20)
+    assert (info["NodeList"], info["Restarts"]) == ("n2", "1")
+    # Begun after a few heartbeats: the node must still take work beside its job.
+    later = cluster.sbatch("-w", "n2", "--begin=now+3", "-o", "/dev/null", "--wrap=true")
+    assert cluster.wait_state(later, timeout=20)["JobState"] == "COMPLETED"
+    assert node_info(cluster, "n2")["State"] == "MIXED"  # not MIXED*: responding
+    gate.touch()
+    assert cluster.wait_state(job_id)["JobState"] == "COMPLETED"
+    wait_until(lambda: node_info(cluster, "n2")["State"] == "IDLE", 10, "n2 IDLE")
