@@ -170,6 +170,13 @@ def all_jobs(cluster: TestCluster) -> dict[int, dict[str, str]]:
     return {int(j["JobId"]): j for j in jobs}
 
 
+def cluster_report(cluster: TestCluster) -> str:
+    """What the nodes' states were at the end, and which daemons were alive."""
+    nodes = cluster.run("scontrol", "-o", "show", "node")
+    alive = {d: cluster.local.pid(d) for d in ("slurmctld", "slurmd-n1", "slurmd-n2")}
+    return f"nodes (rc={nodes.rc}):\n{nodes.out}{nodes.err}daemon pids: {alive}"
+
+
 def explained(job: Submitted, info: dict[str, str], events: list[Event], end: float) -> bool:
     """Whether the job's end is what it was asked to do, or what a kill caused."""
     state, restarts = info["JobState"], int(info["Restarts"])
@@ -245,7 +252,9 @@ def test_every_job_survives_chaos(chaos_cluster: TestCluster) -> None:
     except AssertionError:
         stuck = {i: seen.get(i, {}).get("JobState") for i in ids}
         stuck = {i: s for i, s in stuck.items() if s not in TERMINAL}
-        raise AssertionError(f"jobs not ended: {stuck}; events: {events}") from None
+        raise AssertionError(
+            f"jobs not ended: {stuck}; events: {events}\n{cluster_report(cluster)}"
+        ) from None
     final = seen
     end = time.monotonic()
     wrong = [
