@@ -16,7 +16,7 @@ import sys
 import time
 
 from cli.common import CommandError, call, rpc_message
-from minislurm.h2grpc import RpcError
+from minislurm.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,12 +53,12 @@ def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if job.state == "PENDING":
-            job = call("WaitJob", job_id=job_id, timeout=FIRST_WAIT).job
+            job = _wait(job_id, FIRST_WAIT)
         while job.state == "PENDING":
             if not queued and not quiet:
                 _say(prog, f"job {job_id} queued and waiting for resources")
             queued = True
-            job = call("WaitJob", job_id=job_id, timeout=WAIT_SLICE).job
+            job = _wait(job_id, WAIT_SLICE)
     except KeyboardInterrupt:
         release(job_id, cancel=True)
         raise CommandError(f"error: Job allocation {job_id} has been revoked.") from None
@@ -70,6 +70,23 @@ def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
         _say(prog, f"job {job_id} has been allocated resources")
     running: Message = job
     return running
+
+
+def _wait(job_id: int, timeout: float) -> Message:
+    """WaitJob, again on a new connection when a controller restart cut it (it only reads).
+
+    Raises:
+        RpcError: the controller refused, or stayed unreachable for MessageTimeout.
+    """
+    while True:
+        try:
+            job: Message = call("WaitJob", job_id=job_id, timeout=timeout).job
+            return job
+        except Unreachable:
+            raise
+        except RpcError as err:
+            if err.code != "UNAVAILABLE":
+                raise
 
 
 def release(job_id: int, exit_code: int = 0, signal_number: int = 0, cancel: bool = False) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from cli.opts import Option, UsageError, parse
 from minislurm import VERSION_LINE, auth
 from minislurm.conffile import ClientConfig, find_config, read_client_config
 from minislurm.ctlclient import ControllerClient
 from minislurm.errors import ConfigError
-from minislurm.h2grpc import RpcError
+from minislurm.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -105,7 +106,10 @@ def controller() -> ControllerClient:
 
 
 def call(method: str, **fields: object) -> Message:
-    """One RPC to the controller.
+    """One RPC to the controller, which is tried once a second for MessageTimeout seconds.
+
+    As Slurm's commands do, a controller that cannot be connected to (a restart
+    under way) is tried again; a call that reached it is never repeated.
 
     Args:
         method: the SlurmController method.
@@ -118,7 +122,13 @@ def call(method: str, **fields: object) -> Message:
         RpcError: the call failed.
         CommandError: no configuration.
     """
-    return controller().call(method, **fields)
+    client = controller()
+    for _ in range(client_config().message_timeout - 1):
+        try:
+            return client.call(method, **fields)
+        except Unreachable:
+            time.sleep(1)
+    return client.call(method, **fields)
 
 
 def parse_or_exit(

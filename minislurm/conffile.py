@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 DEFAULT_CONFIG_PATH = "/etc/slurm/slurm.conf"
 DEFAULT_SLURMCTLD_PORT = 6817
+DEFAULT_MESSAGE_TIMEOUT = 10  # seconds; a command tries the controller once a second that long
 _MAX_INCLUDE_DEPTH = 16
 _SPACE = " \t\r\n\f\v"
 
@@ -344,7 +345,15 @@ def _pid_file_is_live(pid_path: str) -> bool:
 class ClientConfig:
     """What the commands read of slurm.conf: the controller's address and a few facts."""
 
-    __slots__ = ("auth_type", "cluster_name", "gres_types", "host", "path", "port")
+    __slots__ = (
+        "auth_type",
+        "cluster_name",
+        "gres_types",
+        "host",
+        "message_timeout",
+        "path",
+        "port",
+    )
 
     def __init__(
         self,
@@ -354,6 +363,7 @@ class ClientConfig:
         gres_types: tuple[str, ...],
         cluster_name: str,
         auth_type: str = "auth/hmac",
+        message_timeout: int = DEFAULT_MESSAGE_TIMEOUT,
     ) -> None:
         self.path = path
         self.host = host
@@ -361,6 +371,7 @@ class ClientConfig:
         self.gres_types = gres_types
         self.cluster_name = cluster_name
         self.auth_type = auth_type
+        self.message_timeout = message_timeout
 
 
 _CLIENT_KEYS = (
@@ -371,6 +382,7 @@ _CLIENT_KEYS = (
     "GresTypes",
     "ClusterName",
     "AuthType",
+    "MessageTimeout",
 )
 
 
@@ -381,13 +393,15 @@ def read_client_config(path: str) -> ClientConfig:
     gives ``addr``, a bare ``name`` gives ``name``. The deprecated
     ``ControlMachine``/``ControlAddr`` are read when there is no SlurmctldHost.
     ``SlurmctldPort`` defaults to 6817; of a range (``6817-6818``) the first
-    port is used.
+    port is used. ``MessageTimeout`` (default 10) is how many seconds a command
+    keeps trying to reach a controller that does not answer.
 
     Args:
         path: the slurm.conf.
 
     Returns:
-        The controller's host and port, GresTypes, ClusterName and AuthType.
+        The controller's host and port, GresTypes, ClusterName, AuthType and
+        MessageTimeout.
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
@@ -410,13 +424,19 @@ def read_client_config(path: str) -> ClientConfig:
         if "SlurmctldPort" in found:
             record, value = found["SlurmctldPort"]
             port = parse_port(value)
+        message_timeout = DEFAULT_MESSAGE_TIMEOUT
+        if "MessageTimeout" in found:
+            record, value = found["MessageTimeout"]
+            message_timeout = int(value) if value.isdigit() and 0 < int(value) <= 100 else 0
+            if not message_timeout:
+                raise ValueError(f"MessageTimeout={value}: not a number of seconds (1-100)")
     except ValueError as exc:
         raise record.error(str(exc)) from None
     gres = found.get("GresTypes", (None, ""))[1]
     cluster = found.get("ClusterName", (None, "cluster"))[1].lower()
     auth_type = found.get("AuthType", (None, "auth/hmac"))[1].lower()
     gres_types = tuple(g for g in gres.split(",") if g)
-    return ClientConfig(path, host, port, gres_types, cluster, auth_type)
+    return ClientConfig(path, host, port, gres_types, cluster, auth_type, message_timeout)
 
 
 def read_controller_address(path: str) -> tuple[str, int]:

@@ -138,6 +138,10 @@ class RpcError(Exception):
         return f"{self.code}: {self.details}" if self.details else self.code
 
 
+class Unreachable(RpcError):
+    """UNAVAILABLE before anything was sent: the server could not be connected to."""
+
+
 class _ProtocolError(Exception):
     """The peer broke HTTP/2; the connection is unusable."""
 
@@ -568,7 +572,7 @@ class Channel:
                 host, self.port, 0, _socket.SOCK_STREAM, _socket.IPPROTO_TCP
             )
         except OSError as e:
-            raise RpcError("UNAVAILABLE", f"cannot resolve {self.host!r}: {e}") from None
+            raise Unreachable("UNAVAILABLE", f"cannot resolve {self.host!r}: {e}") from None
         error: OSError | None = None
         for family, kind, proto, _, address in addresses:
             sock = _socket.socket(family, kind, proto)
@@ -596,7 +600,7 @@ class Channel:
                 increment = self.window - _DEFAULT_WINDOW
                 self._out += _frame(_WINDOW_UPDATE, 0, 0, increment.to_bytes(4, "big"))
             return
-        raise RpcError("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
+        raise Unreachable("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
 
     def _usable(self) -> bool:
         """Handle what arrived meanwhile; False if the connection cannot take a call."""

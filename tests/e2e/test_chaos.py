@@ -115,14 +115,17 @@ def run_srun(cluster: TestCluster, work: Path, rng: random.Random, index: int) -
     argv = ["srun", "-n", str(ntasks), "-t", "2", "-J", f"chaos-srun-{index}", "bash", "-c", body]
     start = time.monotonic()
     try:
-        rc = subprocess.run(
+        done = subprocess.run(
             argv, env=cluster.env, cwd=cluster.workdir, capture_output=True, timeout=120
-        ).returncode
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"srun {index} hung")
+    rc = done.returncode
     ids = {p.read_text().strip() for p in (work / "srun").glob(f"{index}.*")}
-    if not ids:
-        return None  # never allocated: not acknowledged
+    if not ids:  # never allocated: not acknowledged
+        (work / "srun-failed").mkdir(exist_ok=True)
+        (work / "srun-failed" / str(index)).write_bytes(b"rc=%d\n" % rc + done.stderr)
+        return None
     (job_id,) = ids
     return Submitted(int(job_id), "srun", "complete", submitted=start, rc=rc)
 
@@ -234,7 +237,8 @@ def test_every_job_survives_chaos(chaos_cluster: TestCluster) -> None:
                     lambda j=job: cluster.run("scancel", str(j.job_id)).rc == 0, 60, "scancel"
                 )
         jobs += [s for f in sruns if (s := f.result()) is not None]
-    assert len(jobs) >= 200
+    unallocated = {p.name: p.read_text() for p in work.glob("srun-failed/*")}
+    assert len(jobs) >= 200, f"{len(jobs)} acknowledged; sruns never allocated: {unallocated}"
     chaos_thread.join(timeout=180)
     assert not chaos_thread.is_alive()
     assert len(events) == CHAOS_EVENTS

@@ -16,6 +16,7 @@ from minislurm.conffile import (
     parse_port,
     parse_slurmctld_host,
     parse_text,
+    read_client_config,
     read_controller_address,
 )
 from minislurm.errors import ConfigError
@@ -301,3 +302,21 @@ def test_parse_port(value: str, port: int) -> None:
 def test_parse_port_rejects_malformed(value: str) -> None:
     with pytest.raises(ValueError):
         parse_port(value)
+
+
+# --------------------------------------------------------------------------- MessageTimeout
+
+
+@pytest.mark.parametrize(("line", "seconds"), [("", 10), ("MessageTimeout=3\n", 3)])
+def test_message_timeout_is_how_long_commands_try(tmp_path: Path, line: str, seconds: int) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(f"SlurmctldHost=ctl\n{line}")
+    assert read_client_config(str(conf)).message_timeout == seconds
+
+
+@pytest.mark.parametrize("value", ["0", "ten", "-1", "101"])
+def test_bad_message_timeout_is_a_config_error(tmp_path: Path, value: str) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(f"SlurmctldHost=ctl\nMessageTimeout={value}\n")
+    with pytest.raises(ConfigError, match=f"MessageTimeout={value}"):
+        read_client_config(str(conf))
