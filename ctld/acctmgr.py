@@ -7,7 +7,8 @@ and answers what submission and scheduling ask: a job's account, whether
 ``AccountingStorageEnforce`` lets it in, its fair-share factor, and which
 association limit holds it back.
 
-Imports ctld.assoc, ctld.assocedit, ctld.qos, ctld.fairshare, ctld.store and minislurm.
+Imports ctld.assoc, ctld.assocedit, ctld.qos, ctld.fairshare, ctld.privileges, ctld.store
+and minislurm.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ctld import assocedit
 from ctld import qos as qosops
 from ctld.assoc import UNSET, AcctError, Assoc, Book
 from ctld.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
+from ctld.privileges import Privileges
 from ctld.store import assocrepo
 from minislurm.arrays import TaskSet
 from minislurm.config import SlurmConfig
@@ -48,14 +50,20 @@ Transaction = Callable[[], AbstractContextManager[Session]]
 
 
 class Accounting:
-    """Associations, usage and fair share of one controller."""
+    """Associations, usage and fair share of one controller.
+
+    Args:
+        conf: the configuration.
+        transaction: opens one database transaction.
+        superusers: uids that are always administrators (root, SlurmUser).
+    """
 
     def __init__(
-        self, conf: SlurmConfig, transaction: Transaction, operators: Iterable[int]
+        self, conf: SlurmConfig, transaction: Transaction, superusers: Iterable[int]
     ) -> None:
         self.conf = conf
         self._transaction = transaction
-        self._operators = frozenset(operators)
+        self.privileges = Privileges(frozenset(superusers))
         self.enforce = frozenset(e.lower() for e in conf.accounting_storage_enforce)
         if self.enforce & {"limits", "qos"}:
             self.enforce |= {"associations"}
@@ -75,6 +83,7 @@ class Accounting:
     @book.setter
     def book(self, book: Book) -> None:
         self._book = book
+        self.privileges.follow(book)
         self._refresh()
 
     def load(self, now: float) -> None:
@@ -105,10 +114,11 @@ class Accounting:
             What sacctmgr prints.
 
         Raises:
-            PermissionDenied: the requester is not root or an operator.
+            PermissionDenied: the requester is not an operator (AdminLevel, root or SlurmUser).
             AcctError: nothing changed; the message says why.
         """
-        if request.requester_uid != 0 and request.requester_uid not in self._operators:
+        grantor = self.privileges.level(request.requester_uid)
+        if request.requester_uid not in self.privileges:
             raise PermissionDenied(" Access/permission denied")
         cluster = self.conf.cluster_name
         settings = dict(request.settings)
@@ -117,9 +127,11 @@ class Accounting:
         if request.verb == "add" and request.entity == "account":
             book, lines = assocedit.add_accounts(self.book, names, settings, cluster)
         elif request.verb == "add" and request.entity == "user":
-            book, lines = assocedit.add_users(self.book, names, settings, cluster)
+            book, lines = assocedit.add_users(self.book, names, settings, cluster, grantor)
         elif request.verb == "modify" and request.entity in ("account", "user"):
-            book, lines = assocedit.modify(self.book, request.entity, where, settings, cluster)
+            book, lines = assocedit.modify(
+                self.book, request.entity, where, settings, cluster, grantor
+            )
         elif request.verb == "delete" and request.entity in ("account", "user"):
             busy = {(j.account, j.user) for j in jobs if j.state not in TERMINAL_JOB_STATES}
             book, lines = assocedit.delete(self.book, request.entity, where, busy)

@@ -17,6 +17,7 @@ from minislurm.errors import InvalidRequest
 ROOT = "root"
 UNSET = -1  # a limit that is not set
 NORMAL_QOS = "normal"
+NO_ADMIN, OPERATOR, ADMINISTRATOR = ADMIN_LEVELS = ("None", "Operator", "Administrator")
 # sacctmgr keys (lower case) -> Assoc field, for the settings we keep.
 _ASSOC_KEYS = {
     "fairshare": "shares",
@@ -48,7 +49,7 @@ class User:
 
     name: str
     default_account: str
-    admin: str = "None"
+    admin: str = NO_ADMIN  # AdminLevel: one of ADMIN_LEVELS
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,7 @@ def initial_book() -> Book:
     """A fresh database: account root, user root in it."""
     return Book(
         {ROOT: Account(ROOT, "default root account", ROOT)},
-        {ROOT: User(ROOT, ROOT, "Administrator")},
+        {ROOT: User(ROOT, ROOT, ADMINISTRATOR)},
         {(ROOT, ""): Assoc(ROOT), (ROOT, ROOT): Assoc(ROOT, ROOT)},
     )
 
@@ -222,6 +223,19 @@ def assoc_settings(settings: dict[str, str]) -> dict[str, object]:
         if name == "shares" and out[name] == UNSET:
             out[name] = 1
     return out
+
+
+def parse_admin_level(value: str) -> str:
+    """An AdminLevel= value as Slurm reads it: by its first letter (N, O, A or S).
+
+    Args:
+        value: what was given.
+
+    Returns:
+        One of ADMIN_LEVELS, or "" when the value names none (Slurm then changes nothing).
+    """
+    first = value.strip()[:1].lower()
+    return {"n": NO_ADMIN, "o": OPERATOR, "a": ADMINISTRATOR, "s": ADMINISTRATOR}.get(first, "")
 
 
 def check_keys(settings: dict[str, str], extra: tuple[str, ...]) -> None:

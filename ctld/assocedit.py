@@ -12,7 +12,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ctld.assoc import (
+    ADMIN_LEVELS,
+    ADMINISTRATOR,
     LABELS,
+    NO_ADMIN,
     ROOT,
     Account,
     AcctError,
@@ -21,6 +24,12 @@ from ctld.assoc import (
     User,
     assoc_settings,
     check_keys,
+    parse_admin_level,
+)
+
+NOT_SUPER = (
+    "sacctmgr: error: You must be a super user to modify a users admin level\n"
+    " Error with request: Access/permission denied"
 )
 
 
@@ -76,15 +85,20 @@ def add_accounts(
 
 
 def add_users(
-    book: Book, names: list[str], settings: dict[str, str], cluster: str
+    book: Book,
+    names: list[str],
+    settings: dict[str, str],
+    cluster: str,
+    grantor: str = ADMINISTRATOR,
 ) -> tuple[Book, list[str]]:
-    """sacctmgr add user NAME... Account=A[,B] [DefaultAccount=] [Fairshare=] ...
+    """sacctmgr add user NAME... Account=A[,B] [DefaultAccount=] [AdminLevel=] [Fairshare=] ...
 
     Args:
         book: the current book.
         names: users to add (or to add to more accounts).
         settings: the request's settings.
         cluster: the cluster name (for the message).
+        grantor: the requester's AdminLevel; a new user's may not be higher.
 
     Returns:
         The new book and what sacctmgr prints.
@@ -103,6 +117,9 @@ def add_users(
         wanted = [default]
     if not wanted:
         raise AcctError(" Need name of account to add user to.")
+    admin = parse_admin_level(lowered.get("adminlevel", ""))
+    if admin and ADMIN_LEVELS.index(admin) > ADMIN_LEVELS.index(grantor):
+        raise AcctError(NOT_SUPER)
     for account in [*wanted, *([default] if default else [])]:
         if account not in book.accounts:
             raise AcctError(
@@ -116,7 +133,7 @@ def add_users(
     new_users: list[str] = []
     for name in names:
         if name not in users:
-            users[name] = User(name, default or wanted[0])
+            users[name] = User(name, default or wanted[0], admin or NO_ADMIN)
             new_users.append(name)
         for account in wanted:
             if (account, name) not in assocs:
@@ -126,6 +143,8 @@ def add_users(
     if not added:
         raise AcctError(" Nothing new added.")
     lines = [" Adding User(s)", *(f"  {n}" for n in new_users)] if new_users else []
+    if new_users and admin:
+        lines += [" Settings =", f"  Admin Level     = {admin}"]
     lines += [" Associations ="]
     lines += [f"  U = {a.user:<9} A = {a.account:<10} C = {cluster:<10}" for a in added]
     lines += [" Non Default Settings"]
@@ -138,7 +157,12 @@ def _label_order(item: tuple[str, object]) -> str:
 
 
 def modify(
-    book: Book, entity: str, where: dict[str, str], settings: dict[str, str], cluster: str
+    book: Book,
+    entity: str,
+    where: dict[str, str],
+    settings: dict[str, str],
+    cluster: str,
+    grantor: str = ADMINISTRATOR,
 ) -> tuple[Book, list[str]]:
     """sacctmgr modify account|user [where] Name=X [Account=A] set K=V...
 
@@ -148,54 +172,76 @@ def modify(
         where: the conditions (names, and a user's account).
         settings: what to set.
         cluster: the cluster name (for the message).
+        grantor: the requester's AdminLevel (only an administrator sets AdminLevel=).
 
     Returns:
         The new book and what sacctmgr prints.
 
     Raises:
-        AcctError: nothing matched, or a bad value.
+        AcctError: nothing matched, a bad value, or AdminLevel= from a non-administrator.
     """
-    check_keys(settings, ("description", "organization", "defaultaccount", "parent"))
+    if entity == "user":
+        check_keys(settings, ("defaultaccount", "adminlevel"))
+        return _modify_users(book, where, settings, cluster, grantor)
+    check_keys(settings, ("description", "organization", "parent"))
+    values = assoc_settings(settings)
+    lowered = {k.lower(): v for k, v in settings.items()}
+    names = _where_names(where)
+    hits = [a for a in book.assocs.values() if not a.user and a.account in names]
+    if not hits:
+        raise AcctError(" Nothing modified")
+    assocs = dict(book.assocs)
+    accounts = dict(book.accounts)
+    for assoc in hits:
+        assocs[assoc.key] = replace(assoc, **values)  # type: ignore[arg-type]
+        accounts[assoc.account] = replace(
+            accounts[assoc.account],
+            description=lowered.get("description", accounts[assoc.account].description),
+            organization=lowered.get("organization", accounts[assoc.account].organization),
+        )
+    lines = [" Modified account associations..."]
+    lines += [f"  C = {cluster:<10} A = {_chain_line(book, a.account)}" for a in hits]
+    return replace(book, accounts=accounts, assocs=assocs), lines
+
+
+def _modify_users(
+    book: Book, where: dict[str, str], settings: dict[str, str], cluster: str, grantor: str
+) -> tuple[Book, list[str]]:
+    """The user half of :func:`modify`: the users' own fields, then their associations."""
     values = assoc_settings(settings)
     lowered = {k.lower(): v for k, v in settings.items()}
     names = _where_names(where)
     account_filter = {a.lower() for a in where.get("account", "").split(",") if a}
-    if entity == "user":
-        hits = [
-            a
-            for a in book.assocs.values()
-            if a.user in names and (not account_filter or a.account in account_filter)
-        ]
-    else:
-        hits = [a for a in book.assocs.values() if not a.user and a.account in names]
-    if not hits:
-        raise AcctError(" Nothing modified")
-    assocs = dict(book.assocs)
-    users = dict(book.users)
-    accounts = dict(book.accounts)
+    # An AdminLevel Slurm cannot read changes nothing, as in Slurm.
+    admin = parse_admin_level(lowered["adminlevel"]) if "adminlevel" in lowered else ""
+    if admin and grantor != ADMINISTRATOR:
+        raise AcctError(NOT_SUPER)
     default = lowered.get("defaultaccount", "").lower()
+    hits = [
+        a
+        for a in book.assocs.values()
+        if values and a.user in names and (not account_filter or a.account in account_filter)
+    ]
+    named = sorted(n for n in names if n in book.users) if admin or default else []
+    if not hits and not named:
+        raise AcctError(" Nothing modified")
+    users = dict(book.users)
+    for name in named:
+        if default and (default, name) not in book.assocs:
+            raise AcctError(f" User {name} doesn't have an association with account {default}")
+        users[name] = replace(
+            users[name],
+            default_account=default or users[name].default_account,
+            admin=admin or users[name].admin,
+        )
+    assocs = dict(book.assocs)
     for assoc in hits:
         assocs[assoc.key] = replace(assoc, **values)  # type: ignore[arg-type]
-        if entity == "user" and default:
-            if (default, assoc.user) not in book.assocs:
-                raise AcctError(
-                    f" User {assoc.user} doesn't have an association with account {default}"
-                )
-            users[assoc.user] = replace(users[assoc.user], default_account=default)
-        if entity == "account":
-            accounts[assoc.account] = replace(
-                accounts[assoc.account],
-                description=lowered.get("description", accounts[assoc.account].description),
-                organization=lowered.get("organization", accounts[assoc.account].organization),
-            )
-    new = replace(book, accounts=accounts, users=users, assocs=assocs)
-    if entity == "user":
-        lines = [" Modified user associations..."]
+    lines = [" Modified users...", *(f"  {n}" for n in named)] if named else []
+    if hits:
+        lines += [" Modified user associations..."]
         lines += [f"  C = {cluster:<10} A = {a.account:<20} U = {a.user:<9}" for a in hits]
-    else:
-        lines = [" Modified account associations..."]
-        lines += [f"  C = {cluster:<10} A = {_chain_line(book, a.account)}" for a in hits]
-    return new, lines
+    return replace(book, users=users, assocs=assocs), lines
 
 
 def _where_names(where: dict[str, str]) -> set[str]:

@@ -89,7 +89,7 @@ class Controller:
         default = self.conf.default_partition()
         self._default_partition = default.name if default else None
         self.resvs = Reservations(
-            self.state, self._transaction, settings.operators, self._default_partition or ""
+            self.state, self._transaction, self.accounting.privileges, self._default_partition or ""
         )
         self.registered: set[str] = set()  # agents seen since this controller started
         self._fencing: dict[str, set[int]] = {}  # node -> stale jobs it must kill before use
@@ -580,10 +580,7 @@ class Controller:
         return jobreq.find(self.state, request)
 
     def _authorize(self, job: Job, uid: int) -> None:
-        jobreq.authorize(job, uid, self.settings.operators)
-
-    def _is_operator(self, uid: int) -> bool:
-        return uid == 0 or uid in self.settings.operators
+        jobreq.authorize(job, uid, self.accounting.privileges)
 
     def _carry(self, out: jobreq.Outcome) -> list[tuple[int, str, str]]:
         """Commit a request's outcome, run its intents, and kick the scheduler."""
@@ -603,7 +600,9 @@ class Controller:
         Returns:
             ``(job_id, reference, error)`` per record considered; error "" on success.
         """
-        return self._carry(jobreq.cancel(self.state, request, self.settings.operators, time.time()))
+        return self._carry(
+            jobreq.cancel(self.state, request, self.accounting.privileges, time.time())
+        )
 
     def hold(self, request: pb.HoldJobsRequest) -> list[tuple[int, str, str]]:
         """scontrol hold, uhold, release, requeue and requeuehold.
@@ -615,7 +614,7 @@ class Controller:
             ``(job_id, reference, error)`` per record; error "" on success.
         """
         now = time.time()
-        operators = self.settings.operators
+        operators = self.accounting.privileges
         if request.action in (pb.HoldJobsRequest.REQUEUE, pb.HoldJobsRequest.REQUEUE_HOLD):
             delay = float(self.conf.requeue_delay)
             return self._carry(requeueops.request(self.state, request, operators, now, delay))
@@ -633,7 +632,7 @@ class Controller:
             InvalidRequest: an invalid value.
             InvalidTransition: the change needs a pending job.
         """
-        out = jobreq.update(self.state, request, self.settings.operators)
+        out = jobreq.update(self.state, request, self.accounting.privileges)
         before = {i: self.state.jobs.get(i) for i in out.changed}
         self._carry(out)
         for job_id, old in before.items():
@@ -788,10 +787,10 @@ class Controller:
             request: node names (a hostlist), the new state and reason.
 
         Raises:
-            PermissionDenied: not an operator.
+            PermissionDenied: not an administrator (as in Slurm, an Operator may not).
             InvalidRequest: unknown node or state, or a missing reason.
         """
-        if not self._is_operator(request.requester_uid):
+        if not self.accounting.privileges.is_admin(request.requester_uid):
             raise PermissionDenied(jobops.DENIED)
         now = time.time()
         updated = nodeops.admin_update(self.state, request, now)

@@ -11,7 +11,7 @@ Imports ctld's pure modules and minislurm.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from ctld import arrays as arrayops
@@ -43,7 +43,7 @@ class Outcome:
         return saved, inserted
 
 
-def authorize(job: Job, uid: int, operators: frozenset[int]) -> None:
+def authorize(job: Job, uid: int, operators: Container[int]) -> None:
     """Only the owner, root or an operator may act on a job.
 
     Args:
@@ -102,7 +102,7 @@ def _matches(job: Job, request: pb.GetJobsRequest) -> bool:
 
 
 def cancel(
-    state: ClusterState, request: pb.CancelJobsRequest, operators: frozenset[int], now: float
+    state: ClusterState, request: pb.CancelJobsRequest, operators: Container[int], now: float
 ) -> Outcome:
     """scancel: cancel or signal jobs, array tasks or one step.
 
@@ -145,7 +145,7 @@ def _drop_waiting(
     state: ClusterState,
     chosen: Selection,
     request: pb.CancelJobsRequest,
-    operators: frozenset[int],
+    operators: Container[int],
     now: float,
     out: Outcome,
 ) -> None:
@@ -169,7 +169,7 @@ def _drop_waiting(
 
 
 def _cancel_one(
-    job: Job, request: pb.CancelJobsRequest, operators: frozenset[int], now: float, out: Outcome
+    job: Job, request: pb.CancelJobsRequest, operators: Container[int], now: float, out: Outcome
 ) -> str:
     try:
         authorize(job, request.requester_uid, operators)
@@ -197,7 +197,7 @@ def _cancel_one(
 
 
 def _cancel_step(
-    state: ClusterState, request: pb.CancelJobsRequest, operators: frozenset[int], out: Outcome
+    state: ClusterState, request: pb.CancelJobsRequest, operators: Container[int], out: Outcome
 ) -> None:
     """``scancel 123.0``: signal one step's tasks (SIGKILL unless told)."""
     refs = [*map(str, request.job_ids), *request.array_tasks]
@@ -224,7 +224,7 @@ def _cancel_step(
 
 
 def hold(
-    state: ClusterState, request: pb.HoldJobsRequest, operators: frozenset[int], now: float
+    state: ClusterState, request: pb.HoldJobsRequest, operators: Container[int], now: float
 ) -> Outcome:
     """scontrol hold, uhold and release, of jobs, arrays or array tasks.
 
@@ -263,7 +263,7 @@ def _keep_split(chosen: Selection, out: Outcome) -> None:
     out.new_ids |= chosen.new_ids
 
 
-def update(state: ClusterState, request: pb.UpdateJobRequest, operators: frozenset[int]) -> Outcome:
+def update(state: ClusterState, request: pb.UpdateJobRequest, operators: Container[int]) -> Outcome:
     """scontrol update JobId=...: change a job, every record of an array, or one task.
 
     Args:

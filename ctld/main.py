@@ -87,7 +87,7 @@ def settings_from(args: argparse.Namespace) -> CtldSettings:
         port=conf.controller_port if args.port is None else args.port,
         port_file=args.port_file,
         db_url=args.db_url or default_db_url(conf),
-        operators=frozenset({os.getuid()}),
+        operators=privileged_uids(conf.slurm_user),
         cluster_key=cred.load_key(cred.key_path(path)),
     )
 

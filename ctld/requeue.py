@@ -14,6 +14,7 @@ Imports minislurm and ctld's pure modules; no database, no gRPC server.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import replace
 
 from ctld import jobs as jobops
@@ -55,8 +56,8 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         delay: RequeueDelay, seconds.
 
     Returns:
-        The PENDING job: one more restart, no allocation, reason ``BeginTime``
-        (or its hold's reason when ``requeuehold`` held it).
+        The PENDING job: one more restart, submitted now, no allocation,
+        reason ``BeginTime`` (or its hold's reason when ``requeuehold`` held it).
 
     Raises:
         InvalidTransition: the job cannot be requeued from its state.
@@ -74,6 +75,7 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         state=new,
         reason=reason,
         restarts=job.restarts + 1,
+        submit_time=now,  # Slurm's too: the new run's record is submitted by the requeue
         allocation=None,
         begin_time=now + delay,
         eligible_time=0.0 if job.held else now + delay,
@@ -146,7 +148,7 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
 def request(
     state: ClusterState,
     req: pb.HoldJobsRequest,
-    operators: frozenset[int],
+    operators: Container[int],
     now: float,
     delay: float,
 ) -> Outcome:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Container
 from contextlib import AbstractContextManager
 
 from sqlalchemy.orm import Session
@@ -105,12 +105,12 @@ class Reservations:
         self,
         state: ClusterState,
         transaction: Transaction,
-        operators: Collection[int],
+        operators: Container[int],
         default_partition: str,
     ) -> None:
         self.state = state
         self._transaction = transaction
-        self._operators = frozenset(operators)
+        self._operators = operators  # followed live: AdminLevel changes with sacctmgr
         self._default_partition = default_partition
         self._seq = 0
 

@@ -24,7 +24,7 @@ class CtldSettings:
     port: int  # 0: pick a free port (see port_file)
     port_file: str | None
     db_url: str
-    operators: frozenset[int]  # uids allowed to act on any job and node (besides root)
+    operators: frozenset[int]  # uids always Administrator: root, SlurmUser, the daemon's own
     cluster_key: bytes  # signs step credentials (slurm.key)
 
     @property

@@ -192,6 +192,55 @@ def test_a_user_cannot_touch_another_users_job(
     cluster.wait_state(job, "CANCELLED")
 
 
+def test_admin_level_makes_a_user_an_operator_then_an_administrator(
+    multiuser_cluster: TestCluster, users: tuple[User, User]
+) -> None:
+    cluster, (a, b) = multiuser_cluster, users
+    both = f"{a.name},{b.name}"
+    assert cluster.run("sacctmgr", "-i", "add", "user", both, "account=root").rc == 0
+    try:
+        _operator_acts_for_others(cluster, a, b)
+    finally:
+        cluster.run("scontrol", "update", "NodeName=n1", "State=RESUME")
+        cluster.run("scontrol", "delete", "ReservationName=byop")
+        cluster.run("sacctmgr", "-i", "delete", "user", both)
+
+
+def _operator_acts_for_others(cluster: TestCluster, a: User, b: User) -> None:
+    denied = _as(cluster, a, "sacctmgr", "-i", "modify", "user", a.name, "set", "AdminLevel=Op")
+    assert denied.rc == 1 and "Access/permission denied" in denied.err, denied
+    made = cluster.run("sacctmgr", "-i", "modify", "user", b.name, "set", "AdminLevel=Operator")
+    assert (made.rc, made.out) == (0, f" Modified users...\n  {b.name}\n"), made
+    shown = cluster.run("sacctmgr", "-n", "-P", "show", "user", "format=user,admin").out
+    assert {f"{a.name}|None", f"{b.name}|Operator"} <= set(shown.split()), shown
+    job = _submit(cluster, a, "-t", "10", "--wrap=sleep 300")
+    cluster.wait_state(job, "RUNNING")
+    held = _submit(cluster, a, "-t", "10", "-H", "--wrap=true")
+    assert _as(cluster, b, "scontrol", "release", str(held)).rc == 0
+    resv = ["ReservationName=byop", "StartTime=now+1hour", "Duration=10", "Nodes=n2"]
+    made_resv = _as(cluster, b, "scontrol", "create", "reservation", *resv, f"Users={a.name}")
+    assert made_resv.rc == 0, made_resv
+    # As in Slurm, an Operator may not update nodes or change AdminLevels.
+    drain = ["scontrol", "update", "NodeName=n1", "State=DRAIN", "Reason=op"]
+    refused = _as(cluster, b, *drain)
+    assert refused.rc == 1 and "Access/permission denied" in refused.err, refused
+    escalate = _as(cluster, b, "sacctmgr", "-i", "modify", "user", a.name, "set", "AdminLevel=O")
+    assert escalate.rc == 1 and "must be a super user" in escalate.err, escalate
+    assert _as(cluster, b, "scancel", str(job)).rc == 0
+    assert cluster.wait_state(job)["JobState"] == "CANCELLED"
+    cluster.wait_state(held)
+    mine = _submit(cluster, b, "-t", "10", "--wrap=sleep 300")
+    result = _as(cluster, a, "scancel", str(mine))
+    assert result.rc != 0 and "Access/permission denied" in result.err, result
+    assert _as(cluster, a, *drain).rc == 1
+    assert "DRAIN" not in cluster.run("sinfo", "-h", "-n", "n1", "-o", "%T").out.upper()
+    cluster.run("sacctmgr", "-i", "modify", "user", b.name, "set", "AdminLevel=Administrator")
+    assert _as(cluster, b, *drain).rc == 0
+    assert "DRAIN" in cluster.run("sinfo", "-h", "-n", "n1", "-o", "%T").out.upper()
+    assert _as(cluster, b, "scancel", str(mine)).rc == 0
+    cluster.wait_state(mine)
+
+
 def test_a_users_job_files_and_processes_are_its_own(
     multiuser_cluster: TestCluster, users: tuple[User, User]
 ) -> None:
