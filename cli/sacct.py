@@ -267,6 +267,7 @@ def build_query(values: dict[str, object], rest: list[str], now: float) -> Query
     if "partition" in values:
         request["partitions"] = fmt.split_list(str(values["partition"]))
     request["jobs_only"] = bool(values.get("allocations"))
+    request["duplicates"] = bool(values.get("duplicates"))
     _users(values, query)
     _window(values, query, now)
     query.accounts = set(fmt.split_list(str(values.get("accounts", ""))))

@@ -24,6 +24,11 @@ sacct [<OPTION>]
                    specifying the  -p  or  -P options. The default delimiter
                    is a '|'. This options is ignored if -p or -P options
                    are not specified.
+     -D, --duplicates:
+                   If Slurm job ids are reset, some job numbers may
+                   appear more than once referring to different jobs.
+                   Without this option only the most recent jobs will be
+                   displayed.
      -e, --helpformat:
                    Print a list of fields that can be specified with the
                    '--format' option

@@ -3,10 +3,10 @@
 Accounting reads the database, not the controller's memory: the controller
 forgets finished jobs after MinJobAge, their records stay. The filters a
 query can apply go to :func:`ctld.store.repo.load_accounting`; the records
-are built by :mod:`ctld.accounting` and chosen exactly by
-:mod:`ctld.acctselect`.
+are built by :mod:`ctld.accounting` (earlier runs of requeued jobs, with
+``-D``, by :mod:`ctld.acctruns`) and chosen exactly by :mod:`ctld.acctselect`.
 
-Imports ctld.accounting, ctld.acctselect, ctld.store.repo and the generated
+Imports ctld.accounting, ctld.acctruns, ctld.acctselect, ctld.store and the generated
 messages; no gRPC server, no clock (``now`` is an argument).
 """
 
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from ctld import accounting, acctselect
-from ctld.store import repo
+from ctld import accounting, acctruns, acctselect
+from ctld.store import repo, runrepo
 from minislurm.rpc import minislurm_pb2 as pb
 
 
@@ -31,7 +31,8 @@ def accounting_records(
         cluster: ClusterName, for each record.
 
     Returns:
-        The records: each job's line followed by its steps.
+        The records: each job's line followed by its steps (with
+        ``duplicates``, each earlier run's first).
 
     Raises:
         InvalidRequest: a malformed job id or an unknown state.
@@ -45,7 +46,10 @@ def accounting_records(
         active_since=float(request.start_after),
     )
     jobs.sort(key=lambda pair: accounting.job_order(pair[0]))
-    records = [
-        record for job, steps in jobs for record in accounting.job_records(job, steps, now, cluster)
-    ]
+    runs = runrepo.load_runs(session, [job.job_id for job, _ in jobs]) if request.duplicates else {}
+    records = []
+    for job, steps in jobs:
+        for run in runs.get(job.job_id, []):
+            records += acctruns.run_records(run, now, cluster)
+        records += accounting.job_records(job, steps, now, cluster)
     return acctselect.select(records, request, now)

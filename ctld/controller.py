@@ -21,6 +21,7 @@ from dataclasses import replace
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from ctld import acctruns
 from ctld import arrays as arrayops
 from ctld import depend as depops
 from ctld import jobrequests as jobreq
@@ -39,7 +40,7 @@ from ctld.sched.willrun import expected_start
 from ctld.scheduling import SchedulerLoop, build_snapshot, cluster_size, latest_start
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
-from ctld.store import repo
+from ctld.store import repo, runrepo
 from ctld.timers import JobTimers
 from minislurm import convert
 from minislurm.authgrpc import daemon_signer
@@ -160,7 +161,8 @@ class Controller:
         transaction, then mirror them in memory.
 
         A job that ended (or was requeued) takes its running steps with it
-        (CANCELLED, as in Slurm).
+        (CANCELLED, as in Slurm); a requeued job's run goes to accounting's
+        history with its steps.
         """
         new = list(new)
         changed = [*changed, *new]
@@ -173,6 +175,7 @@ class Controller:
             if job.state in TERMINAL_JOB_STATES or job.state is JobState.PENDING
             for step in self.state.running_steps(job.job_id)
         ]
+        runs = acctruns.ended_runs(self.state.jobs, self.state.steps, ended_steps, changed, now)
         inserted = {job.job_id for job in new}
         with self._transaction() as s:
             if new:
@@ -182,6 +185,8 @@ class Controller:
                     repo.save_job(s, job)
             for step in ended_steps:
                 repo.save_step(s, step)
+            for run in runs:
+                runrepo.archive_run(s, run)
         for job in changed:
             self.state.put_job(job)
             if job.state not in (JobState.RUNNING, JobState.SUSPENDED):
@@ -190,6 +195,8 @@ class Controller:
             self._notify(job.job_id)
         for step in ended_steps:
             self.state.put_step(step)
+        for run in runs:  # the next run numbers its steps from 0 again
+            self.state.steps.pop(run.job.job_id, None)
         return changed
 
     def _notify(self, job_id: int) -> None:

@@ -56,8 +56,8 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         delay: RequeueDelay, seconds.
 
     Returns:
-        The PENDING job: one more restart, no allocation, reason ``BeginTime``
-        (or its hold's reason when ``requeuehold`` held it).
+        The PENDING job: one more restart, submitted now, no allocation,
+        reason ``BeginTime`` (or its hold's reason when ``requeuehold`` held it).
 
     Raises:
         InvalidTransition: the job cannot be requeued from its state.
@@ -75,6 +75,7 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         state=new,
         reason=reason,
         restarts=job.restarts + 1,
+        submit_time=now,  # Slurm's too: the new run's record is submitted by the requeue
         allocation=None,
         begin_time=now + delay,
         eligible_time=0.0 if job.held else now + delay,

@@ -135,6 +135,19 @@ class StepRow(Base):
     total_cpu: Mapped[float] = mapped_column(Float)
 
 
+class JobRunRow(Base):
+    """An earlier run of a requeued job, as accounting keeps it (``sacct -D``)."""
+
+    __tablename__ = "job_runs"
+
+    job_id: Mapped[int] = mapped_column(ForeignKey("jobs.job_id"), primary_key=True)
+    run: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    state: Mapped[str] = mapped_column(String)  # how the run ended: REQUEUED, NODE_FAIL
+    ended: Mapped[float] = mapped_column(Float)
+    job: Mapped[dict[str, Any]] = mapped_column(JSON)  # the job's columns when it was requeued
+    steps: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # the run's steps' columns
+
+
 class AccountRow(Base):
     """One account (sacctmgr add account)."""
 

@@ -117,7 +117,15 @@ def job_columns(job: Job) -> dict[str, Any]:
     return values
 
 
-def _job_from_row(row: JobRow) -> Job:
+def job_from_row(row: JobRow) -> Job:
+    """The record a job's row holds.
+
+    Args:
+        row: the row (or one built from :func:`job_columns`).
+
+    Returns:
+        The job.
+    """
     values = {name: getattr(row, name) for name in _JOB_FIELDS if name not in _ROW_ONLY}
     return Job(
         state=JobState(row.state),
@@ -186,7 +194,7 @@ def load_jobs(session: Session, ended_since: float) -> list[Job]:
         .where(or_(JobRow.state.in_(active), JobRow.end_time >= ended_since))
         .order_by(JobRow.job_id)
     )
-    return [_job_from_row(r) for r in rows]
+    return [job_from_row(r) for r in rows]
 
 
 def load_script(session: Session, job_id: int) -> JobScript:
@@ -265,7 +273,15 @@ def load_nodes(session: Session) -> list[tuple[str, str, bool, str, int, float]]
 _STEP_FIELDS = tuple(f.name for f in fields(Step))
 
 
-def _step_values(step: Step) -> dict[str, Any]:
+def step_columns(step: Step) -> dict[str, Any]:
+    """The column values of ``step``'s row.
+
+    Args:
+        step: the record.
+
+    Returns:
+        A mapping from column name to value.
+    """
     values: dict[str, Any] = {name: getattr(step, name) for name in _STEP_FIELDS}
     values["state"] = step.state.value
     values["reported"] = sorted(step.reported)
@@ -282,7 +298,15 @@ def _step_values(step: Step) -> dict[str, Any]:
     return values
 
 
-def _step_from_row(row: StepRow) -> Step:
+def step_from_row(row: StepRow) -> Step:
+    """The record a step's row holds.
+
+    Args:
+        row: the row (or one built from :func:`step_columns`).
+
+    Returns:
+        The step.
+    """
     values = {name: getattr(row, name) for name in _STEP_FIELDS}
     values["state"] = JobState(row.state)
     values["reported"] = frozenset(row.reported)
@@ -301,7 +325,7 @@ def save_step(session: Session, step: Step, new: bool = False) -> None:
         step: the record as it now is.
         new: insert rather than update.
     """
-    values = _step_values(step)
+    values = step_columns(step)
     if new:
         session.execute(insert(STEPS), [values])
     else:
@@ -325,7 +349,7 @@ def load_steps(session: Session, job_ids: list[int]) -> list[Step]:
     rows = session.scalars(
         select(StepRow).where(StepRow.job_id.in_(job_ids)).order_by(StepRow.job_id, StepRow.step_id)
     )
-    return [_step_from_row(r) for r in rows]
+    return [step_from_row(r) for r in rows]
 
 
 _ID_CHUNK = 500  # ids per IN (...) list: SQLite caps a statement's parameters
@@ -364,7 +388,7 @@ def load_accounting(
     if active_since:
         unfinished = [s.value for s in ACTIVE_JOB_STATES] + [JobState.PENDING.value]
         query = query.where(or_(JobRow.end_time >= active_since, JobRow.state.in_(unfinished)))
-    jobs = [_job_from_row(r) for r in session.scalars(query.order_by(JobRow.job_id))]
+    jobs = [job_from_row(r) for r in session.scalars(query.order_by(JobRow.job_id))]
     steps: dict[int, list[Step]] = {job.job_id: [] for job in jobs}
     ids = list(steps)
     for start in range(0, len(ids), _ID_CHUNK):

@@ -1017,7 +1017,7 @@ class AcctRecord(_message.Message):
     def __init__(self, job_id: _Optional[str] = ..., job_id_raw: _Optional[int] = ..., step: _Optional[str] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., user: _Optional[str] = ..., uid: _Optional[int] = ..., group: _Optional[str] = ..., gid: _Optional[int] = ..., state: _Optional[str] = ..., cancelled_by: _Optional[int] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., derived_exit_code: _Optional[int] = ..., derived_exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., elapsed: _Optional[int] = ..., nodes: _Optional[str] = ..., nnodes: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., req_cpus: _Optional[int] = ..., alloc_tres: _Optional[str] = ..., req_tres: _Optional[str] = ..., time_limit: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., reason: _Optional[str] = ..., restarts: _Optional[int] = ..., work_dir: _Optional[str] = ..., ntasks: _Optional[int] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., qos: _Optional[str] = ..., cluster: _Optional[str] = ...) -> None: ...
 
 class GetAccountingRequest(_message.Message):
-    __slots__ = ("jobs", "users", "states", "start_after", "end_before", "jobs_only", "partitions")
+    __slots__ = ("jobs", "users", "states", "start_after", "end_before", "jobs_only", "partitions", "duplicates")
     JOBS_FIELD_NUMBER: _ClassVar[int]
     USERS_FIELD_NUMBER: _ClassVar[int]
     STATES_FIELD_NUMBER: _ClassVar[int]
@@ -1025,6 +1025,7 @@ class GetAccountingRequest(_message.Message):
     END_BEFORE_FIELD_NUMBER: _ClassVar[int]
     JOBS_ONLY_FIELD_NUMBER: _ClassVar[int]
     PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATES_FIELD_NUMBER: _ClassVar[int]
     jobs: _containers.RepeatedScalarFieldContainer[str]
     users: _containers.RepeatedScalarFieldContainer[str]
     states: _containers.RepeatedScalarFieldContainer[str]
@@ -1032,7 +1033,8 @@ class GetAccountingRequest(_message.Message):
     end_before: int
     jobs_only: bool
     partitions: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, jobs: _Optional[_Iterable[str]] = ..., users: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[str]] = ..., start_after: _Optional[int] = ..., end_before: _Optional[int] = ..., jobs_only: _Optional[bool] = ..., partitions: _Optional[_Iterable[str]] = ...) -> None: ...
+    duplicates: bool
+    def __init__(self, jobs: _Optional[_Iterable[str]] = ..., users: _Optional[_Iterable[str]] = ..., states: _Optional[_Iterable[str]] = ..., start_after: _Optional[int] = ..., end_before: _Optional[int] = ..., jobs_only: _Optional[bool] = ..., partitions: _Optional[_Iterable[str]] = ..., duplicates: _Optional[bool] = ...) -> None: ...
 
 class GetAccountingReply(_message.Message):
     __slots__ = ("records", "now")

@@ -523,6 +523,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (5, 'end_before', 'int64', '', False, '', ''),
         (6, 'jobs_only', 'bool', '', False, '', ''),
         (7, 'partitions', 'string', 'repeated', False, '', ''),
+        (220, 'duplicates', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.GetAccountingReply': (
         (1, 'records', 'message', 'repeated', False, 'minislurm.v1.AcctRecord', ''),

@@ -104,6 +104,19 @@ def test_checkpointed_job_resumes_on_the_other_node(
 
     sacct = cluster.run("sacct", "-X", "-n", "-P", "-j", str(job_id), "-o", "JobID,State,Restarts")
     assert sacct.out.split() == [f"{job_id}|COMPLETED|1"], sacct.out
+    # -D: the earlier run too, as it ended on the killed node, then the latest.
+    fields = "JobID,State,NodeList,Restarts"
+    history = cluster.run("sacct", "-D", "-n", "-P", "-j", str(job_id), "-o", fields)
+    second = again["NodeList"]
+    assert history.out.split() == [
+        f"{job_id}|NODE_FAIL|{node}|0",
+        f"{job_id}.batch|CANCELLED|{node}|",
+        f"{job_id}|COMPLETED|{second}|1",
+        f"{job_id}.batch|COMPLETED|{second}|",
+    ], history.out
+    times = cluster.run("sacct", "-D", "-X", "-n", "-P", "-j", str(job_id), "-o", "Start,End")
+    (first_start, first_end), (second_start, _) = (t.split("|") for t in times.out.split())
+    assert first_start <= first_end <= second_start, times.out
 
     cluster.start()  # the node's agent comes back: in service again
     wait_until(lambda: node_info(cluster, node)["State"] == "IDLE", 20, "node back IDLE")
@@ -170,6 +183,8 @@ def test_scontrol_requeue_and_requeuehold(quick_cluster: TestCluster) -> None:
     done = cluster.wait_state(job_id, timeout=30)
     assert (done["JobState"], done["Restarts"]) == ("COMPLETED", "2")
     assert "restart=2" in out.read_text()
+    runs = cluster.run("sacct", "-D", "-X", "-n", "-P", "-j", str(job_id), "-o", "State,Restarts")
+    assert runs.out.split() == ["REQUEUED|0", "REQUEUED|1", "COMPLETED|2"], runs.out
 
     # A finished job may be requeued; a --no-requeue job or an unknown one may not.
     assert cluster.run("scontrol", "requeue", str(job_id)).rc == 0
