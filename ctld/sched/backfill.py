@@ -15,8 +15,9 @@ partition are reserved; below them a job is only tried for a start now.
 
 Speed: a window of slots is first tested by node bitmasks (enough nodes of
 the partition with a CPU free throughout, an upper bound of the tasks they
-hold); only then are the nodes built as ``select_nodes`` wants them, with
-at most the job's maximum node count of alike idle nodes. A job whose
+hold); only then is the job placed, as ``select_nodes`` would place it, per
+group of nodes alike in what the window leaves them (at most the job's
+maximum node count of alike idle nodes), not per node. A job whose
 shape (partition, request, time limit) already failed before some time in
 this pass starts its search there: the map only fills as the pass goes.
 

@@ -1,4 +1,4 @@
-"""The nodes of a pass, indexed: positions, bitmasks, classes of alike nodes, idle views.
+"""The nodes of a pass, indexed: positions, bitmasks, classes of alike nodes.
 
 Bit ``i`` of every node bitmask of a pass is ``snapshot.nodes[i]``. A
 :class:`NodeTable` holds what does not change while passes run (the nodes'
@@ -90,13 +90,13 @@ def bit_indices(mask: int, limit: int = -1) -> list[int]:
 class NodeTable:
     """The pass's nodes by position, and what does not change while it runs."""
 
-    nodes: tuple[NodeView, ...]  # read for configuration only: a table outlives its pass
+    names: tuple[str, ...]
     index: dict[str, int]
     capacity: tuple[Step, ...]  # (-inf, cpus, mem, gpu mask) of each node
     usable: int  # bitmask of the usable nodes
     class_masks: tuple[int, ...]  # nodes alike in CPUs, memory, GPUs and weight
     class_views: tuple[NodeView, ...]  # one idle member of each class, nameless
-    _idle: dict[int, NodeView] = field(default_factory=dict, compare=False, repr=False)
+    classes: tuple[int, ...]  # each node's class (-1: unusable)
     _parts: dict[tuple[int, int], tuple[NodeAlloc, NodeAlloc]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -114,43 +114,29 @@ class NodeTable:
         capacity = []
         classes: dict[tuple[int, int, tuple[int, ...], int], int] = {}
         usable = 0
+        shapes = []
         for i, node in enumerate(nodes):
             capacity.append((-INF, node.cpus, node.mem, gpu_mask(node.gpus)))
+            shape = (node.cpus, node.mem, node.gpus, node.weight)
+            shapes.append(shape)
             if node.usable:
                 usable |= 1 << i
-                shape = (node.cpus, node.mem, node.gpus, node.weight)
                 classes[shape] = classes.get(shape, 0) | 1 << i
         views = tuple(
             NodeView("", c, m, g, c, m, tuple(sorted(g)), True, w) for (c, m, g, w) in classes
         )
+        position = {shape: k for k, shape in enumerate(classes)}
         return cls(
-            nodes=tuple(nodes),
+            names=tuple(n.name for n in nodes),
             index={n.name: i for i, n in enumerate(nodes)},
             capacity=tuple(capacity),
             usable=usable,
             class_masks=tuple(classes.values()),
             class_views=views,
+            classes=tuple(
+                position[shape] if n.usable else -1 for shape, n in zip(shapes, nodes, strict=True)
+            ),
         )
-
-    def idle_view(self, i: int) -> NodeView:
-        """Node ``i`` with everything free.
-
-        Args:
-            i: a node's position.
-
-        Returns:
-            Its view.
-        """
-        view = self._idle.get(i)
-        if view is None:
-            n = self.nodes[i]
-            gpus = tuple(sorted(n.gpus))
-            if (n.free_cpus, n.free_mem, n.free_gpus) == (n.cpus, n.mem, gpus):
-                view = n
-            else:
-                view = NodeView(n.name, n.cpus, n.mem, n.gpus, n.cpus, n.mem, gpus, True, n.weight)
-            self._idle[i] = view
-        return view
 
     def part(self, i: int, pattern: NodeAlloc) -> NodeAlloc:
         """``pattern`` on node ``i`` (kept: passes place the same parts on the same nodes).
@@ -170,7 +156,7 @@ class NodeTable:
         if len(self._parts) >= _MAX_PARTS:
             self._parts.clear()
         p = pattern
-        part = NodeAlloc(self.nodes[i].name, p.cpus, p.mem, p.gpus, p.ntasks)
+        part = NodeAlloc(self.names[i], p.cpus, p.mem, p.gpus, p.ntasks)
         self._parts[key] = (pattern, part)
         return part
 

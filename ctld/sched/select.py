@@ -12,10 +12,14 @@ Imports only minislurm.model.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from typing import TypeVar
 
 from minislurm.model import Allocation, NodeAlloc, NodeView, ResourceRequest
+
+T = TypeVar("T")
 
 
 def task_capacity(req: ResourceRequest, node: NodeView) -> int:
@@ -74,29 +78,39 @@ def _ordered(req: ResourceRequest, nodes: Sequence[NodeView]) -> list[NodeView] 
 
 def _spread_tasks(req: ResourceRequest, nodes: list[NodeView]) -> list[tuple[NodeView, int]] | None:
     """Assign task counts to nodes in order, as few nodes as the request allows."""
-    chosen: list[tuple[NodeView, int]] = []
-    remaining = req.ntasks
-    n_required = len(req.req_nodes)
     # Alike nodes take as many tasks: worked out once (large jobs span hundreds of them).
     caps: dict[tuple[int, int, int, int, int, bool, bool], int] = {}
-    for node in nodes:
+
+    def offered() -> Iterator[tuple[NodeView, int]]:
+        for node in nodes:
+            shape = (
+                node.free_cpus,
+                node.free_mem,
+                len(node.free_gpus),
+                node.cpus,
+                len(node.gpus),
+                node.usable,
+                node.name in req.exc_nodes,
+            )
+            cap = caps.get(shape, -1)
+            if cap < 0:
+                cap = caps[shape] = task_capacity(req, node)
+            yield node, cap
+
+    return _spread(req, offered())
+
+
+def _spread(req: ResourceRequest, offered: Iterable[tuple[T, int]]) -> list[tuple[T, int]] | None:
+    """Task counts for the nodes offered (each with the tasks it fits), in order, fewest nodes."""
+    chosen: list[tuple[T, int]] = []
+    remaining = req.ntasks
+    n_required = len(req.req_nodes)
+    for node, cap in offered:
         must = len(chosen) < n_required
         if remaining <= 0 and len(chosen) >= req.min_nodes and not must:
             break
         if len(chosen) >= req.max_nodes:
             return None
-        shape = (
-            node.free_cpus,
-            node.free_mem,
-            len(node.free_gpus),
-            node.cpus,
-            len(node.gpus),
-            node.usable,
-            node.name in req.exc_nodes,
-        )
-        cap = caps.get(shape, -1)
-        if cap < 0:
-            cap = caps[shape] = task_capacity(req, node)
         if cap == 0:
             if must:
                 return None
@@ -162,6 +176,76 @@ def select_nodes(req: ResourceRequest, nodes: Sequence[NodeView]) -> Allocation 
     position = {n.name: i for i, n in enumerate(nodes) if n.name in chosen}
     parts.sort(key=lambda part: position[part.node])
     return Allocation(tuple(parts))
+
+
+def select_groups(
+    req: ResourceRequest, groups: Sequence[tuple[NodeView, int]], first: int, names: Sequence[str]
+) -> Allocation | None:
+    """``select_nodes`` over nodes given by groups that share their free resources.
+
+    The nodes offered, in the order ``select_nodes`` would be given them,
+    are those of ``first`` and then the others, each by position. Each
+    group is sized once, and a node is only looked at when it is taken:
+    the cost follows the groups and the nodes chosen, not the nodes offered.
+
+    Args:
+        req: a request without required nodes.
+        groups: (free resources, nameless; bitmask of the nodes that have them).
+        first: the nodes offered first (a bitmask, may be negative).
+        names: every node's name, by position.
+
+    Returns:
+        The allocation, or None when the job does not fit.
+    """
+    sign = -1 if req.gpus else 1
+    sized = [(view, mask, task_capacity(req, view)) for view, mask in groups]
+    useful = [g for g in sized if g[2] > 0]  # select_nodes passes over the others
+
+    def packing(group: _Group) -> tuple[int, ...]:
+        view = group[0]
+        return (view.weight, sign * len(view.free_gpus), view.free_cpus)
+
+    spread = _spread(req, _walk(useful, packing, first))
+    if spread is None and req.max_nodes > 1:
+        spread = _spread(req, _walk(useful, lambda g: (-g[2], *packing(g)), first))
+    if spread is None:
+        return None
+    gpu_counts = _gpus_for(req, [(view, ntasks) for (view, _), ntasks in spread])
+    if gpu_counts is None:
+        return None
+    parts = []
+    for ((node, i), ntasks), ngpus in zip(spread, gpu_counts, strict=True):
+        cpus = node.cpus if req.exclusive else ntasks * req.cpus_per_task
+        mem = req.mem_per_node or req.mem_per_cpu * cpus
+        gpus = node.free_gpus if req.exclusive else node.free_gpus[:ngpus]
+        parts.append((not first >> i & 1, i, NodeAlloc(names[i], cpus, mem, gpus, ntasks)))
+    parts.sort(key=lambda p: p[:2])
+    return Allocation(tuple(p[2] for p in parts))
+
+
+_Group = tuple[NodeView, int, int]  # free resources, bitmask of nodes, tasks a node fits
+
+
+def _walk(
+    groups: list[_Group], key: Callable[[_Group], tuple[int, ...]], first: int
+) -> Iterator[tuple[tuple[NodeView, int], int]]:
+    """The groups' nodes as a stable sort by ``key`` orders the nodes offered, lazily.
+
+    Yields ((free resources, position), tasks it fits): groups by ``key``;
+    the nodes of groups with equal keys by their place in the offer (those
+    of ``first``, then the others, each by position).
+    """
+    for _, same in itertools.groupby(sorted(groups, key=key), key=key):
+        bucket = list(same)
+        union = 0
+        for _, mask, _ in bucket:
+            union |= mask
+        for part in (union & first, union & ~first):
+            while part:
+                low = part & -part
+                part ^= low
+                view, _, cap = next(g for g in bucket if g[1] & low)
+                yield (view, low.bit_length() - 1), cap
 
 
 @functools.lru_cache(maxsize=4096)

@@ -10,7 +10,8 @@ then a few integer ANDs and popcounts, and a node that is only ever idle or
 full (whole-node jobs, the trace simulator's one-CPU nodes) costs nothing
 more. Nodes that are partly used also have a profile of their free CPUs,
 memory and GPU indices over time, read only where they are ``avail`` but
-not ``idle``.
+not ``idle``, and then per group of nodes alike in what a window leaves
+them (:mod:`ctld.sched.windows`).
 
 :meth:`Timeline.reserve` returns a new map with an allocation taken over
 ``[start, end)``; the map it was called on is unchanged, so a caller may
@@ -18,7 +19,7 @@ keep it (Flux's ``_shadow_time`` works on a copy for the same reason).
 A running job whose end has passed (still completing) is taken to free its
 resources at the next tick; one without a time limit never does.
 
-Imports minislurm.model, ctld.sched.nodetable and ctld.sched.select.
+Imports minislurm.model, ctld.sched.nodetable, ctld.sched.select and ctld.sched.windows.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import itertools
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ctld.sched.nodetable import (
     INF,
@@ -35,15 +36,14 @@ from ctld.sched.nodetable import (
     Step,
     bit_indices,
     gpu_mask,
-    gpu_tuple,
     gpu_tuple_mask,
     table_of,
 )
-from ctld.sched.select import select_alike, select_nodes
+from ctld.sched.select import select_alike, select_groups, select_nodes
+from ctld.sched.windows import Profile, WindowStates
 from minislurm.model import Allocation, NodeView, ResourceRequest, RunningJob
 
-_VERSIONS = itertools.count(1)  # profile versions, unique across maps
-Profile = tuple[Step, ...]
+_RESERVATIONS = itertools.count(1)  # ids of the reservations that change profiles
 
 
 @dataclass(frozen=True)
@@ -56,13 +56,10 @@ class Timeline:
     idle: tuple[int, ...]
     avail: tuple[int, ...]
     profiles: tuple[Profile, ...]  # per node; exact wherever the node is avail
-    # Partly used nodes as a window finds them, by (node, its profile's version, start, end):
-    # the jobs of one pass try the same few windows. Maps derived from one another share it;
-    # a reservation gives the nodes whose profile it changes a new version.
-    memo: dict[tuple[int, int, float, float], NodeView] = field(
-        default_factory=dict, compare=False, repr=False
-    )
-    versions: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
+    # Partly used nodes as windows find them: the jobs of one pass try the same few
+    # windows. Maps derived from one another share it.
+    windows: WindowStates = field(compare=False, repr=False)
+    lineage: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def now(self) -> float:
@@ -113,38 +110,23 @@ class Timeline:
         Returns:
             NodeViews whose free resources are the least over the window.
         """
-        table = self.table
-        later = start > self.begins[0]
-        busy_now = ~self.idle[0] if later else 0
-        chosen: list[int] = []
-        if limit < 0:
-            chosen = bit_indices(idle)
-        else:
-            for members in table.class_masks:
-                first = bit_indices(idle & members & busy_now, limit)
-                chosen += first + bit_indices(idle & members & ~busy_now, limit - len(first))
-        found = {i: table.idle_view(i) for i in chosen}
-        profiles, memo, versions = self.profiles, self.memo, self.versions
-        for i in bit_indices(partial):
-            key = (i, versions.get(i, 0), start, end)
-            view = memo.get(key)
-            if view is None:
-                cpus, mem, gpus = window_free(profiles[i], start, end)
-                n = table.idle_view(i)
-                free_gpus = gpu_tuple(gpus & table.capacity[i][3])
-                view = NodeView(n.name, n.cpus, n.mem, n.gpus, cpus, mem, free_gpus, True, n.weight)
-                memo[key] = view
-            found[i] = view
-        if later:
-            return [found[i] for i in sorted(found, key=lambda i: (not busy_now >> i & 1, i))]
-        return [found[i] for i in sorted(found)]
+        first, names = self._first(start), self.table.names
+        found = [
+            ((not first >> i & 1, i), view, names[i])
+            for view, members in self._groups(start, end, idle, partial, limit)
+            for i in bit_indices(members)
+        ]
+        found.sort(key=lambda f: f[0])
+        return [replace(view, name=name) for _, view, name in found]
 
     def place(
         self, req: ResourceRequest, start: float, end: float, idle: int, partial: int, limit: int
     ) -> Allocation | None:
         """Where ``select_nodes`` puts the job among the nodes of :meth:`views`, or None.
 
-        When they are all idle and alike, the choice is a cached pattern
+        Without required nodes the choice is made per group of nodes alike
+        in what they have free (:func:`~ctld.sched.select.select_groups`);
+        when they are all idle and alike, it is a cached pattern
         (:func:`~ctld.sched.select.select_alike`) named after them.
 
         Args:
@@ -154,28 +136,44 @@ class Timeline:
         Returns:
             The allocation, or None when the job does not fit there.
         """
-        if not partial and limit >= 0:
-            alike = self._alike(start, idle, limit)
-            if alike is not None:
-                chosen, view = alike
-                pattern = select_alike(req, view, len(chosen))
-                if pattern is None:
-                    return None
-                part = self.table.part
-                return Allocation(tuple(part(chosen[k], p) for k, p in pattern))
-        return select_nodes(req, self.views(start, end, idle, partial, limit))
+        if limit < 0:
+            return select_nodes(req, self.views(start, end, idle, partial, limit))
+        groups = self._groups(start, end, idle, partial, limit)
+        if len(groups) == 1 and not partial:
+            view, members = groups[0]
+            chosen = self._in_order(start, members)
+            pattern = select_alike(req, view, len(chosen))
+            if pattern is None:
+                return None
+            part = self.table.part
+            return Allocation(tuple(part(chosen[k], p) for k, p in pattern))
+        return select_groups(req, groups, self._first(start), self.table.names)
 
-    def _alike(self, start: float, idle: int, limit: int) -> tuple[list[int], NodeView] | None:
-        """The nodes :meth:`views` lists when ``idle`` holds nodes of one class only, and it."""
-        busy_now = ~self.idle[0] if start > self.begins[0] else 0
-        found = None
+    def _first(self, start: float) -> int:
+        """The nodes offered first to a job placed at ``start``: busy now, for a later start."""
+        return ~self.idle[0] if start > self.begins[0] else 0
+
+    def _in_order(self, start: float, members: int) -> list[int]:
+        """The positions of ``members`` in the order :meth:`views` lists them."""
+        first = self._first(start)
+        return bit_indices(members & first) + bit_indices(members & ~first)
+
+    def _groups(
+        self, start: float, end: float, idle: int, partial: int, limit: int
+    ) -> list[tuple[NodeView, int]]:
+        """The nodes of :meth:`views` as groups: (free resources, nameless; bitmask)."""
+        first = self._first(start)
+        groups = []
         for members, view in zip(self.table.class_masks, self.table.class_views, strict=True):
-            if idle & members:
-                if found is not None:
-                    return None
-                first = bit_indices(idle & members & busy_now, limit)
-                found = first + bit_indices(idle & members & ~busy_now, limit - len(first)), view
-        return found
+            pool = idle & members
+            if pool and limit >= 0:
+                ahead = _lowest(pool & first, limit)
+                pool = ahead | _lowest(pool & ~first, limit - ahead.bit_count())
+            if pool:
+                groups.append((view, pool))
+        if partial:
+            groups += self.windows.groups(self.profiles, self.lineage, start, end, partial)
+        return groups
 
     def reserve(self, alloc: Allocation, start: float, end: float) -> Timeline:
         """The map with ``alloc`` taken from ``start`` until ``end``.
@@ -216,9 +214,11 @@ class Timeline:
         for k in range(first, stop):
             idle[k] &= ~taken
             avail[k] &= ~(whole | cleared.get(k, 0))
-        versions = self.versions
+        lineage = self.lineage
         if changed:
-            versions = {**versions, **{i: next(_VERSIONS) for i in changed}}
+            uid = next(_RESERVATIONS)
+            self.windows.changes[uid] = sum(1 << i for i in set(changed))
+            lineage = (*lineage, uid)
         return Timeline(
             self.table,
             self.resolution,
@@ -226,8 +226,8 @@ class Timeline:
             tuple(idle),
             tuple(avail),
             self.profiles if profiles is None else tuple(profiles),
-            self.memo,
-            versions,
+            self.windows,
+            lineage,
         )
 
 
@@ -245,31 +245,6 @@ def slot_end(start: float, duration: float, resolution: int) -> float:
     if duration == INF:
         return INF
     return float(math.ceil((start + duration) / resolution) * resolution)
-
-
-def window_free(profile: Profile, start: float, end: float) -> tuple[int, int, int]:
-    """The least free CPUs and memory, and the GPUs free throughout, over ``[start, end)``.
-
-    Args:
-        profile: a node's steps.
-        start: the window's beginning.
-        end: its end.
-
-    Returns:
-        ``(cpus, mem, gpu mask)``.
-    """
-    if len(profile) == 1:
-        return profile[0][1:]
-    cpus = mem = 1 << 62
-    gpus = -1
-    last = len(profile) - 1
-    for k, (begin, c, m, g) in enumerate(profile):
-        if begin >= end:
-            break
-        if k < last and profile[k + 1][0] <= start:
-            continue
-        cpus, mem, gpus = min(cpus, c), min(mem, m), gpus & g
-    return cpus, mem, gpus
 
 
 def _boundary(begins: list[float], idle: list[int], avail: list[int], when: float) -> int:
@@ -379,7 +354,15 @@ def build_timeline(
         begins.append(when)
         idle.append(idle[-1] | gained_idle)
         avail.append(avail[-1] | gained_avail | gained_idle)
-    return Timeline(table, resolution, tuple(begins), tuple(idle), tuple(avail), tuple(profiles))
+    return Timeline(
+        table,
+        resolution,
+        tuple(begins),
+        tuple(idle),
+        tuple(avail),
+        tuple(profiles),
+        WindowStates(table),
+    )
 
 
 def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:
@@ -395,6 +378,18 @@ def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:
         else:
             steps.append((when, c, m, g))
     return tuple(steps)
+
+
+def _lowest(mask: int, count: int) -> int:
+    """The ``count`` lowest set bits of ``mask`` (all of them when it has no more)."""
+    if mask.bit_count() <= count:
+        return mask
+    out = 0
+    for _ in range(max(count, 0)):
+        low = mask & -mask
+        out |= low
+        mask ^= low
+    return out
 
 
 def _release_time(end: float, now: float, resolution: int) -> float:

@@ -1,0 +1,128 @@
+"""Partly used nodes as a window of time finds them, grouped by what they have free.
+
+A node's profile is its free CPUs, memory and GPUs over time (steps). A job
+placed over ``[start, end)`` sees the least of each over that window
+(:func:`window_free`). On a large cluster most partly used nodes look alike
+in a window (the same few job shapes hold them), so a pass keeps, per
+window, the groups of nodes with equal free resources as bitmasks
+(:class:`WindowStates`): a job's placement then works per group, not per
+node. The maps of a pass derive from one another by reservations; each one
+that changes profiles gets an id, a map carries the ids of its lineage,
+and a window's groups are brought up to date by recomputing only the nodes
+changed since it was last read along that lineage.
+
+Imports only ctld.sched.nodetable and minislurm.model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ctld.sched.nodetable import NodeTable, Step, bit_indices, gpu_tuple
+from minislurm.model import NodeView
+
+Profile = tuple[Step, ...]
+State = tuple[int, int, int, int]  # node class, free CPUs, free memory, free GPU mask
+
+
+def window_free(profile: Profile, start: float, end: float) -> tuple[int, int, int]:
+    """The least free CPUs and memory, and the GPUs free throughout, over ``[start, end)``.
+
+    Args:
+        profile: a node's steps.
+        start: the window's beginning.
+        end: its end.
+
+    Returns:
+        ``(cpus, mem, gpu mask)``.
+    """
+    if len(profile) == 1:
+        return profile[0][1:]
+    cpus = mem = 1 << 62
+    gpus = -1
+    last = len(profile) - 1
+    for k, (begin, c, m, g) in enumerate(profile):
+        if begin >= end:
+            break
+        if k < last and profile[k + 1][0] <= start:
+            continue
+        cpus, mem, gpus = min(cpus, c), min(mem, m), gpus & g
+    return cpus, mem, gpus
+
+
+@dataclass
+class _Window:
+    """The groups of one window, as of the map whose lineage it names."""
+
+    lineage: tuple[int, ...]
+    covered: int = 0  # the nodes whose state is known
+    states: dict[State, int] = field(default_factory=dict)  # state -> its nodes
+
+
+@dataclass
+class WindowStates:
+    """The groups of every window a pass has read, shared by the maps derived from one map."""
+
+    table: NodeTable
+    changes: dict[int, int] = field(default_factory=dict)  # reservation id -> nodes it changed
+    _windows: dict[tuple[float, float], _Window] = field(default_factory=dict)
+    _views: dict[State, NodeView] = field(default_factory=dict)
+
+    def groups(
+        self,
+        profiles: Sequence[Profile],
+        lineage: tuple[int, ...],
+        start: float,
+        end: float,
+        nodes: int,
+    ) -> list[tuple[NodeView, int]]:
+        """The nodes of ``nodes`` by their free resources over ``[start, end)``.
+
+        Args:
+            profiles: the map's profiles (exact over the window for ``nodes``).
+            lineage: the ids of the reservations the map was derived by.
+            start: the window's beginning.
+            end: its end.
+            nodes: a bitmask of nodes with a CPU free throughout.
+
+        Returns:
+            (free resources as a nameless NodeView, bitmask of its nodes), non-empty.
+        """
+        win = self._windows.get((start, end))
+        if win is None:
+            win = self._windows[(start, end)] = _Window(lineage)
+        elif win.lineage is not lineage:
+            self._catch_up(win, lineage)
+        missing = nodes & ~win.covered
+        if missing:
+            states, table = win.states, self.table
+            for i in bit_indices(missing):
+                cpus, mem, gpus = window_free(profiles[i], start, end)
+                key = (table.classes[i], cpus, mem, gpus & table.capacity[i][3])
+                states[key] = states.get(key, 0) | 1 << i
+            win.covered |= missing
+        return [(self._view(key), m & nodes) for key, m in win.states.items() if m & nodes]
+
+    def _catch_up(self, win: _Window, lineage: tuple[int, ...]) -> None:
+        """Forget the nodes changed between the window's map and this one."""
+        known = len(win.lineage)
+        if known <= len(lineage) and (not known or lineage[known - 1] == win.lineage[-1]):
+            stale = 0
+            for uid in lineage[known:]:
+                stale |= self.changes[uid]
+        else:  # another branch: start over
+            stale = -1
+        win.lineage = lineage
+        if stale & win.covered:
+            win.covered &= ~stale
+            win.states = {k: m & ~stale for k, m in win.states.items() if m & ~stale}
+
+    def _view(self, key: State) -> NodeView:
+        view = self._views.get(key)
+        if view is None:
+            k, cpus, mem, gpus = key
+            n = self.table.class_views[k]
+            view = NodeView("", n.cpus, n.mem, n.gpus, cpus, mem, gpu_tuple(gpus), True, n.weight)
+            self._views[key] = view
+        return view
