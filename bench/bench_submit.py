@@ -27,8 +27,9 @@ from typing import Any
 import grpc
 from benchcluster import BIN, bench_cluster
 
-from minislurm import auth
+from minislurm import auth, tls
 from minislurm.conffile import read_controller_address
+from minislurm.config import load_slurm_conf
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 
@@ -82,7 +83,12 @@ class _Signed(grpc.UnaryUnaryClientInterceptor):
 
 
 def _channel(address: str, conf: str) -> grpc.Channel:
-    return grpc.intercept_channel(grpc.insecure_channel(address), _Signed(conf))
+    files = load_slurm_conf(conf).tls_files()
+    if files is None:
+        channel = grpc.insecure_channel(address)
+    else:  # TLSType=tls/openssl (--tls)
+        channel = grpc.secure_channel(address, tls.channel_credentials(files))
+    return grpc.intercept_channel(channel, _Signed(conf))
 
 
 def _api_client(address: str, conf: str, work: str, count: int, ready: object, go: object) -> None:
@@ -160,15 +166,16 @@ def main() -> int:
     parser.add_argument("--api", type=int, default=500, help="API submissions per client")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--latency", type=int, default=30, help="latency rounds")
+    parser.add_argument("--tls", action="store_true", help="TLSType=tls/openssl on every channel")
     args = parser.parse_args()
-    with bench_cluster() as bench:
+    with bench_cluster(tls=args.tls) as bench:
         host, port = read_controller_address(bench.cluster.conf_path)
         address, work = f"{host}:{port}", bench.work
         conf = bench.cluster.conf_path
         running, script = bench_latency(address, conf, work, args.latency)
         serial = bench_sbatch(bench.env, work, args.sbatch)
         api = bench_api(address, conf, work, args.clients, args.api)
-    print(f"minislurm on {os.cpu_count()} CPUs")
+    print(f"minislurm on {os.cpu_count()} CPUs{', TLS' if args.tls else ''}")
     report("sbatch, serial", serial, "/s", "sbatch_serial")
     report(f"gRPC API, {args.clients} concurrent clients, durable", api, "/s", "api_parallel")
     report(

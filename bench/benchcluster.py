@@ -31,7 +31,7 @@ class BenchCluster:
 
 
 @contextmanager
-def bench_cluster(nodes: int = 2) -> Iterator[BenchCluster]:
+def bench_cluster(nodes: int = 2, tls: bool = False) -> Iterator[BenchCluster]:
     """Start a two-node local cluster in a temporary directory; stop it at the end.
 
     The commands' bytecode is compiled first and PYTHONDONTWRITEBYTECODE is
@@ -39,6 +39,7 @@ def bench_cluster(nodes: int = 2) -> Iterator[BenchCluster]:
 
     Args:
         nodes: how many nodes.
+        tls: TLSType=tls/openssl, with a CA and certificate made for it.
 
     Yields:
         The cluster, its work directory and the commands' environment
@@ -51,7 +52,7 @@ def bench_cluster(nodes: int = 2) -> Iterator[BenchCluster]:
     )
     with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
         cluster = LocalCluster(home)
-        cluster.up(ClusterSpec(nodes=nodes))
+        cluster.up(ClusterSpec(nodes=nodes, tls=tls))
         try:
             cluster.wait_ready()
             work = os.path.join(home, "work")

@@ -14,7 +14,7 @@ import sys
 import time
 
 from cli.opts import Option, UsageError, parse
-from minislurm import VERSION_LINE, auth
+from minislurm import VERSION_LINE, auth, tls
 from minislurm.conffile import ClientConfig, find_config, read_client_config
 from minislurm.ctlclient import ControllerClient
 from minislurm.errors import ConfigError
@@ -22,6 +22,8 @@ from minislurm.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ssl
+
     from minislurm.protowire import Message
 
 UNREACHABLE = "Unable to contact slurm controller (connect failure)"
@@ -80,6 +82,27 @@ def client_config() -> ClientConfig:
     return _config[0]
 
 
+_tls: list[ssl.SSLContext | None] = []
+
+
+def tls_context() -> ssl.SSLContext | None:
+    """The TLS context every connection of this command uses (None: no TLS).
+
+    Returns:
+        A context trusting the cluster's CA under ``TLSType=tls/openssl``, else None.
+
+    Raises:
+        CommandError: the CA file cannot be read.
+    """
+    if not _tls:
+        ca = client_config().tls_ca
+        try:
+            _tls.append(tls.client_context(ca) if ca else None)
+        except OSError as err:  # ssl.SSLError is one
+            raise CommandError(f"error: TLS CA {ca}: {err}") from None
+    return _tls[0]
+
+
 _clients: dict[tuple[str, int], ControllerClient] = {}
 
 
@@ -100,7 +123,9 @@ def controller() -> ControllerClient:
     client = _clients.get(key)
     if client is None:
         signer = auth.signer_for(config.path, config.auth_type)
-        client = ControllerClient(config.host, config.port, timeout=RPC_TIMEOUT, signer=signer)
+        client = ControllerClient(
+            config.host, config.port, timeout=RPC_TIMEOUT, signer=signer, tls=tls_context()
+        )
         _clients[key] = client
     return client
 

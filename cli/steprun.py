@@ -8,7 +8,7 @@ and a second one within a second kills the step, as Slurm's srun does.
 The exit status is the highest task exit code, or 128 + the signal that
 killed a task.
 
-Imports minislurm.agentclient and the standard library.
+Imports cli.common (for the TLS context), minislurm.agentclient and the standard library.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import select
 import sys
 import time
 
+from cli import common
 from minislurm.agentclient import AgentClient
 from minislurm.h2grpc import RpcError
 
@@ -74,8 +75,9 @@ class StepRun:
         self.unbuffered = bool(opts.get("unbuffered"))
         self.kill_on_bad_exit = bool(opts.get("kill_on_bad_exit"))
         self.stdin_to: str = str(opts.get("stdin_to", "task0"))
+        tls = common.tls_context()
         self.links = [
-            NodeLink(n.node, AgentClient(n.addr, n.port, timeout=30.0), list(n.task_ids))
+            NodeLink(n.node, AgentClient(n.addr, n.port, 30.0, tls=tls), list(n.task_ids))
             for n in reply.step.nodes
         ]
         self.exits: dict[int, tuple[int, int]] = {}

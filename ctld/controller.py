@@ -86,7 +86,10 @@ class Controller:
         )
         self.timers = JobTimers(self._time_limit_reached)
         self.warnings = JobTimers(self._warning_due)  # --signal=SIG@TIME
-        self.agents = AgentDispatcher(daemon_signer(settings.conf.auth_type, settings.cluster_key))
+        self.agents = AgentDispatcher(
+            daemon_signer(settings.conf.auth_type, settings.cluster_key),
+            tls_files=settings.conf.tls_files(),
+        )
         default = self.conf.default_partition()
         self._default_partition = default.name if default else None
         self.resvs = Reservations(

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import grpc
 
-from minislurm import auth
+from minislurm import auth, tls
 from minislurm.authgrpc import SignCalls
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
@@ -39,9 +39,16 @@ class AgentDispatcher:
     Args:
         signer: makes the credential each call carries (``minislurm.auth``).
         give_up_after: seconds to keep retrying an unreachable agent.
+        tls_files: the cluster's ``(ca, cert, key)`` under TLS (None: cleartext).
     """
 
-    def __init__(self, signer: auth.Signer, give_up_after: float = 20.0) -> None:
+    def __init__(
+        self,
+        signer: auth.Signer,
+        give_up_after: float = 20.0,
+        tls_files: tuple[str, str, str] | None = None,
+    ) -> None:
+        self._tls = tls_files
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._give_up_after = give_up_after
         self._sign = SignCalls(signer)
@@ -49,9 +56,7 @@ class AgentDispatcher:
     def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
         channel = self._channels.get(address)
         if channel is None:
-            channel = grpc.aio.insecure_channel(
-                address, options=GRPC_OPTIONS, interceptors=[self._sign]
-            )
+            channel = tls.aio_channel(address, self._tls, GRPC_OPTIONS, [self._sign])
             self._channels[address] = channel
         return pb_grpc.NodeAgentStub(channel)
 

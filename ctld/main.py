@@ -24,7 +24,7 @@ from ctld.controller import Controller
 from ctld.servicer import DAEMON_ONLY, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
-from minislurm import auth, authd, cred
+from minislurm import auth, authd, cred, tls
 from minislurm.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
@@ -120,7 +120,12 @@ def build_server(settings: CtldSettings) -> CtldServer:
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
     )
-    port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
+    try:
+        port = tls.add_port(
+            server, f"{settings.listen_host}:{settings.port}", settings.conf.tls_files()
+        )
+    except OSError as err:
+        raise Fatal(f"TLSType={settings.conf.tls_type}: {err}") from None
     if port == 0:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     settings = replace(settings, port=port)

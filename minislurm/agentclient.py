@@ -29,6 +29,7 @@ from minislurm.ctlclient import DEFAULT_TIMEOUT, ServiceClient
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Iterable
     from typing import Any
 
@@ -102,6 +103,7 @@ class AgentClient(ServiceClient):
             none, as a launched step runs as long as it runs).
         signer: makes the credential each call carries; srun needs none, as
             its calls carry the step's credential.
+        tls: speak TLS with this context (None: cleartext).
     """
 
     SERVICE = SERVICE
@@ -114,8 +116,9 @@ class AgentClient(ServiceClient):
         metadata: Iterable[tuple[str, str | bytes]] = (),
         stream_timeout: float | None = None,
         signer: auth.Signer | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
-        super().__init__(host, port, timeout, metadata, signer)
+        super().__init__(host, port, timeout, metadata, signer, tls)
         self.stream_timeout = stream_timeout
 
     def stream(self, method: str, request: Request = None, /, **fields: Any) -> MessageStream:

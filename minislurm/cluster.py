@@ -42,6 +42,7 @@ class ClusterSpec:
     slurmd_timeout: int = 30
     min_job_age: int = 300
     acct_gather_frequency: int = 30  # seconds between usage samples of a task
+    tls: bool = False  # TLSType=tls/openssl, with a CA and certificate made for the cluster
 
     @property
     def node_names(self) -> list[str]:
@@ -91,6 +92,7 @@ def render_slurm_conf(
             f"NodeName={name} NodeAddr={addr} NodeHostname={name} {shape}\n"
             for name, addr in node_addrs.items()
         )
+    tls_line = "TLSType=tls/openssl\n" if spec.tls else ""
     return f"""\
 # Written by `minislurm cluster up`; rewritten when the controller starts.
 ClusterName={spec.cluster_name}
@@ -105,7 +107,7 @@ SlurmdTimeout={spec.slurmd_timeout}
 MinJobAge={spec.min_job_age}
 MaxArraySize=10001
 JobAcctGatherFrequency=task={spec.acct_gather_frequency}
-{node_lines}PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
+{tls_line}{node_lines}PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
 PartitionName=debug Nodes={nodes} Default=NO MaxTime=60 State=UP
 """
 
@@ -238,6 +240,11 @@ class LocalCluster:
         _write_atomic(self.conf_path, self.render_config(spec))
         _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
         cred.generate_key(cred.key_path(self.conf_path))
+        if spec.tls:
+            from minislurm.config import load_slurm_conf
+            from minislurm.tlskeys import make_cluster_certs
+
+            make_cluster_certs(load_slurm_conf(self.conf_path))
 
     def _spawn(self, daemon: str, argv: list[str]) -> int:
         log = open(self.path("log", f"{daemon}.out"), "ab")
@@ -467,16 +474,19 @@ class LocalCluster:
         Raises:
             TimeoutError: not ready in time.
         """
-        from minislurm import auth
+        from minislurm import auth, tls
+        from minislurm.conffile import read_client_config
         from minislurm.ctlclient import ControllerClient
         from minislurm.h2grpc import RpcError
 
-        host, port = read_controller_address(self.conf_path)
+        config = read_client_config(self.conf_path)
+        host, port = config.host, config.port
+        context = tls.client_context(config.tls_ca) if config.tls_ca else None
 
         def ready() -> bool:
             try:
                 signer = auth.signer_for(self.conf_path)
-                with ControllerClient(host, port, timeout=5.0, signer=signer) as client:
+                with ControllerClient(host, port, 5.0, signer=signer, tls=context) as client:
                     nodes = client.call("GetNodes").nodes
             except RpcError:
                 return False

@@ -16,13 +16,14 @@ another file, relative to the including file's directory.
 
 The commands import this module, so it imports nothing at module level but
 ``os`` (already loaded by the interpreter) and, of our packages, only
-``minislurm.errors``.
+``minislurm.errors`` and ``minislurm.tls`` (which imports only ``os``).
 """
 
 from __future__ import annotations
 
 import os
 
+from minislurm import tls
 from minislurm.errors import ConfigError
 
 TYPE_CHECKING = False
@@ -353,6 +354,7 @@ class ClientConfig:
         "message_timeout",
         "path",
         "port",
+        "tls_ca",
     )
 
     def __init__(
@@ -364,6 +366,7 @@ class ClientConfig:
         cluster_name: str,
         auth_type: str = "auth/hmac",
         message_timeout: int = DEFAULT_MESSAGE_TIMEOUT,
+        tls_ca: str = "",
     ) -> None:
         self.path = path
         self.host = host
@@ -372,6 +375,7 @@ class ClientConfig:
         self.cluster_name = cluster_name
         self.auth_type = auth_type
         self.message_timeout = message_timeout
+        self.tls_ca = tls_ca  # the CA that signs the servers' certificates ("": no TLS)
 
 
 _CLIENT_KEYS = (
@@ -383,6 +387,8 @@ _CLIENT_KEYS = (
     "ClusterName",
     "AuthType",
     "MessageTimeout",
+    "TLSType",
+    "TLSParameters",
 )
 
 
@@ -394,14 +400,16 @@ def read_client_config(path: str) -> ClientConfig:
     ``ControlMachine``/``ControlAddr`` are read when there is no SlurmctldHost.
     ``SlurmctldPort`` defaults to 6817; of a range (``6817-6818``) the first
     port is used. ``MessageTimeout`` (default 10) is how many seconds a command
-    keeps trying to reach a controller that does not answer.
+    keeps trying to reach a controller that does not answer. Under
+    ``TLSType=tls/openssl`` the CA of ``TLSParameters`` is where the commands
+    find whom to trust.
 
     Args:
         path: the slurm.conf.
 
     Returns:
-        The controller's host and port, GresTypes, ClusterName, AuthType and
-        MessageTimeout.
+        The controller's host and port, GresTypes, ClusterName, AuthType,
+        MessageTimeout and the TLS CA.
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
@@ -436,7 +444,14 @@ def read_client_config(path: str) -> ClientConfig:
     cluster = found.get("ClusterName", (None, "cluster"))[1].lower()
     auth_type = found.get("AuthType", (None, "auth/hmac"))[1].lower()
     gres_types = tuple(g for g in gres.split(",") if g)
-    return ClientConfig(path, host, port, gres_types, cluster, auth_type, message_timeout)
+    tls_type = found.get("TLSType", (None, tls.TLS_NONE))[1].lower()
+    params = dict(
+        p.partition("=")[::2] for p in found.get("TLSParameters", (None, ""))[1].split(",")
+    )
+    files = tls.tls_files(path, tls_type, params)
+    return ClientConfig(
+        path, host, port, gres_types, cluster, auth_type, message_timeout, files[0] if files else ""
+    )
 
 
 def read_controller_address(path: str) -> tuple[str, int]:

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from minislurm import hostlist
+from minislurm import hostlist, tls
 from minislurm.conffile import ConfRecord, parse_file, parse_port, parse_slurmctld_host
 from minislurm.units import INFINITE, parse_gres, parse_time_limit
 
@@ -101,6 +101,8 @@ class SlurmConfig:
     slurm_user: str = "root"  # SlurmUser: slurmctld's user, trusted by the node agents
     slurmd_spool_dir: str = "/var/spool/slurmd"  # may hold %n (node name) and %h
     auth_type: str = "auth/hmac"
+    tls_type: str = tls.TLS_NONE  # TLSType: tls/openssl serves and dials gRPC over TLS
+    tls_parameters: dict[str, str] = field(default_factory=dict)  # TLSParameters
     scheduler_type: str = "sched/backfill"
     scheduler_parameters: dict[str, str] = field(default_factory=dict)  # flag -> ""
     priority_type: str = "priority/basic"
@@ -155,6 +157,10 @@ class SlurmConfig:
         node = self._nodes_by_name[name]
         return node.addr, self.slurmd_port if node.port is None else node.port
 
+    def tls_files(self, role: str = "ctld") -> tuple[str, str, str] | None:
+        """The CA, certificate and key ``role`` ("ctld"/"slurmd") uses under TLS, or None."""
+        return tls.tls_files(self.path, self.tls_type, self.tls_parameters, role)
+
     def slurmd_spool_dir_for(self, node_name: str) -> str:
         """Return SlurmdSpoolDir with ``%n`` (node name) and ``%h`` (its hostname) expanded."""
         node = self._nodes_by_name.get(node_name)
@@ -178,6 +184,8 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "SlurmUser": ("slurm_user", "str"),
     "SlurmdSpoolDir": ("slurmd_spool_dir", "str"),
     "AuthType": ("auth_type", "auth"),
+    "TLSType": ("tls_type", "tls"),
+    "TLSParameters": ("tls_parameters", "tlsparams"),
     "SchedulerType": ("scheduler_type", "sched"),
     "SchedulerParameters": ("scheduler_parameters", "params"),
     "PriorityType": ("priority_type", "priority"),
@@ -205,6 +213,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
 _CONTROLLER_KEYS = ("SlurmctldHost", "ControlMachine", "ControlAddr")
 _CHOICES = {
     "auth": ("auth/hmac", "auth/munge"),
+    "tls": tls.TLS_TYPES,
     "sched": ("sched/backfill", "sched/builtin"),
     "priority": ("priority/basic", "priority/multifactor"),
 }
@@ -386,6 +395,10 @@ def _convert(text: str, kind: str) -> Any:
         return _to_list(text)
     if kind == "params":
         return _to_params(text)
+    if kind == "tlsparams":
+        params = _to_params(text)
+        tls.check_parameters(params)
+        return params
     if kind == "acctfreq":
         return _to_acct_freq(text)
     return _to_choice(text, _CHOICES[kind])

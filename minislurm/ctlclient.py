@@ -23,6 +23,7 @@ from minislurm.rpc import minislurm_schema
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Iterable, Mapping
     from typing import Any, Self
 
@@ -44,6 +45,8 @@ class ServiceClient:
         metadata: ``(key, value)`` pairs sent with every call.
         signer: makes the credential each call carries (``minislurm.auth``);
             None: calls carry none.
+        tls: speak TLS with this context (``minislurm.tls.client_context``);
+            None: cleartext.
     """
 
     SERVICE = ""
@@ -55,8 +58,9 @@ class ServiceClient:
         timeout: float | None = DEFAULT_TIMEOUT,
         metadata: Iterable[tuple[str, str | bytes]] = (),
         signer: auth.Signer | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
-        self.channel = h2grpc.Channel(host, port, timeout)
+        self.channel = h2grpc.Channel(host, port, timeout, tls=tls)
         self.metadata = list(metadata)
         self.signer = signer
         self.schema = protowire.default_schema()

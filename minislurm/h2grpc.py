@@ -26,9 +26,14 @@ A stream's messages are credited back to the server's flow-control window as
 :meth:`Stream.read` hands them over, so a reader that falls behind slows the
 server down instead of buffering without bound (``window`` bytes per stream).
 
+Given an ``ssl.SSLContext`` (``TLSType=tls/openssl``, see minislurm.tls), a
+channel speaks the same over TLS, ALPN ``h2``, checking the server's
+certificate and name as the context says.
+
 Not thread-safe: use a channel from one thread. Imports at module level only
 ``_socket``, ``time`` and minislurm.hpack (no ``socket``, whose import alone
-costs the commands ~15 ms); none of ctld, nodeagent or cli.
+costs the commands ~15 ms; ``ssl`` comes with a TLS context); none of ctld,
+nodeagent or cli.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from minislurm import hpack
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import ssl
     from collections.abc import Callable, Iterable
 
     Metadata = Iterable[tuple[str, "str | bytes"]]
@@ -291,6 +297,7 @@ class Channel:
         window: the flow-control window advertised for the connection and for
             each stream, in bytes: how far the server may send ahead of what
             the caller has read from a stream.
+        tls: speak TLS with this context (None: cleartext).
 
     Raises:
         ValueError: ``window`` outside 65535 .. 2**31-1.
@@ -304,6 +311,7 @@ class Channel:
         *,
         user_agent: str = USER_AGENT,
         window: int = _MAX_WINDOW,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         if not _DEFAULT_WINDOW <= window <= _MAX_WINDOW:
             raise ValueError(f"window {window} outside {_DEFAULT_WINDOW}..{_MAX_WINDOW}")
@@ -311,12 +319,19 @@ class Channel:
         self.port = port
         self.timeout = timeout
         self.window = window
+        self.tls = tls
+        # What a socket read or write that would wait raises: TLS adds its own.
+        self._would_block: tuple[type[OSError], ...] = (BlockingIOError,)
+        if tls is not None:
+            import ssl
+
+            self._would_block = (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
         self._refill = window // 2  # received bytes after which a window is topped up
         self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._headers = b"".join(
             (
                 hpack.encode_indexed(3),  # :method: POST
-                hpack.encode_indexed(6),  # :scheme: http
+                hpack.encode_indexed(6 if tls is None else 7),  # :scheme: http or https
                 hpack.encode_literal(":authority", self.authority, 1),
                 hpack.encode_literal("content-type", "application/grpc", 31),
                 hpack.encode_literal("te", "trailers"),
@@ -387,7 +402,14 @@ class Channel:
             if call.messages:
                 return True
         buf = self._inbuf
-        return len(buf) >= 9 and len(buf) >= 9 + _frame_length(buf)
+        if len(buf) >= 9 and len(buf) >= 9 + _frame_length(buf):
+            return True
+        return self._tls_pending()
+
+    def _tls_pending(self) -> bool:
+        """Whether TLS holds decrypted bytes the socket's descriptor will not wake for."""
+        sock = self._sock
+        return self.tls is not None and sock is not None and sock.pending() > 0  # type: ignore[attr-defined]
 
     def unary(
         self, path: str, request: bytes, metadata: Metadata = (), timeout: float | None = None
@@ -589,6 +611,8 @@ class Channel:
                 error = e
                 continue
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            if self.tls is not None:
+                sock = self._handshake(sock)
             self._reset()
             self._sock = sock
             settings = b"".join(
@@ -601,6 +625,27 @@ class Channel:
                 self._out += _frame(_WINDOW_UPDATE, 0, 0, increment.to_bytes(4, "big"))
             return
         raise Unreachable("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
+
+    def _handshake(self, sock: _socket.socket) -> _socket.socket:
+        """Wrap a connected socket in TLS and shake hands (within the connect timeout)."""
+        assert self.tls is not None
+        try:
+            wrapped = self.tls.wrap_socket(sock, server_hostname=self.host)  # type: ignore[arg-type]
+        except TimeoutError:
+            sock.close()
+            raise RpcError(
+                "DEADLINE_EXCEEDED", f"deadline exceeded in the TLS handshake with {self.authority}"
+            ) from None
+        except OSError as e:  # ssl.SSLError is one
+            sock.close()
+            message = f"TLS handshake with {self.authority} failed: {e}"
+            if getattr(e, "verify_code", None) is not None:  # its certificate: no use retrying
+                raise RpcError("UNAVAILABLE", message) from None
+            raise Unreachable("UNAVAILABLE", message) from None
+        if wrapped.selected_alpn_protocol() != "h2":
+            wrapped.close()
+            raise Unreachable("UNAVAILABLE", f"{self.authority} did not agree to HTTP/2 over TLS")
+        return wrapped
 
     def _usable(self) -> bool:
         """Handle what arrived meanwhile; False if the connection cannot take a call."""
@@ -636,7 +681,7 @@ class Channel:
         sock.settimeout(0.0)
         try:
             sent = sock.send(self._out)
-        except BlockingIOError:
+        except self._would_block:
             return
         except OSError as e:
             self._drop("UNAVAILABLE", f"connection to {self.authority} lost: {e}")
@@ -710,14 +755,14 @@ class Channel:
         while taken < _PUMP_LIMIT:
             try:
                 chunk = sock.recv(_RECV_CHUNK)
-            except BlockingIOError:
+            except self._would_block:
                 break
             if not chunk:
                 self._drain_buffered()  # what came before the close still counts
                 raise ConnectionResetError("the server closed the connection")
             self._inbuf += chunk
             taken += len(chunk)
-            if len(chunk) < _RECV_CHUNK:
+            if len(chunk) < _RECV_CHUNK and not self._tls_pending():
                 break
         self._drain_buffered()
         self._flush(deadline)

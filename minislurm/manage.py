@@ -48,6 +48,11 @@ HOME_OPTION = click.option(
     is_flag=True,
     help="each node in a network namespace of its own, with its own address and hostname (root)",
 )
+@click.option(
+    "--tls",
+    is_flag=True,
+    help="gRPC over TLS only (TLSType=tls/openssl), with a new CA and certificate (openssl)",
+)
 def up(
     home: str,
     nodes: int,
@@ -55,8 +60,12 @@ def up(
     cpus_per_node: int,
     memory_per_node: int,
     netns: bool,
+    tls: bool,
 ) -> None:
-    """Start the cluster, or restart whichever of its daemons died."""
+    """Start the cluster, or restart whichever of its daemons died.
+
+    A new cluster takes the shape options; one that exists keeps its own.
+    """
     local = open_cluster(home)
     if netns and not isinstance(local, NetnsCluster):
         if os.path.exists(local.conf_path):
@@ -72,6 +81,7 @@ def up(
         gpus_per_node=gpus_per_node,
         cpus_per_node=cpus_per_node,
         memory_per_node=memory_per_node,
+        tls=tls,
     )
     try:
         started = local.up(spec)
@@ -150,11 +160,21 @@ def simulate(
 
 @main.command()
 @click.argument("path", required=False)
-def keygen(path: str | None) -> None:
+@click.option(
+    "--tls",
+    is_flag=True,
+    help="make the TLS CA and certificate TLSParameters name instead (PATH: the slurm.conf)",
+)
+def keygen(path: str | None, tls: bool) -> None:
     """Write a new cluster key (slurm.key beside $SLURM_CONF unless PATH is given).
 
-    Every slurmctld and slurmd of a cluster must read the same key.
+    Every slurmctld and slurmd of a cluster must read the same key. With
+    --tls: a CA and one certificate naming every host of slurm.conf, for
+    TLSType=tls/openssl; every daemon and client must read the same CA.
     """
+    if tls:
+        _make_tls_files(path or os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf"))
+        return
     if path is None:
         conf = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
         path = cred.key_path(conf)
@@ -162,3 +182,17 @@ def keygen(path: str | None) -> None:
         raise click.ClickException(f"{path} exists; remove it first to make a new key")
     cred.generate_key(path)
     click.echo(f"wrote {path} (mode 0600)")
+
+
+def _make_tls_files(conf_path: str) -> None:
+    from minislurm.config import load_slurm_conf
+    from minislurm.errors import ConfigError
+    from minislurm.tlskeys import make_cluster_certs
+
+    try:
+        written = make_cluster_certs(load_slurm_conf(conf_path))
+    except (ConfigError, OSError, RuntimeError) as err:
+        raise click.ClickException(str(err)) from None
+    if not written:
+        raise click.ClickException("the TLS files exist; remove them first to make new ones")
+    click.echo("".join(f"wrote {p}\n" for p in written), nl=False)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import grpc
 
-from minislurm import SLURM_VERSION, convert, jobenv
+from minislurm import SLURM_VERSION, convert, jobenv, tls
 from minislurm.authgrpc import SignCalls, daemon_signer
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
@@ -100,10 +100,11 @@ class Agent:
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.port = settings.port
         self.start_time = time.time()
-        self._channel = grpc.aio.insecure_channel(
+        self._channel = tls.aio_channel(
             settings.controller,
-            options=GRPC_OPTIONS,
-            interceptors=[SignCalls(daemon_signer(settings.conf.auth_type, settings.cluster_key))],
+            settings.conf.tls_files("slurmd"),
+            GRPC_OPTIONS,
+            [SignCalls(daemon_signer(settings.conf.auth_type, settings.cluster_key))],
         )
         self._ctld = pb_grpc.SlurmControllerStub(self._channel)
         self._outbox: dict[int, StepOutcome] = {}

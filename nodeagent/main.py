@@ -18,7 +18,7 @@ import sys
 
 import grpc
 
-from minislurm import auth, authd, cred
+from minislurm import auth, authd, cred, tls
 from minislurm.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
@@ -127,7 +127,11 @@ async def serve(args: argparse.Namespace) -> None:
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
     )
-    port = server.add_insecure_port(f"{settings.listen_host}:{settings.port}")
+    try:
+        address = f"{settings.listen_host}:{settings.port}"
+        port = tls.add_port(server, address, conf.tls_files("slurmd"))
+    except OSError as err:
+        raise Fatal(f"TLSType={conf.tls_type}: {err}") from None
     if port == 0:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(agent), server)

@@ -1,0 +1,214 @@
+"""Optional TLS on every gRPC channel: ``TLSType=tls/openssl`` and ``TLSParameters=``.
+
+With ``TLSType=tls/openssl`` in slurm.conf, slurmctld and every slurmd serve
+gRPC over TLS only, and every client (the commands, srun, the agents, the
+controller's calls to the agents) verifies the server's certificate against
+the cluster's CA and its name against the address it dialled. Slurm 24.11
+calls its plugin ``tls/s2n``; ours uses Python's ``ssl`` (OpenSSL), hence the
+name. ``TLSParameters`` takes Slurm's key names; relative paths are taken
+beside slurm.conf::
+
+    TLSType=tls/openssl
+    TLSParameters=ca_cert_file=tls/ca.crt,ctld_cert_file=tls/ctld.crt,ctld_cert_key_file=tls/ctld.key
+
+``slurmd_cert_file``/``slurmd_cert_key_file`` default to the controller's
+pair, so one certificate naming every host serves a small cluster
+(``minislurm cluster up --tls`` makes such a CA and certificate).
+
+Authentication stays with AuthType (every call is signed); TLS adds privacy
+and the server's identity on the wire.
+
+Imports only the standard library: ``ssl`` when a client context is made, and
+grpc inside the daemons' helpers, so a command without TLS pays for neither.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import ssl
+    from collections.abc import Sequence
+    from typing import Any
+
+    import grpc
+
+TLS_NONE = "tls/none"
+TLS_OPENSSL = "tls/openssl"
+TLS_TYPES = (TLS_NONE, TLS_OPENSSL)
+PARAM_KEYS = (
+    "ca_cert_file",
+    "ctld_cert_file",
+    "ctld_cert_key_file",
+    "slurmd_cert_file",
+    "slurmd_cert_key_file",
+)
+DEFAULT_FILES = {
+    "ca_cert_file": "tls/ca.crt",
+    "ctld_cert_file": "tls/cluster.crt",
+    "ctld_cert_key_file": "tls/cluster.key",
+}
+ALPN = ["h2"]
+
+
+def check_parameters(params: dict[str, str]) -> None:
+    """Reject TLSParameters keys we do not know (a typo must not turn TLS's files away).
+
+    Args:
+        params: the parsed ``TLSParameters``.
+
+    Raises:
+        ValueError: an unknown key or an empty path.
+    """
+    for key, value in params.items():
+        if key not in PARAM_KEYS:
+            raise ValueError(f"unknown TLSParameters key {key!r} (known: {', '.join(PARAM_KEYS)})")
+        if not value:
+            raise ValueError(f"TLSParameters {key}= needs a file")
+
+
+def tls_files(
+    conf_path: str, tls_type: str, params: dict[str, str], role: str = "ctld"
+) -> tuple[str, str, str] | None:
+    """The CA, certificate and key files a daemon or client uses, or None without TLS.
+
+    Args:
+        conf_path: the slurm.conf (relative paths are taken beside it).
+        tls_type: ``TLSType``.
+        params: ``TLSParameters``.
+        role: ``"ctld"`` or ``"slurmd"`` (whose certificate and key).
+
+    Returns:
+        ``(ca, cert, key)`` as absolute paths, or None under ``tls/none``.
+    """
+    if tls_type != TLS_OPENSSL:
+        return None
+    base = os.path.dirname(os.path.abspath(conf_path))
+
+    def pick(key: str, fallback: str) -> str:
+        path = params.get(key) or params.get(fallback) or DEFAULT_FILES[fallback]
+        return os.path.join(base, path)
+
+    ca = pick("ca_cert_file", "ca_cert_file")
+    if role == "slurmd":
+        return (
+            ca,
+            pick("slurmd_cert_file", "ctld_cert_file"),
+            pick("slurmd_cert_key_file", "ctld_cert_key_file"),
+        )
+    return (
+        ca,
+        pick("ctld_cert_file", "ctld_cert_file"),
+        pick("ctld_cert_key_file", "ctld_cert_key_file"),
+    )
+
+
+def client_context(ca_file: str) -> ssl.SSLContext:
+    """A client context that trusts only the cluster's CA and checks the server's name.
+
+    Args:
+        ca_file: the CA certificate (PEM).
+
+    Returns:
+        The context, offering ALPN ``h2`` as gRPC requires.
+
+    Raises:
+        OSError: the CA file cannot be read.
+        ssl.SSLError: it holds no certificate.
+    """
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_verify_locations(cafile=ca_file)
+    context.set_alpn_protocols(ALPN)
+    return context
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def server_credentials(files: tuple[str, str, str]) -> grpc.ServerCredentials:
+    """A gRPC server's TLS credentials from ``(ca, cert, key)``.
+
+    Args:
+        files: what :func:`tls_files` returned.
+
+    Returns:
+        The credentials (clients are not asked for certificates: AuthType
+        authenticates every call).
+
+    Raises:
+        OSError: a file cannot be read.
+    """
+    import grpc
+
+    _, cert, key = files
+    return grpc.ssl_server_credentials([(_read(key), _read(cert))])
+
+
+def channel_credentials(files: tuple[str, str, str]) -> grpc.ChannelCredentials:
+    """A gRPC channel's credentials that trust only the cluster's CA.
+
+    Args:
+        files: what :func:`tls_files` returned.
+
+    Returns:
+        The credentials.
+
+    Raises:
+        OSError: the CA file cannot be read.
+    """
+    import grpc
+
+    return grpc.ssl_channel_credentials(root_certificates=_read(files[0]))
+
+
+def add_port(server: grpc.aio.Server, address: str, files: tuple[str, str, str] | None) -> int:
+    """Bind a gRPC server's port, over TLS when ``files`` are given.
+
+    Args:
+        server: the server.
+        address: ``host:port``.
+        files: ``(ca, cert, key)``, or None for cleartext.
+
+    Returns:
+        The port bound (0 when it could not bind).
+
+    Raises:
+        OSError: a certificate or key file cannot be read.
+    """
+    if files is None:
+        return server.add_insecure_port(address)
+    return server.add_secure_port(address, server_credentials(files))
+
+
+def aio_channel(
+    address: str,
+    files: tuple[str, str, str] | None,
+    options: Sequence[tuple[str, Any]],
+    interceptors: Sequence[grpc.aio.ClientInterceptor],
+) -> grpc.aio.Channel:
+    """An asyncio gRPC channel to ``address``, over TLS when ``files`` are given.
+
+    Args:
+        address: ``host:port`` (its host is what the certificate must name).
+        files: ``(ca, cert, key)``, or None for cleartext.
+        options: channel options.
+        interceptors: client interceptors.
+
+    Returns:
+        The channel.
+
+    Raises:
+        OSError: the CA file cannot be read.
+    """
+    import grpc
+
+    if files is None:
+        return grpc.aio.insecure_channel(address, options=options, interceptors=interceptors)
+    creds = channel_credentials(files)
+    return grpc.aio.secure_channel(address, creds, options=options, interceptors=interceptors)
