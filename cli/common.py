@@ -22,7 +22,7 @@ from minislurm.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import ssl
+    from _ssl import _SSLContext
 
     from minislurm.protowire import Message
 
@@ -82,10 +82,10 @@ def client_config() -> ClientConfig:
     return _config[0]
 
 
-_tls: list[ssl.SSLContext | None] = []
+_tls: list[_SSLContext | None] = []
 
 
-def tls_context() -> ssl.SSLContext | None:
+def tls_context() -> _SSLContext | None:
     """The TLS context every connection of this command uses (None: no TLS).
 
     Returns:

@@ -29,7 +29,7 @@ from minislurm.ctlclient import DEFAULT_TIMEOUT, ServiceClient
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import ssl
+    from _ssl import _SSLContext
     from collections.abc import Iterable
     from typing import Any
 
@@ -116,7 +116,7 @@ class AgentClient(ServiceClient):
         metadata: Iterable[tuple[str, str | bytes]] = (),
         stream_timeout: float | None = None,
         signer: auth.Signer | None = None,
-        tls: ssl.SSLContext | None = None,
+        tls: _SSLContext | None = None,
     ) -> None:
         super().__init__(host, port, timeout, metadata, signer, tls)
         self.stream_timeout = stream_timeout

@@ -23,7 +23,7 @@ from minislurm.rpc import minislurm_schema
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import ssl
+    from _ssl import _SSLContext
     from collections.abc import Iterable, Mapping
     from typing import Any, Self
 
@@ -58,7 +58,7 @@ class ServiceClient:
         timeout: float | None = DEFAULT_TIMEOUT,
         metadata: Iterable[tuple[str, str | bytes]] = (),
         signer: auth.Signer | None = None,
-        tls: ssl.SSLContext | None = None,
+        tls: _SSLContext | None = None,
     ) -> None:
         self.channel = h2grpc.Channel(host, port, timeout, tls=tls)
         self.metadata = list(metadata)

@@ -26,14 +26,14 @@ A stream's messages are credited back to the server's flow-control window as
 :meth:`Stream.read` hands them over, so a reader that falls behind slows the
 server down instead of buffering without bound (``window`` bytes per stream).
 
-Given an ``ssl.SSLContext`` (``TLSType=tls/openssl``, see minislurm.tls), a
-channel speaks the same over TLS, ALPN ``h2``, checking the server's
-certificate and name as the context says.
+Given a TLS context (``TLSType=tls/openssl``, see minislurm.tls), a channel
+speaks the same over TLS, ALPN ``h2``, checking the server's certificate and
+name as the context says.
 
 Not thread-safe: use a channel from one thread. Imports at module level only
 ``_socket``, ``time`` and minislurm.hpack (no ``socket``, whose import alone
-costs the commands ~15 ms; ``ssl`` comes with a TLS context); none of ctld,
-nodeagent or cli.
+costs the commands ~15 ms, and no ``ssl``, ~30 ms: TLS goes through ``_ssl``
+itself, loaded with a TLS context); none of ctld, nodeagent or cli.
 """
 
 from __future__ import annotations
@@ -45,8 +45,9 @@ from minislurm import hpack
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import ssl
+    from _ssl import _SSLContext
     from collections.abc import Callable, Iterable
+    from typing import Any
 
     Metadata = Iterable[tuple[str, "str | bytes"]]
 
@@ -297,7 +298,8 @@ class Channel:
         window: the flow-control window advertised for the connection and for
             each stream, in bytes: how far the server may send ahead of what
             the caller has read from a stream.
-        tls: speak TLS with this context (None: cleartext).
+        tls: speak TLS with this context (``ssl.SSLContext`` or, cheaper to
+            import, what ``minislurm.tls.client_context`` makes); None: cleartext.
 
     Raises:
         ValueError: ``window`` outside 65535 .. 2**31-1.
@@ -311,7 +313,7 @@ class Channel:
         *,
         user_agent: str = USER_AGENT,
         window: int = _MAX_WINDOW,
-        tls: ssl.SSLContext | None = None,
+        tls: _SSLContext | None = None,
     ) -> None:
         if not _DEFAULT_WINDOW <= window <= _MAX_WINDOW:
             raise ValueError(f"window {window} outside {_DEFAULT_WINDOW}..{_MAX_WINDOW}")
@@ -323,9 +325,9 @@ class Channel:
         # What a socket read or write that would wait raises: TLS adds its own.
         self._would_block: tuple[type[OSError], ...] = (BlockingIOError,)
         if tls is not None:
-            import ssl
+            import _ssl
 
-            self._would_block = (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError)
+            self._would_block = (BlockingIOError, _ssl.SSLWantReadError, _ssl.SSLWantWriteError)
         self._refill = window // 2  # received bytes after which a window is topped up
         self.authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._headers = b"".join(
@@ -338,7 +340,7 @@ class Channel:
                 hpack.encode_literal("user-agent", user_agent, 58),
             )
         )
-        self._sock: _socket.socket | None = None
+        self._sock: _socket.socket | _TlsSocket | None = None
         self._unseen: set[_Call] = set()  # ended streams whose end no read() saw yet
         self._reset()
 
@@ -409,7 +411,7 @@ class Channel:
     def _tls_pending(self) -> bool:
         """Whether TLS holds decrypted bytes the socket's descriptor will not wake for."""
         sock = self._sock
-        return self.tls is not None and sock is not None and sock.pending() > 0  # type: ignore[attr-defined]
+        return isinstance(sock, _TlsSocket) and sock.pending() > 0
 
     def unary(
         self, path: str, request: bytes, metadata: Metadata = (), timeout: float | None = None
@@ -597,7 +599,7 @@ class Channel:
             raise Unreachable("UNAVAILABLE", f"cannot resolve {self.host!r}: {e}") from None
         error: OSError | None = None
         for family, kind, proto, _, address in addresses:
-            sock = _socket.socket(family, kind, proto)
+            sock = _Socket(family, kind, proto)
             try:
                 sock.settimeout(_remaining(deadline))
                 sock.connect(address)
@@ -611,10 +613,8 @@ class Channel:
                 error = e
                 continue
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
-            if self.tls is not None:
-                sock = self._handshake(sock)
             self._reset()
-            self._sock = sock
+            self._sock = sock if self.tls is None else self._handshake(sock)
             settings = b"".join(
                 ident.to_bytes(2, "big") + value.to_bytes(4, "big")
                 for ident, value in ((2, 0), (4, self.window), (5, _MAX_FRAME))
@@ -626,11 +626,11 @@ class Channel:
             return
         raise Unreachable("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
 
-    def _handshake(self, sock: _socket.socket) -> _socket.socket:
+    def _handshake(self, sock: _socket.socket) -> _TlsSocket:
         """Wrap a connected socket in TLS and shake hands (within the connect timeout)."""
         assert self.tls is not None
         try:
-            wrapped = self.tls.wrap_socket(sock, server_hostname=self.host)  # type: ignore[arg-type]
+            wrapped = _TlsSocket(sock, self.tls, self.host)
         except TimeoutError:
             sock.close()
             raise RpcError(
@@ -932,6 +932,69 @@ _HANDLERS = {
     _WINDOW_UPDATE: Channel._on_window_update,
     _CONTINUATION: Channel._on_continuation,
 }
+
+
+class _Socket(_socket.socket):
+    """A socket to which ``_ssl`` can hold the weak reference it needs."""
+
+    __slots__ = ("__weakref__",)
+
+
+class _TlsSocket:
+    """A TLS connection on a connected socket, through ``_ssl`` itself.
+
+    What of a socket the channel uses, with the semantics of
+    ``ssl.SSLSocket``: reads and writes wait as the socket's timeout says,
+    and one that would wait on a non-blocking socket raises
+    ``SSLWantReadError``/``SSLWantWriteError``.
+
+    Args:
+        raw: the connected socket (its timeout bounds the handshake).
+        context: the client context.
+        host: the server's name, for SNI and the certificate check.
+
+    Raises:
+        OSError: the handshake failed (``ssl.SSLError`` and its kin are OSErrors).
+    """
+
+    __slots__ = ("_raw", "_tls")
+
+    def __init__(self, raw: _socket.socket, context: _SSLContext, host: str) -> None:
+        self._raw = raw
+        wrap: Any = context._wrap_socket  # type: ignore[attr-defined]
+        self._tls: Any = wrap(raw, False, host)
+        self._tls.do_handshake()
+
+    def settimeout(self, timeout: float | None) -> None:
+        self._raw.settimeout(timeout)
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def recv(self, size: int) -> bytes:
+        data: bytes = self._tls.read(size)
+        return data
+
+    def send(self, data: bytes | bytearray | memoryview) -> int:
+        sent: int = self._tls.write(data)
+        return sent
+
+    def sendall(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._tls.write(view) :]
+
+    def pending(self) -> int:
+        """Decrypted bytes held in TLS, which ``poll`` on the socket does not see."""
+        held: int = self._tls.pending()
+        return held
+
+    def selected_alpn_protocol(self) -> str | None:
+        chosen: str | None = self._tls.selected_alpn_protocol()
+        return chosen
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 def split_messages(buf: bytearray) -> list[bytes]:
