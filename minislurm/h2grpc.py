@@ -31,7 +31,7 @@ speaks the same over TLS, ALPN ``h2``, checking the server's certificate and
 name as the context says.
 
 Not thread-safe: use a channel from one thread. Imports at module level only
-``_socket``, ``time`` and minislurm.hpack (no ``socket``, whose import alone
+``_socket``, ``time``, minislurm.hpack and minislurm.tls (no ``socket``, whose import alone
 costs the commands ~15 ms, and no ``ssl``, ~30 ms: TLS goes through ``_ssl``
 itself, loaded with a TLS context); none of ctld, nodeagent or cli.
 """
@@ -41,13 +41,13 @@ from __future__ import annotations
 import _socket
 import time
 
-from minislurm import hpack
+from minislurm import hpack, tls
+from minislurm.tls import TlsSocket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _ssl import _SSLContext
     from collections.abc import Callable, Iterable
-    from typing import Any
 
     Metadata = Iterable[tuple[str, "str | bytes"]]
 
@@ -340,7 +340,7 @@ class Channel:
                 hpack.encode_literal("user-agent", user_agent, 58),
             )
         )
-        self._sock: _socket.socket | _TlsSocket | None = None
+        self._sock: _socket.socket | TlsSocket | None = None
         self._unseen: set[_Call] = set()  # ended streams whose end no read() saw yet
         self._reset()
 
@@ -411,7 +411,7 @@ class Channel:
     def _tls_pending(self) -> bool:
         """Whether TLS holds decrypted bytes the socket's descriptor will not wake for."""
         sock = self._sock
-        return isinstance(sock, _TlsSocket) and sock.pending() > 0
+        return isinstance(sock, TlsSocket) and sock.pending() > 0
 
     def unary(
         self, path: str, request: bytes, metadata: Metadata = (), timeout: float | None = None
@@ -599,7 +599,7 @@ class Channel:
             raise Unreachable("UNAVAILABLE", f"cannot resolve {self.host!r}: {e}") from None
         error: OSError | None = None
         for family, kind, proto, _, address in addresses:
-            sock = _Socket(family, kind, proto)
+            sock = tls.Socket(family, kind, proto)
             try:
                 sock.settimeout(_remaining(deadline))
                 sock.connect(address)
@@ -626,11 +626,11 @@ class Channel:
             return
         raise Unreachable("UNAVAILABLE", f"failed to connect to {self.authority}: {error}")
 
-    def _handshake(self, sock: _socket.socket) -> _TlsSocket:
+    def _handshake(self, sock: _socket.socket) -> TlsSocket:
         """Wrap a connected socket in TLS and shake hands (within the connect timeout)."""
         assert self.tls is not None
         try:
-            wrapped = _TlsSocket(sock, self.tls, self.host)
+            wrapped = TlsSocket(sock, self.tls, self.host)
         except TimeoutError:
             sock.close()
             raise RpcError(
@@ -932,69 +932,6 @@ _HANDLERS = {
     _WINDOW_UPDATE: Channel._on_window_update,
     _CONTINUATION: Channel._on_continuation,
 }
-
-
-class _Socket(_socket.socket):
-    """A socket to which ``_ssl`` can hold the weak reference it needs."""
-
-    __slots__ = ("__weakref__",)
-
-
-class _TlsSocket:
-    """A TLS connection on a connected socket, through ``_ssl`` itself.
-
-    What of a socket the channel uses, with the semantics of
-    ``ssl.SSLSocket``: reads and writes wait as the socket's timeout says,
-    and one that would wait on a non-blocking socket raises
-    ``SSLWantReadError``/``SSLWantWriteError``.
-
-    Args:
-        raw: the connected socket (its timeout bounds the handshake).
-        context: the client context.
-        host: the server's name, for SNI and the certificate check.
-
-    Raises:
-        OSError: the handshake failed (``ssl.SSLError`` and its kin are OSErrors).
-    """
-
-    __slots__ = ("_raw", "_tls")
-
-    def __init__(self, raw: _socket.socket, context: _SSLContext, host: str) -> None:
-        self._raw = raw
-        wrap: Any = context._wrap_socket  # type: ignore[attr-defined]
-        self._tls: Any = wrap(raw, False, host)
-        self._tls.do_handshake()
-
-    def settimeout(self, timeout: float | None) -> None:
-        self._raw.settimeout(timeout)
-
-    def fileno(self) -> int:
-        return self._raw.fileno()
-
-    def recv(self, size: int) -> bytes:
-        data: bytes = self._tls.read(size)
-        return data
-
-    def send(self, data: bytes | bytearray | memoryview) -> int:
-        sent: int = self._tls.write(data)
-        return sent
-
-    def sendall(self, data: bytes | bytearray | memoryview) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[self._tls.write(view) :]
-
-    def pending(self) -> int:
-        """Decrypted bytes held in TLS, which ``poll`` on the socket does not see."""
-        held: int = self._tls.pending()
-        return held
-
-    def selected_alpn_protocol(self) -> str | None:
-        chosen: str | None = self._tls.selected_alpn_protocol()
-        return chosen
-
-    def close(self) -> None:
-        self._raw.close()
 
 
 def split_messages(buf: bytearray) -> list[bytes]:

@@ -18,12 +18,14 @@ pair, so one certificate naming every host serves a small cluster
 Authentication stays with AuthType (every call is signed); TLS adds privacy
 and the server's identity on the wire.
 
-Imports only the standard library: ``_ssl`` when a client context is made, and
-grpc inside the daemons' helpers, so a command without TLS pays for neither.
+Imports only the standard library: ``_socket`` (loaded by the commands
+anyway), ``_ssl`` when a client context is made, and grpc inside the daemons'
+helpers, so a command without TLS pays for neither.
 """
 
 from __future__ import annotations
 
+import _socket
 import os
 
 TYPE_CHECKING = False
@@ -128,6 +130,69 @@ def client_context(ca_file: str) -> _SSLContext:
     alpn: Any = context._set_alpn_protocols  # type: ignore[attr-defined]
     alpn(b"".join(bytes([len(p)]) + p.encode() for p in ALPN))
     return context
+
+
+class Socket(_socket.socket):
+    """A socket to which ``_ssl`` can hold the weak reference it needs."""
+
+    __slots__ = ("__weakref__",)
+
+
+class TlsSocket:
+    """A TLS connection on a connected :class:`Socket`, through ``_ssl`` itself.
+
+    What of a socket minislurm.h2grpc uses, with the semantics of
+    ``ssl.SSLSocket``: reads and writes wait as the socket's timeout says,
+    and one that would wait on a non-blocking socket raises
+    ``SSLWantReadError``/``SSLWantWriteError``.
+
+    Args:
+        raw: the connected socket (its timeout bounds the handshake).
+        context: the client context.
+        host: the server's name, for SNI and the certificate check.
+
+    Raises:
+        OSError: the handshake failed (``ssl.SSLError`` and its kin are OSErrors).
+    """
+
+    __slots__ = ("_raw", "_tls")
+
+    def __init__(self, raw: _socket.socket, context: _SSLContext, host: str) -> None:
+        self._raw = raw
+        wrap: Any = context._wrap_socket  # type: ignore[attr-defined]
+        self._tls: Any = wrap(raw, False, host)
+        self._tls.do_handshake()
+
+    def settimeout(self, timeout: float | None) -> None:
+        self._raw.settimeout(timeout)
+
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def recv(self, size: int) -> bytes:
+        data: bytes = self._tls.read(size)
+        return data
+
+    def send(self, data: bytes | bytearray | memoryview) -> int:
+        sent: int = self._tls.write(data)
+        return sent
+
+    def sendall(self, data: bytes | bytearray | memoryview) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[self._tls.write(view) :]
+
+    def pending(self) -> int:
+        """Decrypted bytes held in TLS, which ``poll`` on the socket does not see."""
+        held: int = self._tls.pending()
+        return held
+
+    def selected_alpn_protocol(self) -> str | None:
+        chosen: str | None = self._tls.selected_alpn_protocol()
+        return chosen
+
+    def close(self) -> None:
+        self._raw.close()
 
 
 def _read(path: str) -> bytes:
