@@ -18,7 +18,15 @@ import sys
 import time
 
 from cli.alloc import allocate, release
-from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
+from cli.common import (
+    CommandError,
+    call,
+    client_config,
+    controller,
+    parse_or_exit,
+    rpc_message,
+    run,
+)
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
 from cli.steprun import StepRun, install_signal_pipe
 from cli.submit import (
@@ -359,6 +367,26 @@ def _kill_on_bad_exit(values: dict[str, object]) -> bool:
     return str(values["kill_on_bad_exit"]) not in ("0",)
 
 
+def step_addresses(job_id: int, step_id: int) -> dict[str, tuple[str, int]]:
+    """Where the agents of a step's nodes listen now, as the controller knows (one try).
+
+    Args:
+        job_id: the job.
+        step_id: the step.
+
+    Returns:
+        Node name -> (address, port); empty when the step is gone.
+
+    Raises:
+        RpcError: the controller did not answer.
+    """
+    reply = controller().call("GetSteps", job_id=job_id)
+    for step in reply.steps:
+        if step.step_id == step_id:
+            return {n.node: (n.addr, int(n.port)) for n in step.nodes}
+    return {}
+
+
 def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
     """Create, launch and follow one step of ``job_id``.
 
@@ -381,7 +409,8 @@ def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
         "stdin_to": "none" if request["stdin"] else ("all" if stdin == "all" else "task0"),
     }
     wake = install_signal_pipe()
-    step = StepRun(PROG, reply, request, options)
+    step_id = int(reply.step.step_id)
+    step = StepRun(PROG, reply, request, options, lambda: step_addresses(job_id, step_id))
     try:
         step.launch()
         return step.wait(wake)

@@ -6,7 +6,9 @@ as it arrives (raw with ``-u``; with ``N: `` labels under ``-l``); srun's
 stdin goes to task 0 (or every task); Ctrl-C forwards SIGINT to the tasks
 and a second one within a second kills the step, as Slurm's srun does.
 The exit status is the highest task exit code, or 128 + the signal that
-killed a task.
+killed a task. When a node's slurmd goes away mid-step (the step runs on
+under its stepd), srun attaches to the step again once the restarted slurmd
+answers, for up to REATTACH_SECONDS, and gets what the tasks did meanwhile.
 
 Imports cli.common (for the TLS context), minislurm.agentclient and the standard library.
 """
@@ -25,6 +27,8 @@ from minislurm.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from minislurm.agentclient import MessageStream
     from minislurm.protowire import Message
 
@@ -45,26 +49,42 @@ SIGNAL_WORDS = {
 }
 ABORT_WINDOW = 1.0  # a second Ctrl-C within this many seconds kills the step
 READ_CHUNK = 65536
+REATTACH_SECONDS = 60.0  # how long srun tries to find its step again on a node it lost
+REATTACH_RETRY = 0.5  # seconds between tries
 
 
 class NodeLink:
-    """srun's connection to one node of the step."""
+    """srun's connection to one node of the step.
 
-    __slots__ = ("agent", "done", "name", "stream", "task_ids")
+    ``lost`` is when the connection to the node's slurmd was lost (0 while
+    connected): srun then tries to attach to the step again, which ran on.
+    """
 
-    def __init__(self, name: str, agent: AgentClient, task_ids: list[int]) -> None:
+    __slots__ = ("address", "agent", "done", "lost", "name", "retry_at", "stream", "task_ids")
+
+    def __init__(
+        self, name: str, address: tuple[str, int], agent: AgentClient, task_ids: list[int]
+    ) -> None:
         self.name = name
+        self.address = address
         self.agent = agent
         self.task_ids = task_ids
         self.stream: MessageStream | None = None
         self.done = False
+        self.lost = 0.0
+        self.retry_at = 0.0
 
 
 class StepRun:
     """The state of a running step as srun sees it."""
 
     def __init__(
-        self, prog: str, reply: Message, request: dict[str, object], opts: dict[str, object]
+        self,
+        prog: str,
+        reply: Message,
+        request: dict[str, object],
+        opts: dict[str, object],
+        locate: Callable[[], dict[str, tuple[str, int]]] | None = None,
     ):
         self.prog = prog
         self.step = reply.step
@@ -77,9 +97,15 @@ class StepRun:
         self.stdin_to: str = str(opts.get("stdin_to", "task0"))
         tls = common.tls_context()
         self.links = [
-            NodeLink(n.node, AgentClient(n.addr, n.port, 30.0, tls=tls), list(n.task_ids))
+            NodeLink(
+                n.node,
+                (n.addr, n.port),
+                AgentClient(n.addr, n.port, 30.0, tls=tls),
+                list(n.task_ids),
+            )
             for n in reply.step.nodes
         ]
+        self.locate = locate  # where the nodes' agents listen now (one may have restarted)
         self.exits: dict[int, tuple[int, int]] = {}
         self.partial: dict[tuple[int, int], bytes] = {}
         self.last_interrupt = 0.0
@@ -124,10 +150,15 @@ class StepRun:
         if stdin is not None:
             poller.register(stdin, select.POLLIN)
         while any(not link.done for link in self.links):
+            for link in self._reattach():
+                fd = link.agent.fileno()
+                by_fd[fd] = link
+                poller.register(fd, select.POLLIN)
             # A stream may hold data already taken off its socket: poll() would not see it.
             events = [(fd, select.POLLIN) for fd, link in by_fd.items() if link.agent.pending()]
             if not events:
-                events = poller.poll(1000)
+                lost = any(link.lost and not link.done for link in self.links)
+                events = poller.poll(REATTACH_RETRY * 1000 if lost else 1000)
             for fd, _ in events:
                 if fd == wake:
                     self._on_signals(wake)
@@ -138,7 +169,7 @@ class StepRun:
                 elif fd in by_fd:
                     link = by_fd[fd]
                     self._drain(link)
-                    if link.done:
+                    if link.done or link.stream is None:
                         del by_fd[fd]
                         poller.unregister(fd)
         self._flush_partials()
@@ -149,14 +180,63 @@ class StepRun:
         try:
             events = link.stream.read(block=False)
         except RpcError as err:
-            self._node_failed(link, err)
+            if err.code != "UNAVAILABLE":
+                self._node_failed(link, err)
+                return
+            link.stream = None  # slurmd went away: the step runs on; find it again
+            link.lost = link.lost or time.monotonic()
+            link.retry_at = time.monotonic() + REATTACH_RETRY
             return
+        if events:
+            link.lost = 0.0
         for event in events:
             self._on_event(link, event)
         # Every task of the node has exited: srun is done with it (as Slurm's
         # srun, it does not wait for the node's clean-up).
         if link.stream.done or all(task in self.exits for task in link.task_ids):
             link.done = True
+
+    def _reattach(self) -> list[NodeLink]:
+        """Attach again to the step on the nodes whose slurmd was lost, when time is.
+
+        Returns:
+            The links attached again now (their connections are new).
+        """
+        now = time.monotonic()
+        attached = []
+        for link in self.links:
+            if link.done or link.stream is not None or now < link.retry_at:
+                continue
+            if now - link.lost > REATTACH_SECONDS:
+                reason = f"lost its slurmd for {REATTACH_SECONDS:.0f} seconds"
+                self._node_failed(link, RpcError("UNAVAILABLE", reason))
+                continue
+            self._relocate(link)
+            try:
+                link.stream = link.agent.stream(
+                    "AttachStep",
+                    credential=self.request["credential"],
+                    job_id=self.job_id,
+                    step_id=self.step_id,
+                )
+            except RpcError:
+                link.retry_at = now + REATTACH_RETRY
+                continue
+            attached.append(link)
+        return attached
+
+    def _relocate(self, link: NodeLink) -> None:
+        """Follow a node's slurmd to the address it registered after its restart."""
+        if self.locate is None:
+            return
+        try:
+            address = self.locate().get(link.name)
+        except RpcError:
+            return  # the controller may be restarting too: try the old address
+        if address is not None and address != link.address:
+            link.agent.close()
+            link.address = address
+            link.agent = AgentClient(*address, 30.0, tls=common.tls_context())
 
     def _on_event(self, link: NodeLink, event: Message) -> None:
         kind = int(event.kind)

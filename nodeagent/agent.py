@@ -125,6 +125,7 @@ class Agent:
         self.launcher.touch_alive()
         for outcome in self.launcher.adopt():
             self._outbox[outcome.job_id] = outcome
+        self.steps.adopt()
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._heartbeat_loop(), name="heartbeat"),

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 # srun's calls: each carries a step credential the handler checks. Every other
 # method is the controller's (minislurm.authgrpc checks its credential).
-STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks"})
+STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks", "AttachStep"})
 CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Ping"})
 
 
@@ -74,6 +74,17 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
         except (StepdError, OSError, ValueError) as err:
             log.exception("step=%d.%d launch failed", request.job_id, request.step_id)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"launch failed: {err}")
+
+    async def AttachStep(
+        self, request: pb.AttachStepRequest, context: Ctx
+    ) -> AsyncIterator[pb.TaskEvent]:
+        try:
+            async for event in self.agent.steps.attach(request):
+                yield event
+        except CredentialError as err:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        except LookupError as err:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(err))
 
     async def TaskInput(self, request: pb.TaskInputRequest, context: Ctx) -> pb.TaskInputReply:
         try:

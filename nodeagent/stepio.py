@@ -333,7 +333,7 @@ async def _connection(
     """Accept stepd's connection (checked by its pid) and read its HELLO."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    exited = asyncio.ensure_future(_wait_readable(pidfd, None))
+    exited = asyncio.ensure_future(wait_readable(pidfd, None))
     try:
         while True:
             accept = asyncio.ensure_future(loop.sock_accept(listener))
@@ -362,8 +362,16 @@ async def _connection(
     return reader, writer
 
 
-async def _wait_readable(fd: int, timeout: float | None) -> bool:
-    """Wait until ``fd`` (a pidfd: the process exited) is readable; False on timeout."""
+async def wait_readable(fd: int, timeout: float | None) -> bool:
+    """Wait until ``fd`` (a pidfd: the process exited) is readable.
+
+    Args:
+        fd: the descriptor.
+        timeout: seconds; None: no limit.
+
+    Returns:
+        True when it is readable, False on timeout.
+    """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[None] = loop.create_future()
 
@@ -647,7 +655,7 @@ class StepSession:
         self._writer.close()
         exited = self._proc.poll() is not None
         if not exited and self._pidfd >= 0:
-            await _wait_readable(self._pidfd, wait)
+            await wait_readable(self._pidfd, wait)
             exited = self._proc.poll() is not None
         if self._pidfd >= 0:
             os.close(self._pidfd)

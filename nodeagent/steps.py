@@ -7,14 +7,17 @@ from the signed layout (never from what srun claims), starts the step and
 turns stepd's events into the TaskEvent stream srun reads. When the tasks
 have ended, the node reports the step to the controller through the
 agent's outbox. If srun goes away mid-step, the step is killed, as Slurm
-does when it loses its srun.
+does when it loses its srun. A restarted slurmd adopts the steps that ran
+on (:mod:`nodeagent.stepadopt`), reports their ends, and lets their sruns
+attach again.
 
-Imports nodeagent.stepio and minislurm.
+Imports nodeagent.stepio, nodeagent.stepadopt and minislurm.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import subprocess
@@ -26,11 +29,14 @@ from minislurm import convert, cred, jobenv
 from minislurm.errors import CredentialError
 from minislurm.iopattern import output_path
 from minislurm.rpc import minislurm_pb2 as pb
-from nodeagent import stepio
+from nodeagent import stepadopt, stepio
+from nodeagent.stepadopt import AdoptedStep
 
 log = logging.getLogger(__name__)
 
 RECENT_STEPS = 1024  # ended steps remembered, so late input is dropped at once
+ADOPTED_KEEP = 300.0  # seconds an adopted step's events wait for its srun to attach
+Session = stepio.StepSession | AdoptedStep
 _KINDS = {
     stepio.EventKind.STDOUT: pb.TaskEvent.STDOUT,
     stepio.EventKind.STDERR: pb.TaskEvent.STDERR,
@@ -172,7 +178,9 @@ class StepManager:
         self._spawn = spawn
         self._followers: set[asyncio.Task[None]] = set()
         self._listeners: dict[tuple[int, int], asyncio.Queue[pb.TaskEvent | None]] = {}
-        self.sessions: dict[tuple[int, int], stepio.StepSession] = {}
+        self.sessions: dict[tuple[int, int], Session] = {}
+        self.adopted: dict[tuple[int, int], AdoptedStep] = {}
+        self._adoption = asyncio.Event()  # set once the spool's steps are adopted
         # Input may reach a node before the launch it belongs to: both meet here.
         self._launches: dict[tuple[int, int], asyncio.Future[stepio.StepSession | None]] = {}
         self._recently_ended: dict[tuple[int, int], None] = {}  # ordered, bounded
@@ -262,7 +270,45 @@ class StepManager:
                 log.info("step=%d.%d lost its srun: killing it", *key)
                 session.terminate(self.facts.kill_wait, "CANCELLED", time.time())
 
-    async def _follow(self, key: tuple[int, int], session: stepio.StepSession) -> None:
+    def adopt(self) -> None:
+        """After a restart: follow the steps whose stepds ran on (or ended unreported)."""
+        for key in stepadopt.find(self.facts.spool_dir):
+            step = AdoptedStep(self.step_dir(*key), *key)
+            self.sessions[key] = self.adopted[key] = step
+            follower = asyncio.get_running_loop().create_task(
+                self._follow(key, step), name=f"step {key[0]}.{key[1]}"
+            )
+            self._followers.add(follower)
+            follower.add_done_callback(self._followers.discard)
+            log.info("job=%d step=%d stepd pid=%d adopted", *key, step.pid)
+        self._adoption.set()
+
+    async def attach(self, request: pb.AttachStepRequest) -> AsyncIterator[pb.TaskEvent]:
+        """What an adopted step's tasks did since the old slurmd went, to its end.
+
+        Args:
+            request: srun's request, with the step's credential.
+
+        Yields:
+            Task output and exits, then NODE_DONE.
+
+        Raises:
+            CredentialError: the credential does not name this step and node.
+            LookupError: no step of this node's that ran on through a restart.
+        """
+        key = (request.job_id, request.step_id)
+        check_credential(self.facts.key, request.credential, *key, self.facts.node_name, None)
+        with contextlib.suppress(TimeoutError):  # an srun may come before the adoption
+            await asyncio.wait_for(self._adoption.wait(), stepio.START_TIMEOUT)
+        step = self.adopted.get(key)
+        if step is None:
+            raise LookupError(f"step {key[0]}.{key[1]} is not on node {self.facts.node_name}")
+        async for event in step.replay():
+            message = self._task_event(event)
+            if message is not None:
+                yield message
+
+    async def _follow(self, key: tuple[int, int], session: Session) -> None:
         """Relay a step's events to its srun while it listens; report the step's end anyway.
 
         srun may stop listening once every task has exited (it does not wait
@@ -277,22 +323,30 @@ class StepManager:
         async for event in session.events():
             if event.kind is stepio.EventKind.DONE:
                 self._finish(key, session)
-                relay(pb.TaskEvent(kind=pb.TaskEvent.NODE_DONE, node=self.facts.node_name))
-            elif event.kind in _KINDS:
-                relay(
-                    pb.TaskEvent(
-                        kind=_KINDS[event.kind],
-                        task_id=event.task_id,
-                        data=event.data,
-                        exit_code=event.exit_code,
-                        signal=event.signal,
-                        node=self.facts.node_name,
-                        error=event.error,
-                    )
-                )
+            message = self._task_event(event)
+            if message is not None:
+                relay(message)
         relay(None)
+        if key in self.adopted:
+            asyncio.get_running_loop().call_later(ADOPTED_KEEP, self.adopted.pop, key, None)
 
-    def _finish(self, key: tuple[int, int], session: stepio.StepSession) -> None:
+    def _task_event(self, event: stepio.StepEvent) -> pb.TaskEvent | None:
+        """The message srun gets for a step's event (None for those it does not see)."""
+        if event.kind is stepio.EventKind.DONE:
+            return pb.TaskEvent(kind=pb.TaskEvent.NODE_DONE, node=self.facts.node_name)
+        if event.kind not in _KINDS:
+            return None
+        return pb.TaskEvent(
+            kind=_KINDS[event.kind],
+            task_id=event.task_id,
+            data=event.data,
+            exit_code=event.exit_code,
+            signal=event.signal,
+            node=self.facts.node_name,
+            error=event.error,
+        )
+
+    def _finish(self, key: tuple[int, int], session: Session) -> None:
         self.sessions.pop(key, None)
         self._launches.pop(key, None)
         self._ended(key)
@@ -327,7 +381,7 @@ class StepManager:
 
     async def _session(
         self, job_id: int, step_id: int, signed: pb.SignedCredential
-    ) -> stepio.StepSession | None:
+    ) -> Session | None:
         """The step's session; None when it has ended here (input or a signal came late).
 
         A request that arrives before its step was launched here waits for it.
@@ -370,7 +424,7 @@ class StepManager:
         if session is not None and not session.done:
             session.signal(request.signal)
 
-    def of_job(self, job_id: int) -> list[stepio.StepSession]:
+    def of_job(self, job_id: int) -> list[Session]:
         """The running steps of a job on this node.
 
         Args:

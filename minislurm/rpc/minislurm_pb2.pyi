@@ -1463,3 +1463,13 @@ class SignalTasksRequest(_message.Message):
 class SignalTasksReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
+
+class AttachStepRequest(_message.Message):
+    __slots__ = ("credential", "job_id", "step_id")
+    CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    credential: SignedCredential
+    job_id: int
+    step_id: int
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ...) -> None: ...

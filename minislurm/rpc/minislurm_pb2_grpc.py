@@ -1130,6 +1130,11 @@ class NodeAgentStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksReply.FromString,
                 _registered_method=True)
+        self.AttachStep = channel.unary_stream(
+                '/minislurm.v1.NodeAgent/AttachStep',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.AttachStepRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.FromString,
+                _registered_method=True)
 
 
 class NodeAgentServicer:
@@ -1177,6 +1182,12 @@ class NodeAgentServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AttachStep(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NodeAgentServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1214,6 +1225,11 @@ def add_NodeAgentServicer_to_server(servicer, server):
                     servicer.SignalTasks,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.SignalTasksReply.SerializeToString,
+            ),
+            'AttachStep': grpc.unary_stream_rpc_method_handler(
+                    servicer.AttachStep,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.AttachStepRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1405,6 +1421,33 @@ class NodeAgent:
             '/minislurm.v1.NodeAgent/SignalTasks',
             minislurm_dot_v1_dot_minislurm__pb2.SignalTasksRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.SignalTasksReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AttachStep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/AttachStep',
+            minislurm_dot_v1_dot_minislurm__pb2.AttachStepRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.FromString,
             options,
             channel_credentials,
             insecure,

@@ -719,6 +719,11 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     ),
     'minislurm.v1.SignalTasksReply': (
     ),
+    'minislurm.v1.AttachStepRequest': (
+        (1, 'credential', 'message', '', False, 'minislurm.v1.SignedCredential', ''),
+        (2, 'job_id', 'uint32', '', False, '', ''),
+        (3, 'step_id', 'uint32', '', False, '', ''),
+    ),
 }
 
 ENUMS: "dict[str, tuple[tuple[str, int], ...]]" = {
@@ -761,5 +766,6 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'LaunchTasks': ('minislurm.v1.LaunchTasksRequest', 'minislurm.v1.TaskEvent', False, True),
         'TaskInput': ('minislurm.v1.TaskInputRequest', 'minislurm.v1.TaskInputReply', False, False),
         'SignalTasks': ('minislurm.v1.SignalTasksRequest', 'minislurm.v1.SignalTasksReply', False, False),
+        'AttachStep': ('minislurm.v1.AttachStepRequest', 'minislurm.v1.TaskEvent', False, True),
     },
 }

@@ -7,6 +7,7 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import TestCluster
 from helpers import pid_alive, wait_until
 
@@ -117,3 +118,48 @@ def test_srun_streams_through_a_controller_restart(fresh_cluster: TestCluster) -
     assert proc.returncode == 3, err
     (job_id,) = [int(j) for j in cluster.run("squeue", "-h", "-t", "all", "-o", "%i").out.split()]
     assert cluster.wait_state(job_id, timeout=10)["JobState"] == "FAILED"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("ends", ["after the restart", "while the agent is gone"])
+def test_srun_step_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster, ends: str) -> None:
+    cluster = fresh_cluster
+    gate = cluster.workdir / "gate5"
+    script = f"echo before; while [ ! -e {gate} ]; do sleep 0.1; done; echo after; exit 3"
+    proc = subprocess.Popen(
+        ["srun", "-w", "n1", "-n2", "-l", "bash", "-c", script],
+        env=cluster.env,
+        cwd=cluster.workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = {proc.stdout.readline(), proc.stdout.readline()}
+        assert lines == {"0: before\n", "1: before\n"}
+        (job_id,) = [int(j) for j in cluster.run("squeue", "-h", "-o", "%i").out.split()]
+        (stepd,) = cluster.local.stepd_pids()
+        pid = cluster.local.pid("slurmd-n1")
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: cluster.local.pid("slurmd-n1") is None, 10, "slurmd to die")
+        assert cluster.local.stepd_pids() == [stepd]  # the step's supervisor and tasks live on
+        if ends == "while the agent is gone":
+            gate.touch()
+            wait_until(lambda: not pid_alive(stepd), 10, "the step to end")
+        log = cluster.home / "log" / "slurmd-n1.log"
+        adopted = f"job={job_id} step=0 stepd pid={stepd if pid_alive(stepd) else 0} adopted"
+        cluster.start()  # the new agent adopts the step; srun finds it again
+        wait_until(lambda: adopted in log.read_text(), 20, "the new agent to adopt the step")
+        gate.touch()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert sorted(out.splitlines()) == ["0: after", "1: after"], err
+    assert proc.returncode == 3, err
+    cluster.wait_state(job_id, timeout=10)
+    step = f"{job_id}.0"
+    fields = ("sacct", "-n", "-P", "-j", step, "-o", "JobID,State,ExitCode,NodeList")
+    wait_until(lambda: cluster.run(*fields).out.split() == [f"{step}|FAILED|3:0|n1"], 10, "sacct")

@@ -1,0 +1,239 @@
+"""srun steps a restarted slurmd finds in its spool: followed through stepd's files.
+
+A step's stepd outlives slurmd (it runs in a session of its own); once its
+connection to slurmd is gone it appends the frames meant for slurmd to
+``lost-output`` and, at the end, writes ``status.json`` (see
+:mod:`nodeagent.stepd`). A new slurmd cannot reconnect to it, so it follows
+the step through those files instead: it tails ``lost-output`` while stepd
+lives and takes the outcome from ``status.json`` when stepd exits. Every
+event is kept, so an srun that lost the old slurmd and attaches again
+(``AttachStep``) gets all the tasks did since, however late it comes.
+
+Signals and kills go to the processes directly (stepd reads
+``terminate.json`` on SIGTERM); stdin cannot reach the tasks any more
+(stepd closed their pipes when slurmd went).
+
+Imports nodeagent.stepio and the standard library; no gRPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import struct
+import time
+from collections.abc import AsyncIterator
+
+from minislurm import procs
+from nodeagent import stepio
+from nodeagent.stepd import HEADER, Kind
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.1  # how often lost-output is read while stepd lives
+STEPD_DIED = "slurmstepd died"
+
+
+class AdoptedStep:
+    """A step of this node whose stepd a restarted slurmd found (alive or not).
+
+    Args:
+        step_dir: the step's spool directory.
+        job_id: the job.
+        step_id: the step.
+    """
+
+    def __init__(self, step_dir: str, job_id: int, step_id: int) -> None:
+        self.step_dir = step_dir
+        self.job_id = job_id
+        self.step_id = step_id
+        self.pid = procs.live_pid(os.path.join(step_dir, "stepd.pid")) or 0
+        self._log: list[stepio.StepEvent] = []
+        self._changed = asyncio.Event()
+        self._result: stepio.StepResult | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the step has ended."""
+        return self._result is not None
+
+    async def events(self) -> AsyncIterator[stepio.StepEvent]:
+        """Follow the step to its end (one consumer: the node's report); the last is DONE.
+
+        Yields:
+            Each event since the old slurmd went.
+        """
+        pidfd = -1
+        if self.pid:
+            with contextlib.suppress(OSError):
+                pidfd = os.pidfd_open(self.pid)
+        tail = _Tail(os.path.join(self.step_dir, "lost-output"))
+        try:
+            exited = pidfd < 0
+            while True:
+                for event in tail.read():
+                    self._keep(event)
+                    yield event
+                if exited:
+                    break
+                exited = await stepio.wait_readable(pidfd, POLL_SECONDS)
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
+        done = self._end()
+        self._keep(done)
+        yield done
+
+    async def replay(self) -> AsyncIterator[stepio.StepEvent]:
+        """Every event since the old slurmd went, then each as it happens, to DONE.
+
+        Yields:
+            The events, in order.
+        """
+        at = 0
+        while True:
+            while at < len(self._log):
+                at += 1
+                yield self._log[at - 1]
+            if self.done:
+                return
+            await self._changed.wait()
+
+    async def write_stdin(self, data: bytes, eof: bool = False, task_id: int | None = None) -> None:
+        """Dropped: the tasks' stdin was closed when the old slurmd went.
+
+        Args:
+            data: the bytes.
+            eof: close their stdin after it.
+            task_id: one task, or None.
+        """
+
+    def signal(self, signum: int, task_id: int | None = None) -> None:
+        """Signal the step's tasks (their process group).
+
+        Args:
+            signum: the signal.
+            task_id: ignored: every task of the step gets it.
+        """
+        pgid = _read_int(os.path.join(self.step_dir, "task.pid"))
+        if pgid > 0 and not self.done:
+            with contextlib.suppress(OSError):
+                os.killpg(pgid, signum)
+
+    def terminate(self, kill_wait: int, outcome: str, when: float) -> None:
+        """Kill the step as stepd kills it: ``terminate.json``, then SIGTERM to stepd.
+
+        Args:
+            kill_wait: seconds between SIGTERM and SIGKILL.
+            outcome: CANCELLED or TIMEOUT.
+            when: the decision's time, for the line.
+        """
+        if self.done or not self.pid:
+            return
+        path = os.path.join(self.step_dir, "terminate.json")
+        with open(path + ".tmp", "w") as f:
+            json.dump({"outcome": outcome, "kill_wait": kill_wait, "time": when}, f)
+        os.replace(path + ".tmp", path)
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGTERM)
+
+    def outcome(self) -> stepio.StepResult:
+        """How the step ended.
+
+        Returns:
+            The result.
+
+        Raises:
+            RuntimeError: the step has not ended.
+        """
+        if self._result is None:
+            raise RuntimeError(f"step {self.job_id}.{self.step_id} has not ended")
+        return self._result
+
+    def _keep(self, event: stepio.StepEvent) -> None:
+        self._log.append(event)
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _end(self) -> stepio.StepEvent:
+        """The DONE event, from status.json (or a failure when stepd left none)."""
+        result = stepio.read_status(self.step_dir)
+        error = ""
+        if result is None:
+            # No supervisor is left: its tasks must not run on unwatched.
+            pgid = _read_int(os.path.join(self.step_dir, "task.pid"))
+            if pgid > 0:
+                with contextlib.suppress(OSError):
+                    os.killpg(pgid, signal.SIGKILL)
+            log.error("job=%d step=%d stepd left no status", self.job_id, self.step_id)
+            now = time.time()
+            result = stepio.StepResult(
+                self.job_id, self.step_id, 0, signal.SIGKILL, now, now, message=STEPD_DIED
+            )
+            error = STEPD_DIED
+        self._result = result
+        return stepio.StepEvent(
+            stepio.EventKind.DONE, -1, exit_code=result.exit_code, signal=result.signal, error=error
+        )
+
+
+class _Tail:
+    """The frames appended to a file since the last read (a torn last frame waits)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.offset = 0
+        self.rest = b""
+
+    def read(self) -> list[stepio.StepEvent]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except OSError:
+            return []
+        self.offset += len(data)
+        data = self.rest + data
+        frames = stepio.parse_frames(data)
+        self.rest = data[sum(HEADER.size + len(p) for _, _, p in frames) :]
+        events = []
+        for kind, task_id, payload in frames:
+            if kind == Kind.DONE:  # the adopted step's DONE comes from status.json
+                continue
+            try:
+                event = stepio.frame_event(kind, task_id, payload)
+            except (struct.error, ValueError) as error:
+                log.warning("%s: a malformed frame: %s", self.path, error)
+                continue
+            if event is not None:
+                events.append(event)
+        return events
+
+
+def _read_int(path: str) -> int:
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def find(spool: str) -> list[tuple[int, int]]:
+    """The steps whose directories are in a spool (``step<job>.<step>``).
+
+    Args:
+        spool: slurmd's spool directory.
+
+    Returns:
+        ``(job id, step id)`` of each, in order.
+    """
+    found = []
+    for name in os.listdir(spool) if os.path.isdir(spool) else []:
+        job, dot, step = name[4:].partition(".")
+        if name.startswith("step") and dot and job.isdigit() and step.isdigit():
+            found.append((int(job), int(step)))
+    return sorted(found)
