@@ -73,6 +73,10 @@ class StepLaunch:
     fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
 
 
+class EarlierRunRunning(Exception):
+    """A job's run cannot start here yet: a stepd of an earlier run is still being killed."""
+
+
 def _read_int(path: str) -> int:
     try:
         with open(path) as f:
@@ -113,7 +117,8 @@ class Launcher:
         """Whether this node has (or had, unreported) this run of the job.
 
         The spool directory of an earlier run that ended is removed: that
-        run was requeued, and its report is of no use any more.
+        run was requeued, and its report is of no use any more. A stepd of
+        an earlier run that still runs is not this run (:meth:`launch` kills it).
 
         Args:
             job_id: the job.
@@ -125,10 +130,11 @@ class Launcher:
         jobdir = self.jobdir(job_id)
         if not os.path.isdir(jobdir):
             return False
-        if job_id in self._running or self._restarts(job_id) == restarts:
+        if self._restarts(job_id) == restarts:
             return True
-        log.info("job=%d spool of an earlier run removed", job_id)
-        shutil.rmtree(jobdir, ignore_errors=True)
+        if job_id not in self._running:
+            log.info("job=%d spool of an earlier run removed", job_id)
+            shutil.rmtree(jobdir, ignore_errors=True)
         return False
 
     def _restarts(self, job_id: int) -> int:
@@ -158,10 +164,17 @@ class Launcher:
             step: what to run.
 
         Raises:
+            EarlierRunRunning: a stepd of an earlier run of the job still runs
+                here; it is being killed, and the launch may be tried again.
             OSError: the spool directory or stepd could not be created.
         """
         jobdir = self.jobdir(step.job_id)
         if os.path.isdir(jobdir):
+            if step.job_id in self._running and self._restarts(step.job_id) != step.restarts:
+                self.terminate(step.job_id, "CANCELLED", step.kill_wait, time.time())
+                raise EarlierRunRunning(
+                    f"job {step.job_id}: run {self._restarts(step.job_id)} still ends here"
+                )
             return
         # Root-owned and not listable: the job's user may run its script but not
         # touch job.json, which stepd reads before it drops to that user.

@@ -3,7 +3,7 @@
 Thin handlers over :class:`~nodeagent.agent.Agent`; every request is
 idempotent, because the controller retries after a lost reply.
 
-Imports nodeagent.agent and minislurm.
+Imports nodeagent.agent, nodeagent.launcher and minislurm.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from minislurm.errors import CredentialError
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent
+from nodeagent.launcher import EarlierRunRunning
 from nodeagent.stepio import StepdError
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,8 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     ) -> pb.BatchLaunchReply:
         try:
             self.agent.launch_batch(request)
+        except EarlierRunRunning as err:  # the controller tries again
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(err))
         except PermissionError as err:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
         except (OSError, ValueError) as err:
