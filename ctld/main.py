@@ -115,8 +115,7 @@ def build_server(settings: CtldSettings) -> CtldServer:
         Fatal: the port could not be bound.
     """
     verify = verifier_for(settings.conf.auth_type, settings.cluster_key)
-    privileged = privileged_uids(settings.conf.slurm_user)
-    guard = Authenticator(verify, daemon_only=DAEMON_ONLY, privileged=privileged)
+    guard = Authenticator(verify, daemon_only=DAEMON_ONLY, privileged=settings.operators)
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
     )
