@@ -133,7 +133,8 @@ def test_a_job_whose_agent_is_gone_too_long_never_runs_twice(quick_cluster: Test
     )
     job_id = cluster.sbatch("-o", "out-%j", "--open-mode=append", script=script)
     node = cluster.wait_state(job_id, "RUNNING")["NodeList"]
-    (stepd,) = cluster.local.stepd_pids()
+    # RUNNING comes before the launch: the stepd may not have written its pid yet.
+    (stepd,) = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     # Only the agent dies: its stepd kills the job once SlurmdTimeout has passed,
     # as the controller declares the node DOWN and requeues the job elsewhere.
     pid = cluster.local.pid(f"slurmd-{node}")
@@ -252,7 +253,8 @@ def test_a_node_fenced_for_a_stale_run_returns_whatever_restarts_come_between(
     script = f"#!/bin/bash\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n"
     job_id = cluster.sbatch("-w", "n2", "-o", "/dev/null", script=script)
     cluster.wait_state(job_id, "RUNNING")
-    (stepd,) = cluster.local.stepd_pids()
+    # RUNNING comes before the launch: the stepd may not have written its pid yet.
+    (stepd,) = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     os.kill(stepd, signal.SIGSTOP)  # the stale run cannot end, nor fence itself
     kill_agent(cluster, "n2")
     wait_until(lambda: node_info(cluster, "n2")["State"].startswith("DOWN"), 20, "DOWN")

@@ -64,7 +64,8 @@ def test_running_job_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster)
         "-w", "n1", script=f"#!/bin/bash\nwhile [ ! -e {gate} ]; do sleep 0.1; done\necho ok\n"
     )
     cluster.wait_state(job_id, "RUNNING")
-    stepds = cluster.local.stepd_pids()
+    # RUNNING comes before the launch: the stepd may not have written its pid yet.
+    stepds = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     pid = cluster.local.pid("slurmd-n1")
     assert pid is not None and len(stepds) == 1
     os.kill(pid, signal.SIGKILL)
@@ -82,7 +83,7 @@ def test_a_killed_supervisor_is_a_job_failure(fresh_cluster: TestCluster) -> Non
     cluster = fresh_cluster
     job_id = cluster.sbatch("-w", "n1", "--wrap=sleep 300")
     cluster.wait_state(job_id, "RUNNING")
-    (stepd,) = cluster.local.stepd_pids()
+    (stepd,) = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     spool = Path(cluster.local.path("spool", "n1", f"job{job_id:05d}"))
     task = int(wait_until(lambda: (spool / "task.pid").read_text().strip(), 10, "task pid"))
     os.kill(stepd, signal.SIGKILL)
