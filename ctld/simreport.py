@@ -2,7 +2,8 @@
 
 The command line (in minislurm.manage) parses; this module sets the trace
 up, picks the policy's knobs, runs :func:`ctld.simulator.simulate` and
-formats the result as text or one JSON object.
+formats the result as text or one JSON object; it writes the per-job CSV
+and the queue and utilization plot.
 
 ``--policy fifo`` is ``sched/builtin``; ``--policy backfill`` is
 ``sched/backfill`` with :data:`SIM_PARAMS` unless ``--sched-params`` says
@@ -12,16 +13,19 @@ administrator of such a machine would set it) and
 backfilling, as the literature's figures use); ``--sched-params ""`` gives
 Slurm's defaults (a reservation for every job tested).
 
-Imports ctld.simulator, ctld.sched.knobs and minislurm.config.
+Imports ctld.simulator, ctld.sched.knobs and minislurm.config; matplotlib only inside
+:func:`write_plot`.
 """
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 from dataclasses import dataclass
 
 from ctld.sched.knobs import SCHED_BACKFILL, SCHED_BUILTIN, SchedConfig, sched_from_params
-from ctld.simulator import simulate, summarize, trace_setup, write_outputs
+from ctld.simulator import SimOutcome, simulate, summarize, trace_setup
 from minislurm.config import parse_scheduler_parameters
 
 SIM_PARAMS = "bf_resolution=1,bf_job_part_count_reserve=1"
@@ -128,3 +132,70 @@ def as_text(req: SimRequest, measures: dict[str, float]) -> str:
             f"throughput     {m['jobs_per_second']:.0f} jobs per second of wall time",
         ]
     )
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def write_csv(outcome: SimOutcome, path: str) -> None:
+    """Write one line per job: id, submit, start, end, wait, run, CPUs, nodes.
+
+    Args:
+        outcome: what happened.
+        path: the CSV file.
+    """
+    with open(path, "w", newline="", encoding="utf-8") as stream:
+        out = csv.writer(stream)
+        out.writerow(["job_id", "submit", "start", "end", "wait", "run", "cpus", "nodes"])
+        for r in outcome.records:
+            out.writerow([r.job_id, r.submit, r.start, r.end, r.wait, r.run, r.cpus, len(r.nodes)])
+
+
+def write_plot(outcome: SimOutcome, path: str, title: str) -> None:
+    """Plot queue length and utilization over time into a PNG.
+
+    Args:
+        outcome: what happened.
+        path: the PNG file.
+        title: the figure's title.
+
+    Raises:
+        ImportError: matplotlib is not installed.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hours = [s.time / 3600 for s in outcome.samples]
+    fig, (queue, util) = plt.subplots(2, 1, sharex=True, figsize=(10, 6))
+    queue.step(hours, [s.queued for s in outcome.samples], where="post")
+    queue.set_ylabel("jobs queued")
+    util.step(hours, [s.busy_cpus / outcome.total_cpus for s in outcome.samples], where="post")
+    util.set_ylabel("utilization")
+    util.set_xlabel("hours")
+    util.set_ylim(0, 1.05)
+    fig.suptitle(title)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_outputs(outcome: SimOutcome, out_dir: str, title: str) -> list[str]:
+    """Write ``jobs.csv`` and, when matplotlib is installed, ``timeline.png`` into ``out_dir``.
+
+    Args:
+        outcome: what happened.
+        out_dir: the directory (created if missing).
+        title: the plot's title.
+
+    Returns:
+        The files written.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    written = [os.path.join(out_dir, "jobs.csv")]
+    write_csv(outcome, written[0])
+    try:
+        write_plot(outcome, os.path.join(out_dir, "timeline.png"), title)
+    except ImportError:
+        return written
+    return [*written, os.path.join(out_dir, "timeline.png")]

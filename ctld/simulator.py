@@ -7,24 +7,26 @@ first), it builds a :class:`~minislurm.model.Snapshot` exactly as the
 controller would (nodes with their free resources, partitions, pending and
 running jobs with their expected ends), calls the very same ``plan`` and
 applies its starts. Scheduling on every submit and end event is what the
-controller does too (its loop is kicked by each).
+controller does too (its loop is kicked by each). A pass that cannot start
+anything is skipped unless ``on_pass`` asks to see every pass: one where
+fewer nodes have a CPU free, or fewer CPUs are free, than the least any
+pending job needs (its starts would be none, and only starts are applied).
 
 :func:`trace_setup` models an SWF trace: the machine's processors as nodes
 of one CPU each, one partition, each job ``-N p -n p`` with its estimate as
 time limit (to the second). :func:`summarize` computes the usual measures
 (utilization, waits, bounded slowdown with a 10 s threshold).
 
-Imports ctld.sched and minislurm; matplotlib only inside :func:`write_plot`.
+Imports ctld.sched and minislurm.
 """
 
 from __future__ import annotations
 
-import csv
 import heapq
 import math
-import os
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -111,6 +113,8 @@ class _Machine:
     def __init__(self, nodes: Sequence[NodeView]) -> None:
         self.views = {n.name: n for n in nodes}
         self.busy_cpus = 0
+        self.free_cpus = sum(n.free_cpus for n in nodes if n.usable)
+        self.open_nodes = sum(1 for n in nodes if n.usable and n.free_cpus > 0)
 
     def take(self, alloc: Allocation, sign: int) -> None:
         """Take (sign 1) or give back (sign -1) an allocation; raise on over-commit."""
@@ -135,8 +139,40 @@ class _Machine:
             )
             assert 0 <= node.free_cpus <= node.cpus, f"{part.node}: CPUs over-committed"
             assert 0 <= node.free_mem <= node.mem, f"{part.node}: memory over-committed"
+            if node.usable:
+                was_open = self.views[part.node].free_cpus > 0
+                self.open_nodes += (node.free_cpus > 0) - was_open
+                self.free_cpus -= sign * part.cpus
             self.views[part.node] = node
             self.busy_cpus += sign * part.cpus
+
+    def may_start(self, needs: _Needs) -> bool:
+        """Whether a pending job may fit: enough nodes with a CPU free, and enough CPUs."""
+        least = needs.least()
+        return least is not None and self.open_nodes >= least[0] and self.free_cpus >= least[1]
+
+
+class _Needs:
+    """The least nodes and CPUs a pending job needs, kept as jobs come and go."""
+
+    def __init__(self) -> None:
+        self.nodes: Counter[int] = Counter()
+        self.cpus: Counter[int] = Counter()
+
+    def change(self, job: PendingJob, sign: int) -> None:
+        """Count a job in (sign 1) or out (sign -1)."""
+        req = job.request
+        nodes, cpus = max(req.min_nodes, 1), req.ntasks * req.cpus_per_task
+        self.nodes[nodes] += sign
+        self.cpus[cpus] += sign
+        if not self.nodes[nodes]:
+            del self.nodes[nodes]
+        if not self.cpus[cpus]:
+            del self.cpus[cpus]
+
+    def least(self) -> tuple[int, int] | None:
+        """The least nodes and the least CPUs (of possibly different jobs); None: no job."""
+        return (min(self.nodes), min(self.cpus)) if self.nodes else None
 
 
 def simulate(
@@ -153,7 +189,8 @@ def simulate(
         nodes: the machine, idle.
         partitions: its partitions.
         cfg: the scheduler's knobs.
-        on_pass: called after each pass with its snapshot, plan and time (tests check it).
+        on_pass: called after each pass with its snapshot, plan and time (tests
+            check it); with it, no pass is skipped.
 
     Returns:
         What happened.
@@ -164,6 +201,7 @@ def simulate(
     for seq, job in enumerate(jobs):
         heapq.heappush(events, (job.pending.submit_time, 1, seq, job))
     pending: dict[tuple[int, int], SimJob] = {}
+    needs = _Needs()
     running: dict[tuple[int, int], _Running] = {}
     records: list[JobRecord] = []
     samples: list[Sample] = []
@@ -176,10 +214,14 @@ def simulate(
             _, kind, _, job = heapq.heappop(events)
             if kind == 1:
                 pending[job.pending.key] = job
+                needs.change(job.pending, 1)
                 continue
             done = running.pop(job.pending.key)
             machine.take(done.running.allocation, -1)
             records.append(_record(done, now))
+        if on_pass is None and not machine.may_start(needs):
+            samples.append(Sample(now, len(pending), machine.busy_cpus))
+            continue
         snapshot = Snapshot(
             tuple(machine.views.values()),
             parts,
@@ -194,6 +236,7 @@ def simulate(
             on_pass(snapshot, decided, now)
         for start in decided.starts:
             job = pending.pop(start.key)
+            needs.change(job.pending, -1)
             machine.take(start.allocation, 1)
             end = now + job.pending.duration
             running[start.key] = _Running(job, now, RunningJob(start.job_id, start.allocation, end))
@@ -318,67 +361,3 @@ def summarize(outcome: SimOutcome) -> dict[str, float]:
         "sched_ms_per_start": 1000 * outcome.sched_seconds / len(records),
         "jobs_per_second": len(records) / outcome.wall_seconds if outcome.wall_seconds else 0.0,
     }
-
-
-def write_csv(outcome: SimOutcome, path: str) -> None:
-    """Write one line per job: id, submit, start, end, wait, run, CPUs, nodes.
-
-    Args:
-        outcome: what happened.
-        path: the CSV file.
-    """
-    with open(path, "w", newline="", encoding="utf-8") as stream:
-        out = csv.writer(stream)
-        out.writerow(["job_id", "submit", "start", "end", "wait", "run", "cpus", "nodes"])
-        for r in outcome.records:
-            out.writerow([r.job_id, r.submit, r.start, r.end, r.wait, r.run, r.cpus, len(r.nodes)])
-
-
-def write_plot(outcome: SimOutcome, path: str, title: str) -> None:
-    """Plot queue length and utilization over time into a PNG.
-
-    Args:
-        outcome: what happened.
-        path: the PNG file.
-        title: the figure's title.
-
-    Raises:
-        ImportError: matplotlib is not installed.
-    """
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    hours = [s.time / 3600 for s in outcome.samples]
-    fig, (queue, util) = plt.subplots(2, 1, sharex=True, figsize=(10, 6))
-    queue.step(hours, [s.queued for s in outcome.samples], where="post")
-    queue.set_ylabel("jobs queued")
-    util.step(hours, [s.busy_cpus / outcome.total_cpus for s in outcome.samples], where="post")
-    util.set_ylabel("utilization")
-    util.set_xlabel("hours")
-    util.set_ylim(0, 1.05)
-    fig.suptitle(title)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
-def write_outputs(outcome: SimOutcome, out_dir: str, title: str) -> list[str]:
-    """Write ``jobs.csv`` and, when matplotlib is installed, ``timeline.png`` into ``out_dir``.
-
-    Args:
-        outcome: what happened.
-        out_dir: the directory (created if missing).
-        title: the plot's title.
-
-    Returns:
-        The files written.
-    """
-    os.makedirs(out_dir, exist_ok=True)
-    written = [os.path.join(out_dir, "jobs.csv")]
-    write_csv(outcome, written[0])
-    try:
-        write_plot(outcome, os.path.join(out_dir, "timeline.png"), title)
-    except ImportError:
-        return written
-    return [*written, os.path.join(out_dir, "timeline.png")]

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from minislurm.model import NodeAlloc, NodeView
+from minislurm.model import Allocation, NodeAlloc, NodeView
 
 INF = math.inf
 
@@ -24,6 +25,10 @@ _MAX_PARTS = 1 << 16  # parts kept per table
 
 # A node's free CPUs, memory (MiB) and GPU indices (a bitmask) from ``begin`` on.
 Step = tuple[float, int, int, int]
+# Parts of an allocation without node names, each with its node's place among those offered.
+Pattern = tuple[tuple[int, NodeAlloc], ...]
+# An allocation's nodes, those it holds whole, and its parts by node position.
+Indexed = tuple[int, int, tuple[tuple[int, int, int, int], ...]]
 
 
 def gpu_mask(indices: Iterable[int]) -> int:
@@ -97,7 +102,17 @@ class NodeTable:
     class_masks: tuple[int, ...]  # nodes alike in CPUs, memory, GPUs and weight
     class_views: tuple[NodeView, ...]  # one idle member of each class, nameless
     classes: tuple[int, ...]  # each node's class (-1: unusable)
+    idle_profiles: tuple[tuple[Step], ...]  # each node's capacity from ever on
     _parts: dict[tuple[int, int], tuple[NodeAlloc, NodeAlloc]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _named: dict[tuple[int, int, int], tuple[Pattern, Allocation]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _masks: dict[int, tuple[tuple[str, ...], int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _indexed: dict[int, tuple[Allocation, Indexed]] = field(
         default_factory=dict, compare=False, repr=False
     )
 
@@ -133,10 +148,67 @@ class NodeTable:
             usable=usable,
             class_masks=tuple(classes.values()),
             class_views=views,
+            idle_profiles=tuple((cap,) for cap in capacity),
             classes=tuple(
                 position[shape] if n.usable else -1 for shape, n in zip(shapes, nodes, strict=True)
             ),
         )
+
+    def named(self, pattern: Pattern, members: int, first: int) -> Allocation:
+        """A pattern of parts on ``members``, those of ``first`` then the others, by position.
+
+        Kept: the passes of a pass-by-pass simulation place the same large
+        job on the same nodes again and again.
+
+        Args:
+            pattern: (position among the members, nameless part), known by identity.
+            members: a bitmask of nodes.
+            first: those of them that come first.
+
+        Returns:
+            The allocation.
+        """
+        key = (id(pattern), members, first)
+        kept = self._named.get(key)
+        if kept is not None and kept[0] is pattern:
+            return kept[1]
+        if len(self._named) >= _MAX_PARTS:
+            self._named.clear()
+        chosen = bit_indices(first) + bit_indices(members & ~first)
+        alloc = Allocation(tuple(self.part(chosen[k], p) for k, p in pattern))
+        self._named[key] = (pattern, alloc)
+        return alloc
+
+    def indexed(self, alloc: Allocation) -> Indexed:
+        """An allocation by node position (kept while the allocation object is).
+
+        Args:
+            alloc: a running job's allocation.
+
+        Returns:
+            The bitmask of its nodes in the table; of those it holds every CPU
+            and GPU of; and (position, CPUs, memory, GPU mask) of each part.
+        """
+        kept = self._indexed.get(id(alloc))
+        if kept is not None and kept[0] is alloc:
+            return kept[1]
+        if len(self._indexed) >= _MAX_PARTS:
+            self._indexed.clear()
+        members = whole = 0
+        entries = []
+        for part in alloc.nodes:
+            i = self.index.get(part.node)
+            if i is None:
+                continue
+            gpus = gpu_tuple_mask(part.gpus) if part.gpus else 0
+            members |= 1 << i
+            _, cpus, _, all_gpus = self.capacity[i]
+            if part.cpus >= cpus and gpus & all_gpus == all_gpus:
+                whole |= 1 << i
+            entries.append((i, part.cpus, part.mem, gpus))
+        found = (members, whole, tuple(entries))
+        self._indexed[id(alloc)] = (alloc, found)
+        return found
 
     def part(self, i: int, pattern: NodeAlloc) -> NodeAlloc:
         """``pattern`` on node ``i`` (kept: passes place the same parts on the same nodes).
@@ -169,6 +241,14 @@ class NodeTable:
         Returns:
             The mask.
         """
+        if isinstance(names, tuple):  # a partition's nodes: kept while the tuple is
+            kept = self._masks.get(id(names))
+            if kept is not None and kept[0] is names:
+                return kept[1]
+            if len(self._masks) >= _MAX_PARTS:
+                self._masks.clear()
+            self._masks[id(names)] = (names, self.mask(list(names)))
+            return self._masks[id(names)][1]
         mask = 0
         for name in names:
             i = self.index.get(name)
@@ -178,7 +258,8 @@ class NodeTable:
 
 
 _CONFIGURATION = attrgetter("name", "cpus", "mem", "gpus", "usable", "weight")
-_TABLES: dict[tuple[tuple[str, int, int, tuple[int, ...], bool, int], ...], NodeTable] = {}
+Configuration = list[tuple[str, int, int, tuple[int, ...], bool, int]]
+_LAST: list[tuple[Sequence[NodeView], Configuration, NodeTable]] = []  # the last table
 
 
 def table_of(nodes: Sequence[NodeView]) -> NodeTable:
@@ -188,9 +269,16 @@ def table_of(nodes: Sequence[NodeView]) -> NodeTable:
     resources change, which a table does not hold (its idle views are built
     from the configuration alone).
     """
-    key = tuple(map(_CONFIGURATION, nodes))
-    table = _TABLES.get(key)
-    if table is None:
-        _TABLES.clear()
-        table = _TABLES[key] = NodeTable.of(nodes)
+    if _LAST:
+        last, configuration, table = _LAST[0]
+        if len(last) == len(nodes) and all(map(operator.is_, last, nodes)):
+            return table
+        key = list(map(_CONFIGURATION, nodes))
+        if key == configuration:
+            _LAST[0] = (nodes, key, table)
+            return table
+    else:
+        key = list(map(_CONFIGURATION, nodes))
+    table = NodeTable.of(nodes)
+    _LAST[:] = [(nodes, key, table)]
     return table

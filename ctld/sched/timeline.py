@@ -141,22 +141,15 @@ class Timeline:
         groups = self._groups(start, end, idle, partial, limit)
         if len(groups) == 1 and not partial:
             view, members = groups[0]
-            chosen = self._in_order(start, members)
-            pattern = select_alike(req, view, len(chosen))
+            pattern = select_alike(req, view, members.bit_count())
             if pattern is None:
                 return None
-            part = self.table.part
-            return Allocation(tuple(part(chosen[k], p) for k, p in pattern))
+            return self.table.named(pattern, members, members & self._first(start))
         return select_groups(req, groups, self._first(start), self.table.names)
 
     def _first(self, start: float) -> int:
         """The nodes offered first to a job placed at ``start``: busy now, for a later start."""
         return ~self.idle[0] if start > self.begins[0] else 0
-
-    def _in_order(self, start: float, members: int) -> list[int]:
-        """The positions of ``members`` in the order :meth:`views` lists them."""
-        first = self._first(start)
-        return bit_indices(members & first) + bit_indices(members & ~first)
 
     def _groups(
         self, start: float, end: float, idle: int, partial: int, limit: int
@@ -303,39 +296,57 @@ def build_timeline(
         The map.
     """
     table = table_of(nodes)
-    index = table.index
-    releases: dict[int, list[Step]] = {}
+    capacity = table.capacity
+    usable = table.usable
+    # Each node in a letter: idle, avail (not idle), full (no CPU free, no memory
+    # taken) or other; read as bitmasks of each kind.
+    kinds = "".join(
+        [
+            ("i" if (n.free_cpus, n.free_mem, gpu_tuple_mask(n.free_gpus)) == cap[1:] else "a")
+            if n.free_cpus > 0
+            else ("f" if n.free_cpus == 0 and n.free_mem == n.mem else "o")
+            for n, cap in zip(nodes, capacity, strict=True)
+        ]
+    )[::-1]
+    idle_now = usable & _mask_of(kinds, "i")
+    avail_now = usable & (idle_now | _mask_of(kinds, "a"))
+    # A node without a free CPU or any memory taken, that one job holds all of (its
+    # every CPU and GPU) and frees within the horizon, is idle from then on: masks
+    # alone say so. The others are looked at one by one.
+    holds = 0  # nodes so held
+    seen = shared = 0  # nodes of jobs ending within the horizon, of more than one
+    ending = []
     for job in running:
         when = _release_time(job.end_time, now, resolution)
-        if when > horizon:
-            continue
-        for part in job.allocation.nodes:
-            i = index.get(part.node)
-            if i is not None:
-                gpus = gpu_tuple_mask(part.gpus) if part.gpus else 0
-                releases.setdefault(i, []).append((when, part.cpus, part.mem, gpus))
-    idle_now = avail_now = 0
+        if when <= horizon:
+            members, whole, entries = table.indexed(job.allocation)
+            shared |= seen & members
+            seen |= members
+            holds |= whole
+            ending.append((when, members, whole, entries))
+    full = usable & _mask_of(kinds, "f")
+    alone = holds & full & ~shared
     gains: dict[float, list[int]] = {}  # time -> [idle bits, avail bits] gained then
-    capacity = table.capacity
-    profiles: list[Profile] = [(cap,) for cap in capacity]
-    for i, n in enumerate(nodes):
-        if not n.usable:
-            continue
-        cap = capacity[i]
+    releases: dict[int, list[Step]] = {}
+    slow = usable & ~idle_now & ~alone
+    for when, members, whole, entries in ending:
+        if whole & alone:
+            became = gains.setdefault(when, [0, 0])
+            became[0] |= whole & alone
+        if members & slow:
+            for i, c, m, g in entries:
+                if slow >> i & 1:
+                    releases.setdefault(i, []).append((when, c, m, g))
+    profiles: list[Profile] = list(table.idle_profiles)
+    for i in bit_indices(slow):
+        n, cap = nodes[i], capacity[i]
         cpus, mem = n.free_cpus, n.free_mem
         gpus = gpu_tuple_mask(n.free_gpus) if n.free_gpus else 0
-        if cpus > 0:
-            avail_now |= 1 << i
-            if cpus == cap[1] and mem == cap[2] and gpus == cap[3]:
-                idle_now |= 1 << i
-                continue
         freed = releases.get(i, ())
         if len(freed) == 1 and cpus <= 0:
             when, c, m, g = freed[0]
             if cpus + c >= cap[1] and mem + m >= cap[2] and (gpus | g) & cap[3] == cap[3]:
-                became = gains.get(when)  # one job holds all of it
-                if became is None:
-                    became = gains[when] = [0, 0]
+                became = gains.setdefault(when, [0, 0])  # one job holds all of it
                 became[0] |= 1 << i
                 continue
         steps = _node_steps((-INF, cpus, mem, gpus), cap, freed)
@@ -390,6 +401,14 @@ def _lowest(mask: int, count: int) -> int:
         out |= low
         mask ^= low
     return out
+
+
+_DIGITS = {kind: str.maketrans({k: "1" if k == kind else "0" for k in "iafo"}) for kind in "iafo"}
+
+
+def _mask_of(kinds: str, kind: str) -> int:
+    """The bitmask of the nodes of one kind, from their letters (the last node's first)."""
+    return int(kinds.translate(_DIGITS[kind]), 2) if kinds else 0
 
 
 def _release_time(end: float, now: float, resolution: int) -> float:

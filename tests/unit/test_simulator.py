@@ -6,6 +6,7 @@ Imports ctld.simulator, ctld.sched and minislurm (the ``minislurm simulate`` com
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,10 @@ from plan_checks import check_plan
 
 from ctld.sched.knobs import BUILTIN, SchedConfig
 from ctld.sched.plan import plan
-from ctld.simulator import simulate, summarize, trace_setup, write_outputs
+from ctld.simreport import write_outputs
+from ctld.simulator import SimJob, simulate, summarize, trace_setup
 from minislurm.manage import main
-from minislurm.model import Plan, Snapshot
+from minislurm.model import NodeView, PartitionView, PendingJob, Plan, ResourceRequest, Snapshot
 
 # 4 processors. Job 1 takes 2 for 100 s; job 2 needs all 4 (waits for 1); job 3 takes
 # 2 for 50 s (estimate 60) and fits beside job 1 before job 2 can start.
@@ -142,3 +144,34 @@ def test_simulate_command_reports_a_missing_or_malformed_trace(tmp_path: Path) -
     bad.write_text("; MaxProcs: 4\n1 2 3\n")
     malformed = CliRunner().invoke(main, ["simulate", "--trace", str(bad)])
     assert malformed.exit_code == 1 and "3 fields, expected 18" in malformed.output
+
+
+def random_workload(count: int, procs: int, seed: int) -> list[SimJob]:
+    """Jobs of 1 to ``procs`` processors arriving faster than they end; run times within limits."""
+    rng = random.Random(seed)
+    jobs, submit = [], 0.0
+    for job_id in range(1, count + 1):
+        submit += rng.choice([0, 5, 30, 120])
+        width = rng.choice([1, 1, 2, 4, procs // 2, procs])
+        limit = float(rng.choice([60, 300, 1800, 7200]))
+        request = ResourceRequest(min_nodes=width, max_nodes=width, ntasks=width, nodes_set=True)
+        pending = PendingJob(job_id, "batch", 1, submit, request, 120, limit_seconds=limit)
+        jobs.append(SimJob(pending, limit * rng.choice([0.1, 0.5, 1.0])))
+    return jobs
+
+
+@pytest.mark.parametrize(
+    "cfg", [SchedConfig(bf_resolution=1, bf_job_part_count_reserve=1), BUILTIN]
+)
+def test_passes_skipped_for_want_of_room_change_nothing(cfg: SchedConfig) -> None:
+    """Without a hook, passes that cannot start a job are skipped; every job runs the same."""
+    jobs = random_workload(400, 16, seed=5)
+    nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, 17))
+    parts = (PartitionView("batch", tuple(n.name for n in nodes)),)
+    seen: list[float] = []
+    every = simulate(jobs, nodes, parts, cfg, lambda s, d, now: seen.append(now))
+    skipping = simulate(jobs, nodes, parts, cfg)
+    assert every.passes == len(seen)
+    assert skipping.passes < every.passes  # some were skipped
+    assert skipping.records == every.records
+    assert skipping.samples == every.samples
