@@ -84,9 +84,9 @@ class AdoptedStep:
         finally:
             if pidfd >= 0:
                 os.close(pidfd)
-        done = self._end()
-        self._keep(done)
-        yield done
+        for event in self._end():
+            self._keep(event)
+            yield event
 
     async def replay(self) -> AsyncIterator[stepio.StepEvent]:
         """Every event since the old slurmd went, then each as it happens, to DONE.
@@ -159,8 +159,12 @@ class AdoptedStep:
         self._changed.set()
         self._changed = asyncio.Event()
 
-    def _end(self) -> stepio.StepEvent:
-        """The DONE event, from status.json (or a failure when stepd left none)."""
+    def _end(self) -> list[stepio.StepEvent]:
+        """The step's last events: each task's exit not seen yet, then DONE.
+
+        They come from status.json; when stepd left none it died, and so do
+        the tasks it left (SIGKILL).
+        """
         result = stepio.read_status(self.step_dir)
         error = ""
         if result is None:
@@ -171,14 +175,45 @@ class AdoptedStep:
                     os.killpg(pgid, signal.SIGKILL)
             log.error("job=%d step=%d stepd left no status", self.job_id, self.step_id)
             now = time.time()
+            died = [
+                stepio.TaskResult(t, 0, 0, 0, signal.SIGKILL, STEPD_DIED) for t in self._tasks()
+            ]
             result = stepio.StepResult(
-                self.job_id, self.step_id, 0, signal.SIGKILL, now, now, message=STEPD_DIED
+                self.job_id,
+                self.step_id,
+                0,
+                signal.SIGKILL,
+                now,
+                now,
+                message=STEPD_DIED,
+                tasks=tuple(died),
             )
             error = STEPD_DIED
         self._result = result
-        return stepio.StepEvent(
+        seen = {e.task_id for e in self._log if e.kind is stepio.EventKind.EXITED}
+        exits = [
+            stepio.StepEvent(
+                stepio.EventKind.EXITED,
+                t.task_id,
+                exit_code=t.exit_code,
+                signal=t.signal,
+                error=t.error,
+            )
+            for t in result.tasks
+            if t.task_id not in seen
+        ]
+        done = stepio.StepEvent(
             stepio.EventKind.DONE, -1, exit_code=result.exit_code, signal=result.signal, error=error
         )
+        return [*exits, done]
+
+    def _tasks(self) -> list[int]:
+        """The ids of the step's tasks on this node (from job.json)."""
+        try:
+            with open(os.path.join(self.step_dir, "job.json")) as f:
+                return [int(t["task_id"]) for t in json.load(f)["tasks"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
 
 
 class _Tail:

@@ -164,3 +164,45 @@ def test_srun_step_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster, e
     step = f"{job_id}.0"
     fields = ("sacct", "-n", "-P", "-j", step, "-o", "JobID,State,ExitCode,NodeList")
     wait_until(lambda: cluster.run(*fields).out.split() == [f"{step}|FAILED|3:0|n1"], 10, "sacct")
+
+
+@pytest.mark.timeout(90)
+def test_srun_step_whose_supervisor_died_with_its_agent_fails_clearly(
+    fresh_cluster: TestCluster,
+) -> None:
+    cluster = fresh_cluster
+    proc = subprocess.Popen(
+        ["srun", "-w", "n1", "-n1", "bash", "-c", "echo before; sleep 300"],
+        env=cluster.env,
+        cwd=cluster.workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "before\n"
+        (job_id,) = [int(j) for j in cluster.run("squeue", "-h", "-o", "%i").out.split()]
+        (stepd,) = cluster.local.stepd_pids()
+        (step_dir,) = Path(cluster.local.path("spool", "n1")).glob("step*")
+        task = int((step_dir / "task.pid").read_text())
+        agent = cluster.local.pid("slurmd-n1")
+        assert agent is not None
+        for pid in (agent, stepd):  # the node's agent and the step's supervisor die
+            os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not pid_alive(stepd), 10, "stepd to die")
+        assert pid_alive(task)  # its task is left without a supervisor
+        cluster.start()  # the new agent finds the step dead: its tasks go too
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert (proc.returncode, out) == (137, ""), err
+    assert err.splitlines()[-2:] == [
+        "srun: error: n1: task 0: slurmstepd died",
+        "srun: error: n1: task 0: Killed",
+    ]
+    wait_until(lambda: not pid_alive(task), 10, "the task to be killed")
+    cluster.wait_state(job_id, timeout=10)
+    fields = ("sacct", "-n", "-P", "-j", f"{job_id}.0", "-o", "State,ExitCode")
+    wait_until(lambda: cluster.run(*fields).out.split() == ["FAILED|0:9"], 10, "sacct")
