@@ -353,7 +353,7 @@ class Controller:
     def _settle_pending(self, now: float) -> None:
         """Before a pass: settle dependencies, end jobs whose deadline passed (one commit)."""
         changed = []
-        for job in self.state.pending_jobs():
+        for job in self.state.settling_jobs():
             new = job
             if job.dependency:
                 dep = depops.resolve(parse_dependency(job.dependency), job, self.state, now)

@@ -36,8 +36,8 @@ class ClusterState:
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
         self.reservations: dict[str, Resv] = {}  # advance reservations by name
         self._queued: set[int] = set()  # pending and not held: what the scheduler considers
-        self._held: set[int] = set()
         self._active: set[int] = set()
+        self._settling: set[int] = set()  # pending with a dependency or a deadline
         self.last_job_id = 0
         self.arrays: dict[int, set[int]] = {}  # array job id -> ids of its records
         self.steps: dict[int, dict[int, Step]] = {}  # job id -> step id -> step
@@ -52,10 +52,13 @@ class ClusterState:
         self.last_job_id = max(self.last_job_id, job.job_id)
         if job.array_job_id:
             self.arrays.setdefault(job.array_job_id, set()).add(job.job_id)
-        for index in (self._queued, self._held, self._active):
+        for index in (self._queued, self._active, self._settling):
             index.discard(job.job_id)
         if job.state is JobState.PENDING:
-            (self._held if job.held else self._queued).add(job.job_id)
+            if not job.held:
+                self._queued.add(job.job_id)
+            if job.dependency or job.deadline:
+                self._settling.add(job.job_id)
         elif job.state in ACTIVE_JOB_STATES:
             self._active.add(job.job_id)
 
@@ -82,9 +85,9 @@ class ClusterState:
         """
         return [self.jobs[i] for i in sorted(self.arrays.get(array_job_id, ()))]
 
-    def pending_jobs(self) -> list[Job]:
-        """Every PENDING job, held or not, by job id."""
-        return [self.jobs[i] for i in sorted(self._queued | self._held)]
+    def settling_jobs(self) -> list[Job]:
+        """PENDING jobs with a dependency or a deadline to settle before a pass, by job id."""
+        return [self.jobs[i] for i in sorted(self._settling)]
 
     def active_jobs(self) -> Iterator[Job]:
         """Jobs holding resources (RUNNING, COMPLETING...)."""
