@@ -28,12 +28,13 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from minislurm.model import (
     Allocation,
+    NodeAlloc,
     NodeView,
     PartitionView,
     PendingJob,
@@ -115,41 +116,54 @@ class _Machine:
         self.busy_cpus = 0
         self.free_cpus = sum(n.free_cpus for n in nodes if n.usable)
         self.open_nodes = sum(1 for n in nodes if n.usable and n.free_cpus > 0)
+        self._moves: dict[tuple[int, int, int], tuple[NodeView, NodeAlloc, NodeView]] = {}
+        self._states = {n: n for n in nodes}
 
     def take(self, alloc: Allocation, sign: int) -> None:
         """Take (sign 1) or give back (sign -1) an allocation; raise on over-commit."""
+        views, moves = self.views, self._moves
+        if len(moves) >= 1 << 16:
+            moves.clear()
+            self._states.clear()
         for part in alloc.nodes:
-            node = self.views[part.node]
-            gpus = set(node.free_gpus)
-            if sign > 0:
-                assert gpus.issuperset(part.gpus), f"{part.node}: GPUs {part.gpus} not free"
-                gpus.difference_update(part.gpus)
-            else:
-                gpus.update(part.gpus)
-            node = NodeView(
-                node.name,
-                node.cpus,
-                node.mem,
-                node.gpus,
-                node.free_cpus - sign * part.cpus,
-                node.free_mem - sign * part.mem,
-                tuple(sorted(gpus)),
-                node.usable,
-                node.weight,
-            )
-            assert 0 <= node.free_cpus <= node.cpus, f"{part.node}: CPUs over-committed"
-            assert 0 <= node.free_mem <= node.mem, f"{part.node}: memory over-committed"
+            node = views[part.node]
+            # Nodes go back and forth between a few states: each move is worked out once.
+            key = (id(node), id(part), sign)
+            kept = moves.get(key)
+            if kept is None or kept[0] is not node or kept[1] is not part:
+                moved = _moved(node, part, sign)
+                moved = self._states.setdefault(moved, moved)  # one object per state
+                kept = moves[key] = (node, part, moved)
+            moved = kept[2]
             if node.usable:
-                was_open = self.views[part.node].free_cpus > 0
-                self.open_nodes += (node.free_cpus > 0) - was_open
+                self.open_nodes += (moved.free_cpus > 0) - (node.free_cpus > 0)
                 self.free_cpus -= sign * part.cpus
-            self.views[part.node] = node
+            views[part.node] = moved
             self.busy_cpus += sign * part.cpus
 
     def may_start(self, needs: _Needs) -> bool:
         """Whether a pending job may fit: enough nodes with a CPU free, and enough CPUs."""
         least = needs.least()
         return least is not None and self.open_nodes >= least[0] and self.free_cpus >= least[1]
+
+
+def _moved(node: NodeView, part: NodeAlloc, sign: int) -> NodeView:
+    """The node with a part taken (sign 1) or given back (sign -1); raise on over-commit."""
+    gpus = set(node.free_gpus)
+    if sign > 0:
+        assert gpus.issuperset(part.gpus), f"{part.node}: GPUs {part.gpus} not free"
+        gpus.difference_update(part.gpus)
+    else:
+        gpus.update(part.gpus)
+    moved = replace(
+        node,
+        free_cpus=node.free_cpus - sign * part.cpus,
+        free_mem=node.free_mem - sign * part.mem,
+        free_gpus=tuple(sorted(gpus)),
+    )
+    assert 0 <= moved.free_cpus <= moved.cpus, f"{part.node}: CPUs over-committed"
+    assert 0 <= moved.free_mem <= moved.mem, f"{part.node}: memory over-committed"
+    return moved
 
 
 class _Needs:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
@@ -27,8 +27,9 @@ _MAX_PARTS = 1 << 16  # parts kept per table
 Step = tuple[float, int, int, int]
 # Parts of an allocation without node names, each with its node's place among those offered.
 Pattern = tuple[tuple[int, NodeAlloc], ...]
-# An allocation's nodes, those it holds whole, and its parts by node position.
-Indexed = tuple[int, int, tuple[tuple[int, int, int, int], ...]]
+# An allocation's nodes, those it holds every CPU of, and those it holds whole.
+Indexed = tuple[int, int, int]
+Entry = tuple[int, int, int, int]  # a part: node position, CPUs, memory, GPU mask
 
 
 def gpu_mask(indices: Iterable[int]) -> int:
@@ -155,14 +156,15 @@ class NodeTable:
         )
 
     def named(self, pattern: Pattern, members: int, first: int) -> Allocation:
-        """A pattern of parts on ``members``, those of ``first`` then the others, by position.
+        """A pattern of parts on alike ``members``, those of ``first`` then the others.
 
         Kept: the passes of a pass-by-pass simulation place the same large
-        job on the same nodes again and again.
+        job on the same nodes again and again. Its :meth:`indexed` is known
+        at once.
 
         Args:
             pattern: (position among the members, nameless part), known by identity.
-            members: a bitmask of nodes.
+            members: a bitmask of alike nodes.
             first: those of them that come first.
 
         Returns:
@@ -175,62 +177,86 @@ class NodeTable:
         if len(self._named) >= _MAX_PARTS:
             self._named.clear()
         chosen = bit_indices(first) + bit_indices(members & ~first)
-        alloc = Allocation(tuple(self.part(chosen[k], p) for k, p in pattern))
+        # Each part named after its node is kept too, known by the nameless part's
+        # identity (an id is only trusted while the object it was taken from is kept).
+        parts, names = self._parts, self.names
+        if len(parts) >= _MAX_PARTS:
+            parts.clear()
+        out = []
+        holders: dict[int, tuple[NodeAlloc, int]] = {}  # nameless part -> it, its nodes
+        for k, p in pattern:
+            i = chosen[k]
+            kept_part = parts.get((i, id(p)))
+            if kept_part is None or kept_part[0] is not p:
+                part = NodeAlloc(names[i], p.cpus, p.mem, p.gpus, p.ntasks)
+                kept_part = parts[(i, id(p))] = (p, part)
+            out.append(kept_part[1])
+            held = holders.get(id(p))
+            holders[id(p)] = (p, (held[1] if held else 0) | 1 << i)
+        alloc = Allocation(tuple(out))
+        used = all_cpus = whole = 0
+        for p, nodes in holders.values():  # alike nodes: what a part holds of one, of each
+            used |= nodes
+            cpus_all, gpus_all = self._holds(nodes.bit_length() - 1, p)
+            all_cpus |= nodes if cpus_all else 0
+            whole |= nodes if cpus_all and gpus_all else 0
+        self._keep(alloc, (used, all_cpus, whole))
         self._named[key] = (pattern, alloc)
         return alloc
 
     def indexed(self, alloc: Allocation) -> Indexed:
-        """An allocation by node position (kept while the allocation object is).
+        """An allocation's nodes (kept while the allocation object is).
 
         Args:
-            alloc: a running job's allocation.
+            alloc: a running job's or a reservation's allocation.
 
         Returns:
             The bitmask of its nodes in the table; of those it holds every CPU
-            and GPU of; and (position, CPUs, memory, GPU mask) of each part.
+            of; of those it holds every CPU and GPU of.
         """
         kept = self._indexed.get(id(alloc))
         if kept is not None and kept[0] is alloc:
             return kept[1]
-        if len(self._indexed) >= _MAX_PARTS:
-            self._indexed.clear()
-        members = whole = 0
-        entries = []
-        for part in alloc.nodes:
-            i = self.index.get(part.node)
-            if i is None:
-                continue
-            gpus = gpu_tuple_mask(part.gpus) if part.gpus else 0
-            members |= 1 << i
-            _, cpus, _, all_gpus = self.capacity[i]
-            if part.cpus >= cpus and gpus & all_gpus == all_gpus:
-                whole |= 1 << i
-            entries.append((i, part.cpus, part.mem, gpus))
-        found = (members, whole, tuple(entries))
-        self._indexed[id(alloc)] = (alloc, found)
+        used = all_cpus = whole = 0
+        for i, part in self._positions(alloc):
+            used |= 1 << i
+            cpus_all, gpus_all = self._holds(i, part)
+            all_cpus |= cpus_all << i
+            whole |= (cpus_all and gpus_all) << i
+        found = (used, all_cpus, whole)
+        self._keep(alloc, found)
         return found
 
-    def part(self, i: int, pattern: NodeAlloc) -> NodeAlloc:
-        """``pattern`` on node ``i`` (kept: passes place the same parts on the same nodes).
+    def entries(self, alloc: Allocation) -> tuple[Entry, ...]:
+        """An allocation's parts: (position, CPUs, memory, GPU mask) each.
 
         Args:
-            i: a node's position.
-            pattern: the part, under any name; known by identity (an id is
-                only trusted while the object it was taken from is kept).
+            alloc: a running job's or a reservation's allocation.
 
         Returns:
-            The part named after the node.
+            The parts on the table's nodes.
         """
-        key = (i, id(pattern))
-        kept = self._parts.get(key)
-        if kept is not None and kept[0] is pattern:
-            return kept[1]
-        if len(self._parts) >= _MAX_PARTS:
-            self._parts.clear()
-        p = pattern
-        part = NodeAlloc(self.names[i], p.cpus, p.mem, p.gpus, p.ntasks)
-        self._parts[key] = (pattern, part)
-        return part
+        return tuple(
+            (i, part.cpus, part.mem, gpu_tuple_mask(part.gpus) if part.gpus else 0)
+            for i, part in self._positions(alloc)
+        )
+
+    def _positions(self, alloc: Allocation) -> Iterator[tuple[int, NodeAlloc]]:
+        for part in alloc.nodes:
+            i = self.index.get(part.node)
+            if i is not None:
+                yield i, part
+
+    def _holds(self, i: int, part: NodeAlloc) -> tuple[bool, bool]:
+        """Whether ``part`` holds every CPU of node ``i``, and every GPU."""
+        _, cpus, _, gpus = self.capacity[i]
+        held = gpu_tuple_mask(part.gpus) if part.gpus else 0
+        return part.cpus >= cpus, held & gpus == gpus
+
+    def _keep(self, alloc: Allocation, found: Indexed) -> None:
+        if len(self._indexed) >= _MAX_PARTS:
+            self._indexed.clear()
+        self._indexed[id(alloc)] = (alloc, found)
 
     def mask(self, names: Iterable[str]) -> int:
         """The bitmask of the named nodes (unknown names are left out).

@@ -73,6 +73,8 @@ def queue_order(jobs: Iterable[PendingJob], tiers: dict[str, int]) -> list[Pendi
 
 _AGE = attrgetter("submit_time", "key")
 _PRIORITY = attrgetter("priority")
+_NAME = attrgetter("name")
+_CPUS = attrgetter("cpus")
 
 
 @dataclass(frozen=True)
@@ -98,13 +100,13 @@ def partition_facts(part: PartitionView, nodes: dict[str, NodeView]) -> Partitio
     Returns:
         The facts; partition nodes missing from the snapshot do not count.
     """
-    present = [nodes[n] for n in part.nodes if n in nodes]
+    present = list(filter(None, map(nodes.get, part.nodes)))
     count = len(present)
     return PartitionFacts(
         part,
         frozenset(part.nodes),
         count,
-        sum(n.cpus for n in present),
+        sum(map(_CPUS, present)),
         float("inf") if part.max_time == INFINITE else part.max_time,
         count if part.max_nodes == INFINITE else min(count, part.max_nodes),
         PARTITION_STATE_REASONS.get(part.state, ""),
@@ -152,7 +154,7 @@ class PassContext:
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
-        self.nodes = {n.name: n for n in snapshot.nodes}
+        self.nodes = dict(zip(map(_NAME, snapshot.nodes), snapshot.nodes, strict=True))
         self.parts = {p.name: p for p in snapshot.partitions}
         self.facts = {p.name: partition_facts(p, self.nodes) for p in snapshot.partitions}
         tiers = {p.name: p.priority_tier for p in snapshot.partitions}

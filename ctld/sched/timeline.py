@@ -35,7 +35,6 @@ from ctld.sched.nodetable import (
     NodeTable,
     Step,
     bit_indices,
-    gpu_mask,
     gpu_tuple_mask,
     table_of,
 )
@@ -185,22 +184,17 @@ class Timeline:
         idle_all = -1
         for k in range(first, stop):
             idle_all &= idle[k]
-        taken = whole = 0
+        taken, all_cpus, _ = self.table.indexed(alloc)
+        whole = all_cpus & idle_all  # full throughout: masks alone say so
+        changed = taken & ~whole  # the others' profiles change
         cleared: dict[int, int] = {}
         profiles: list[Profile] | None = None
-        changed: list[int] = []
-        table = self.table
-        for part in alloc.nodes:
-            i = table.index[part.node]
-            taken |= 1 << i
-            if idle_all >> i & 1 and part.cpus >= table.capacity[i][1]:
-                whole |= 1 << i  # full throughout: masks alone say so
+        for i, cpus, mem, gpus in self.table.entries(alloc) if changed else ():
+            if not changed >> i & 1:
                 continue
             if profiles is None:
                 profiles = list(self.profiles)
-            changed.append(i)
-            take = (part.cpus, part.mem, gpu_mask(part.gpus))
-            profiles[i], empty = _subtract(profiles[i], start, end, take)
+            profiles[i], empty = _subtract(profiles[i], start, end, (cpus, mem, gpus))
             for t0, t1 in empty:
                 for k in range(bisect_left(begins, t0), bisect_left(begins, t1)):
                     cleared[k] = cleared.get(k, 0) | 1 << i
@@ -210,7 +204,7 @@ class Timeline:
         lineage = self.lineage
         if changed:
             uid = next(_RESERVATIONS)
-            self.windows.changes[uid] = sum(1 << i for i in set(changed))
+            self.windows.changes[uid] = changed
             lineage = (*lineage, uid)
         return Timeline(
             self.table,
@@ -319,22 +313,22 @@ def build_timeline(
     for job in running:
         when = _release_time(job.end_time, now, resolution)
         if when <= horizon:
-            members, whole, entries = table.indexed(job.allocation)
+            members, _, whole = table.indexed(job.allocation)
             shared |= seen & members
             seen |= members
             holds |= whole
-            ending.append((when, members, whole, entries))
+            ending.append((when, members, whole, job.allocation))
     full = usable & _mask_of(kinds, "f")
     alone = holds & full & ~shared
     gains: dict[float, list[int]] = {}  # time -> [idle bits, avail bits] gained then
     releases: dict[int, list[Step]] = {}
     slow = usable & ~idle_now & ~alone
-    for when, members, whole, entries in ending:
+    for when, members, whole, alloc in ending:
         if whole & alone:
             became = gains.setdefault(when, [0, 0])
             became[0] |= whole & alone
         if members & slow:
-            for i, c, m, g in entries:
+            for i, c, m, g in table.entries(alloc):
                 if slow >> i & 1:
                     releases.setdefault(i, []).append((when, c, m, g))
     profiles: list[Profile] = list(table.idle_profiles)
