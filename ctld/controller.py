@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from itertools import chain
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -31,6 +32,7 @@ from ctld import requeue as requeueops
 from ctld import steps as stepops
 from ctld.acctmgr import Accounting
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
+from ctld.groupcommit import GroupCommit
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.partaccess import check_access, user_groups
 from ctld.reservations import check_job as check_reservation
@@ -100,6 +102,7 @@ class Controller:
         self._tasks: set[asyncio.Task[None]] = set()
         self._job_waiters: dict[int, list[asyncio.Future[None]]] = {}
         self._housekeeping: asyncio.Task[None] | None = None
+        self._submits = GroupCommit(self._insert_new)
 
     # ------------------------------------------------------------ lifecycle
 
@@ -506,8 +509,11 @@ class Controller:
         ]
         self.accounting.charge(now, jobs)
 
-    def submit(self, spec: pb.JobSpec) -> int:
+    async def submit(self, spec: pb.JobSpec) -> int:
         """Validate and store a new job; it may start before this returns to the client.
+
+        Submissions that arrive together are committed in one transaction
+        (:mod:`ctld.groupcommit`); each is answered after that commit.
 
         Args:
             spec: the submission.
@@ -519,15 +525,27 @@ class Controller:
             InvalidRequest: rejected; no job id is used up.
         """
         job_id = self.state.last_job_id + 1
-        job, script = self._build(spec, job_id, time.time())
-        with self._transaction() as s:
-            repo.insert_jobs(s, [(job, script)])
-        self.state.put_job(job)
+        job, script = self._build(spec, job_id, time.time(), self._submits.waiting())
+        self.state.last_job_id = job_id  # taken: the next submission or array task gets the next
+        await self._submits.commit((job, script))
         log.debug("job=%d submitted by %s to %s", job_id, job.user, job.partition)
-        self.scheduler.kick()
         return job_id
 
-    def _build(self, spec: pb.JobSpec, job_id: int, now: float) -> tuple[Job, JobScript]:
+    def _insert_new(self, new: list[tuple[Job, JobScript]]) -> None:
+        """Commit a batch of new jobs, mirror them in memory, and ask for one pass."""
+        with self._transaction() as s:
+            repo.insert_jobs(s, new)
+        for job, _ in new:
+            self.state.put_job(job)
+        self.scheduler.kick()
+
+    def _build(
+        self,
+        spec: pb.JobSpec,
+        job_id: int,
+        now: float,
+        uncommitted: Iterable[tuple[Job, JobScript]] = (),
+    ) -> tuple[Job, JobScript]:
         job, script = jobops.build_job(
             spec,
             job_id,
@@ -538,9 +556,9 @@ class Controller:
             self.conf.max_array_size,
             self.conf.job_requeue,
         )
-        job = replace(
-            self.accounting.admit(job, self.state.jobs.values()), reservation=spec.reservation
-        )
+        # Submissions accepted but not yet committed count against limits too.
+        known = chain(self.state.jobs.values(), (j for j, _ in uncommitted))
+        job = replace(self.accounting.admit(job, known), reservation=spec.reservation)
         check_reservation(job.reservation, job.user, job.account, self.state.reservations)
         part = self.state.partitions[job.partition]
         if part.allow_groups is not None:

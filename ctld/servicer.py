@@ -53,7 +53,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             reply = pb.SubmitJobReply(job_id=job.job_id, expected_start=int(start), job=info)
             reply.cluster = self.ctl.conf.cluster_name
             return reply
-        job_id = self.ctl.submit(request.spec)
+        job_id = await self.ctl.submit(request.spec)
         reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
         if not request.spec.batch:
             # Interactive allocations are scheduled on submission (as Slurm does).
