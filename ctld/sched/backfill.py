@@ -160,12 +160,17 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     timeline = build_timeline(snapshot.nodes, snapshot.running, now, cfg.bf_resolution, horizon)
     part_masks = {name: timeline.table.mask(p.nodes) for name, p in ctx.parts.items()}
     out = PlanBuilder()
-    floors: dict[tuple[str, ResourceRequest, float], float] = {}
+    floors: dict[Shape, float] = {}
+    if len(_SHAPES) >= _KEPT:  # between passes only: a pass's numbers must hold
+        _SHAPES.clear()
+        _NUMBERS.clear()
     tested = 0
     reserved: dict[str, int] = {}  # waiting jobs given a reservation, per partition
-    queue = ctx.queue
+    free_now: dict[str, int] = {}  # nodes with a CPU free now, per partition, in this map
+    queue, quota = ctx.queue, cfg.bf_job_part_count_reserve
+    static_reason, wait = ctx.static_reason, out.wait
     for pos, job in enumerate(queue):
-        reason = ctx.static_reason(job)
+        reason = static_reason(job)
         if reason:
             out.note(job, reason)
             continue
@@ -175,20 +180,28 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
             for rest in itertools.islice(queue, pos, None):
                 out.note(rest, ctx.static_reason(rest) or REASON_PRIORITY)
             break
-        shape = (job.partition, job.request, job.duration)
+        shape = _shape(job)
         floor = floors.get(shape, now)
         if floor == INF:  # the same shape found no room this pass: neither will this job
-            out.wait(job)
+            wait(job)
             continue
         tested += 1
-        quota = cfg.bf_job_part_count_reserve
+        part = job.partition
         # Past the partition's quota of reservations, only a start now is worth finding.
-        latest = now if quota and reserved.get(job.partition, 0) >= quota else horizon
-        if latest == now and (timeline.avail[0] & part_masks[job.partition]).bit_count() < max(
-            job.request.min_nodes, 1
-        ):
-            out.wait(job)  # too few nodes of its partition have a CPU free now
-            continue
+        latest = now if quota and reserved.get(part, 0) >= quota else horizon
+        if latest == now:
+            need, members = shape[3], part_masks[part]
+            count = free_now.get(part)
+            if count is None:
+                count = free_now[part] = (timeline.avail[0] & members).bit_count()
+            if count < need:
+                wait(job)  # too few nodes of its partition have a CPU free now
+                continue
+            free = timeline.free_until(timeline.end_of(now, shape[2]))
+            if (free & members).bit_count() < need:  # nor until its end: no fit now
+                floors[shape] = INF
+                wait(job)
+                continue
         cand = candidates(timeline, job.request, part_masks[job.partition])
         found = earliest_fit(
             timeline, job.request, job.duration, cand, timeline.slot_at(floor), latest
@@ -201,8 +214,29 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
         if found.start > now:
             reserved[job.partition] = reserved.get(job.partition, 0) + 1
         timeline = timeline.reserve(found.allocation, found.start, found.end)
+        free_now.clear()
         _record(out, job, found, now)
     return out.plan()
+
+
+_KEPT = 1 << 16
+# A job's partition, request (its number: equal requests have the same), time limit
+# in seconds, and the nodes it needs at least.
+Shape = tuple[str, int, float, int]
+_NUMBERS: dict[ResourceRequest, int] = {}  # a number per request, by value
+_SHAPES: dict[int, tuple[PendingJob, Shape]] = {}  # by identity: id -> the job, its shape
+
+
+def _shape(job: PendingJob) -> Shape:
+    """The job's shape (kept from pass to pass while the job object is)."""
+    kept = _SHAPES.get(id(job))
+    if kept is not None and kept[0] is job:
+        return kept[1]
+    req = job.request
+    number = _NUMBERS.setdefault(req, len(_NUMBERS))
+    shape = (job.partition, number, job.duration, max(req.min_nodes, 1))
+    _SHAPES[id(job)] = (job, shape)
+    return shape
 
 
 def _record(out: PlanBuilder, job: PendingJob, found: Placement, now: float) -> None:

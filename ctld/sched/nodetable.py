@@ -170,13 +170,18 @@ class NodeTable:
         Returns:
             The allocation.
         """
-        key = (id(pattern), members, first)
+        span = max(k for k, _ in pattern) + 1  # the pattern uses the first nodes offered
+        chosen = bit_indices(first, span)
+        chosen += bit_indices(members & ~first, span - len(chosen))
+        used = 0
+        for i in chosen:
+            used |= 1 << i
+        key = (id(pattern), used, first & used)  # the nodes used, and their order
         kept = self._named.get(key)
         if kept is not None and kept[0] is pattern:
             return kept[1]
         if len(self._named) >= _MAX_PARTS:
             self._named.clear()
-        chosen = bit_indices(first) + bit_indices(members & ~first)
         # Each part named after its node is kept too, known by the nameless part's
         # identity (an id is only trusted while the object it was taken from is kept).
         parts, names = self._parts, self.names

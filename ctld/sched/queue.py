@@ -11,7 +11,7 @@ event, over queues of thousands of jobs). The queue is put in order by
 stable sorts on single fields (age, then priority, then tier), which is
 :func:`job_order`'s order at a fraction of the cost of its tuples.
 
-Imports only minislurm.model.
+Imports minislurm.model and ctld.sched.nodetable.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 
+from ctld.sched.nodetable import NodeTable, table_of
 from minislurm.model import (
     Allocation,
     NodeView,
@@ -75,6 +76,9 @@ _AGE = attrgetter("submit_time", "key")
 _PRIORITY = attrgetter("priority")
 _NAME = attrgetter("name")
 _CPUS = attrgetter("cpus")
+_KEPT = 1 << 16  # entries kept from pass to pass, at most
+_FACTS: dict[int, tuple[PartitionView, NodeTable, PartitionFacts]] = {}
+_REASONS: dict[int, tuple[PendingJob, PartitionFacts, str]] = {}
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,8 @@ class PassContext:
         self.snapshot = snapshot
         self.nodes = dict(zip(map(_NAME, snapshot.nodes), snapshot.nodes, strict=True))
         self.parts = {p.name: p for p in snapshot.partitions}
-        self.facts = {p.name: partition_facts(p, self.nodes) for p in snapshot.partitions}
+        table = table_of(snapshot.nodes)
+        self.facts = {p.name: self._facts(p, table) for p in snapshot.partitions}
         tiers = {p.name: p.priority_tier for p in snapshot.partitions}
         self.queue = queue_order(
             (j for j in snapshot.pending if not j.held and j.partition in tiers), tiers
@@ -176,13 +181,31 @@ class PassContext:
         if job.blocked:
             return job.blocked
         facts = self.facts[job.partition]
+        # The same job in the same partition on nodes of the same configuration
+        # (usability included) has the same reason: kept from pass to pass.
+        kept = _REASONS.get(id(job))
+        if kept is not None and kept[0] is job and kept[1] is facts:
+            return kept[2]
         reason = facts.state_reason or partition_limit(job, facts)
-        if reason or not job.request.req_nodes:
-            return reason
-        nodes = self.nodes
-        if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
-            return REASON_REQ_NODE_NOT_AVAIL
-        return ""
+        if not reason and job.request.req_nodes:
+            nodes = self.nodes
+            if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
+                reason = REASON_REQ_NODE_NOT_AVAIL
+        if len(_REASONS) >= _KEPT:
+            _REASONS.clear()
+        _REASONS[id(job)] = (job, facts, reason)
+        return reason
+
+    def _facts(self, part: PartitionView, table: NodeTable) -> PartitionFacts:
+        """A partition's facts, kept while it and its nodes' configuration stay the same."""
+        kept = _FACTS.get(id(part))
+        if kept is not None and kept[0] is part and kept[1] is table:
+            return kept[2]
+        if len(_FACTS) >= _KEPT:
+            _FACTS.clear()
+        facts = partition_facts(part, self.nodes)
+        _FACTS[id(part)] = (part, table, facts)
+        return facts
 
 
 class PlanBuilder:
@@ -226,9 +249,11 @@ class PlanBuilder:
             job: the job or array task.
             expected: its reserved start, if it got one.
         """
-        first = job.partition not in self._waiting
-        self._waiting.add(job.partition)
-        self.note(job, REASON_RESOURCES if first else REASON_PRIORITY)
+        if job.partition in self._waiting:
+            self.reasons.setdefault(job.job_id, REASON_PRIORITY)
+        else:
+            self._waiting.add(job.partition)
+            self.reasons.setdefault(job.job_id, REASON_RESOURCES)
         if expected is not None:
             known = self.start_times.get(job.job_id, expected)
             self.start_times[job.job_id] = min(known, expected)

@@ -24,8 +24,10 @@ Imports minislurm.model, ctld.sched.nodetable, ctld.sched.select and ctld.sched.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -76,6 +78,22 @@ class Timeline:
             The end, on the resolution's grid.
         """
         return slot_end(start, duration, self.resolution)
+
+    def free_until(self, end: float) -> int:
+        """The nodes with a CPU free from now until ``end``.
+
+        Args:
+            end: a time after now.
+
+        Returns:
+            A bitmask.
+        """
+        return self._free_from_now[max(self.slot_at(end) - 1, 0)]
+
+    @functools.cached_property
+    def _free_from_now(self) -> list[int]:
+        """The nodes with a CPU free in every slot from the first to each."""
+        return list(itertools.accumulate(self.avail, operator.and_))
 
     def slot_at(self, when: float) -> int:
         """The first slot that begins at or after ``when``.
