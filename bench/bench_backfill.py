@@ -22,6 +22,7 @@ import json
 import random
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from ctld.sched.knobs import SchedConfig
@@ -59,9 +60,9 @@ def cluster_snapshot(pending_count: int, seed: int = 1) -> Snapshot:
             NodeView(name, CPUS, MEM, tuple(range(GPUS)), CPUS - used_cpus, MEM, free, True)
         )
         if used_gpus:
-            part = NodeAlloc(name, used_cpus, 0, tuple(range(used_gpus)), 1)
+            held = NodeAlloc(name, used_cpus, 0, tuple(range(used_gpus)), 1)
             end = NOW + rng.choice([600, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 48 * 3600])
-            running.append(RunningJob(100_000 + i, Allocation((part,)), end))
+            running.append(RunningJob(100_000 + i, Allocation((held,)), end))
     pending = []
     for job_id in range(1, pending_count + 1):
         shape = rng.random()
@@ -88,11 +89,20 @@ def cluster_snapshot(pending_count: int, seed: int = 1) -> Snapshot:
 
 
 def median_pass(snapshot: Snapshot, cfg: SchedConfig, repeat: int) -> tuple[float, int, int]:
-    """Median seconds of a pass, and the starts and reservations of the last one."""
+    """Median seconds of a pass, and the starts and reservations of the last one.
+
+    Each pass gets new job objects, as the controller's passes do (it builds
+    them from its records every time): nothing kept by identity carries over.
+    """
     times = []
     for _ in range(repeat):
+        fresh = replace(
+            snapshot,
+            pending=tuple(replace(j) for j in snapshot.pending),
+            running=tuple(replace(j) for j in snapshot.running),
+        )
         began = time.perf_counter()
-        decided = plan(snapshot, NOW, cfg)
+        decided = plan(fresh, NOW, cfg)
         times.append(time.perf_counter() - began)
     return statistics.median(times), len(decided.starts), len(decided.start_times)
 

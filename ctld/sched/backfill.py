@@ -177,8 +177,10 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
         if tested >= cfg.bf_max_job_test:
             # Past the limit, a job whose shape found no room waits for Priority too
             # (its partition already has a job waiting): no job below needs its shape.
+            reasons = out.reasons  # as out.note: an array keeps its first task's reason
             for rest in itertools.islice(queue, pos, None):
-                out.note(rest, ctx.static_reason(rest) or REASON_PRIORITY)
+                if rest.job_id not in reasons:
+                    reasons[rest.job_id] = static_reason(rest) or REASON_PRIORITY
             break
         shape = _shape(job)
         floor = floors.get(shape, now)

@@ -170,13 +170,13 @@ class NodeTable:
         Returns:
             The allocation.
         """
-        span = max(k for k, _ in pattern) + 1  # the pattern uses the first nodes offered
-        chosen = bit_indices(first, span)
-        chosen += bit_indices(members & ~first, span - len(chosen))
-        used = 0
-        for i in chosen:
-            used |= 1 << i
-        key = (id(pattern), used, first & used)  # the nodes used, and their order
+        span = pattern[-1][0] + 1 if pattern else 0  # parts in order: the first nodes offered
+        ahead = bit_indices(first, span)
+        rest = bit_indices(members & ~first, span - len(ahead))
+        chosen = ahead + rest
+        used_ahead = first & (2 << ahead[-1]) - 1 if ahead else 0
+        used = used_ahead | (members & ~first & (2 << rest[-1]) - 1 if rest else 0)
+        key = (id(pattern), used, used_ahead)  # the nodes used, and their order
         kept = self._named.get(key)
         if kept is not None and kept[0] is pattern:
             return kept[1]

@@ -76,9 +76,8 @@ _AGE = attrgetter("submit_time", "key")
 _PRIORITY = attrgetter("priority")
 _NAME = attrgetter("name")
 _CPUS = attrgetter("cpus")
-_KEPT = 1 << 16  # entries kept from pass to pass, at most
+_KEPT = 1 << 10  # partitions' facts kept from pass to pass, at most
 _FACTS: dict[int, tuple[PartitionView, NodeTable, PartitionFacts]] = {}
-_REASONS: dict[int, tuple[PendingJob, PartitionFacts, str]] = {}
 
 
 @dataclass(frozen=True)
@@ -181,20 +180,13 @@ class PassContext:
         if job.blocked:
             return job.blocked
         facts = self.facts[job.partition]
-        # The same job in the same partition on nodes of the same configuration
-        # (usability included) has the same reason: kept from pass to pass.
-        kept = _REASONS.get(id(job))
-        if kept is not None and kept[0] is job and kept[1] is facts:
-            return kept[2]
         reason = facts.state_reason or partition_limit(job, facts)
-        if not reason and job.request.req_nodes:
-            nodes = self.nodes
-            if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
-                reason = REASON_REQ_NODE_NOT_AVAIL
-        if len(_REASONS) >= _KEPT:
-            _REASONS.clear()
-        _REASONS[id(job)] = (job, facts, reason)
-        return reason
+        if reason or not job.request.req_nodes:
+            return reason
+        nodes = self.nodes
+        if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
+            return REASON_REQ_NODE_NOT_AVAIL
+        return ""
 
     def _facts(self, part: PartitionView, table: NodeTable) -> PartitionFacts:
         """A partition's facts, kept while it and its nodes' configuration stay the same."""
