@@ -30,30 +30,30 @@ credential replayed within ``TTL`` to a controller restarted in between (the
 replay cache lives in memory). The host is what the signer claims, recorded
 for the log, not verified.
 
-Imports minislurm.errors and the standard library.
+Imports minislurm.cred, minislurm.errors and the standard library.
 """
 
 from __future__ import annotations
 
 import _socket  # not socket: its enum machinery costs every command ~15 ms (as minislurm.h2grpc)
-import hashlib
-import heapq
-import hmac
 import os
 import time
-from collections.abc import Callable
 
 from minislurm import cred
 from minislurm.errors import ClusterKeyError, MinislurmError
+
+TYPE_CHECKING = False  # typing's own constant costs its import (collections.abc, ~3 ms)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Signer = Callable[[str], str]
+    """Makes the credential for one call of a method path."""
 
 HEADER = "x-slurm-auth"
 TTL = 60.0  # seconds a credential is valid either side of the receiver's clock (auth/slurm's)
 SOCKET_FILE = "auth.socket"
 MAX_TOKEN = 1024
 MAX_REPLAY_ENTRIES = 1_000_000
-
-Signer = Callable[[str], str]
-"""Makes the credential for one call of a method path."""
 
 
 class AuthError(MinislurmError):
@@ -98,8 +98,7 @@ def make(key: bytes, uid: int, gid: int, host: str, issued: float, method: str) 
     host = host.replace(":", "_")
     stamp = f"{issued:.3f}"
     nonce = os.urandom(16).hex()
-    mac = hmac.new(key, _message(uid, gid, host, stamp, nonce, method), hashlib.sha256)
-    signature = mac.hexdigest()
+    signature = cred.sign(key, _message(uid, gid, host, stamp, nonce, method)).hex()
     return f"v1:{uid}:{gid}:{host}:{stamp}:{nonce}:{signature}"
 
 
@@ -126,6 +125,8 @@ class ReplayCache:
         Raises:
             AuthError: it was seen before, or the cache is full.
         """
+        import heapq  # only receivers keep a cache: the commands skip its import
+
         while self._expiry and self._expiry[0][0] < now:
             self._seen.discard(heapq.heappop(self._expiry)[1])
         if nonce in self._seen:
@@ -166,8 +167,7 @@ def check(key: bytes, token: str, method: str, now: float, replay: ReplayCache) 
         raise AuthError("malformed credential") from None
     if not (0 <= uid < 2**32 and 0 <= gid < 2**32) or len(nonce) != 32:
         raise AuthError("malformed credential")
-    want = hmac.new(key, _message(uid, gid, host, stamp, nonce, method), hashlib.sha256)
-    if not hmac.compare_digest(want.digest(), got):
+    if not cred.verify(key, _message(uid, gid, host, stamp, nonce, method), got):
         raise AuthError("invalid credential signature (forged, other key or other method)")
     if issued < now - TTL:
         raise AuthError(f"credential expired ({now - issued:.0f} s old)")

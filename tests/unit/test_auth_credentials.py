@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import pytest
 
-from minislurm import auth
+from minislurm import auth, cred
 
 KEY = b"k" * 64
 NOW = 1_800_000_000.0
@@ -55,3 +58,15 @@ def test_a_full_cache_refuses_rather_than_grows() -> None:
     with pytest.raises(auth.AuthError, match="too many"):
         _check(auth.make(KEY, 1, 1, "h", NOW, "/s/M"), NOW, cache)
     assert len(cache) == 2
+
+
+@pytest.mark.parametrize("key_bytes", [0, 1, 32, 63, 64, 65, 200])
+@pytest.mark.parametrize(
+    "payload", [b"", b"v1\n0\n0\nh\n1.000\nnonce\n/s/M", bytes(range(256)) * 5]
+)
+def test_signatures_are_rfc_2104_hmac_sha256(key_bytes: int, payload: bytes) -> None:
+    key = bytes((7 * i + 3) % 256 for i in range(key_bytes))
+    want = hmac.new(key, payload, hashlib.sha256).digest()
+    assert cred.sign(key, payload) == want
+    assert cred.verify(key, payload, want)
+    assert not cred.verify(key, payload + b"x", want)
