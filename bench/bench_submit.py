@@ -6,7 +6,10 @@ targets and to real Slurm 22.05 measured on the same 2-core machine.
 1. serial ``sbatch``: N held ``--wrap`` jobs, one process after the other,
    through the real command;
 2. the gRPC API: 8 client processes submitting held jobs concurrently with
-   grpcio (each submission is committed before its reply: durable);
+   grpcio (each submission is committed before its reply: durable), with
+   the controller's CPU time per submission, and the same clients calling
+   ``Ping`` (an authenticated RPC that does nothing): the most any RPC
+   could reach here, with these clients and this machine;
 3. submit-to-start on an idle cluster: from the client's SubmitJob call to
    (a) the controller reporting RUNNING and (b) the script's first line.
 """
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+import psutil
 from benchcluster import BIN, bench_cluster
 
 from minislurm import auth, tls
@@ -91,7 +95,9 @@ def _channel(address: str, conf: str) -> grpc.Channel:
     return grpc.intercept_channel(channel, _Signed(conf))
 
 
-def _api_client(address: str, conf: str, work: str, count: int, ready: object, go: object) -> None:
+def _api_client(
+    address: str, conf: str, work: str, count: int, ready: object, go: object, ping: bool
+) -> None:
     channel = _channel(address, conf)
     stub = pb_grpc.SlurmControllerStub(channel)
     request = pb.SubmitJobRequest(spec=spec(work))
@@ -99,16 +105,21 @@ def _api_client(address: str, conf: str, work: str, count: int, ready: object, g
     ready.release()  # type: ignore[attr-defined]
     go.wait()  # type: ignore[attr-defined]
     for _ in range(count):
-        stub.SubmitJob(request)
+        if ping:
+            stub.Ping(pb.PingRequest())
+        else:
+            stub.SubmitJob(request)
     channel.close()
 
 
-def bench_api(address: str, conf: str, work: str, clients: int, per_client: int) -> float:
-    """Concurrent durable submissions per second through the gRPC API."""
+def bench_api(
+    address: str, conf: str, work: str, clients: int, per_client: int, ping: bool = False
+) -> float:
+    """Concurrent durable submissions (or Pings) per second through the gRPC API."""
     ctx = multiprocessing.get_context("spawn")
     ready, go = ctx.Semaphore(0), ctx.Event()
     procs = [
-        ctx.Process(target=_api_client, args=(address, conf, work, per_client, ready, go))
+        ctx.Process(target=_api_client, args=(address, conf, work, per_client, ready, go, ping))
         for _ in range(clients)
     ]
     for p in procs:
@@ -120,6 +131,12 @@ def bench_api(address: str, conf: str, work: str, clients: int, per_client: int)
     for p in procs:
         p.join()
     return clients * per_client / (time.perf_counter() - start)
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far (user and system)."""
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
 
 
 def bench_latency(
@@ -174,10 +191,17 @@ def main() -> int:
         conf = bench.cluster.conf_path
         running, script = bench_latency(address, conf, work, args.latency)
         serial = bench_sbatch(bench.env, work, args.sbatch)
+        ctld = bench.cluster.pid("slurmctld")
+        assert ctld is not None
+        before = cpu_seconds(ctld)
         api = bench_api(address, conf, work, args.clients, args.api)
+        ctld_ms = (cpu_seconds(ctld) - before) * 1000 / (args.clients * args.api)
+        ping = bench_api(address, conf, work, args.clients, args.api, ping=True)
     print(f"minislurm on {os.cpu_count()} CPUs{', TLS' if args.tls else ''}")
     report("sbatch, serial", serial, "/s", "sbatch_serial")
     report(f"gRPC API, {args.clients} concurrent clients, durable", api, "/s", "api_parallel")
+    print(f"{'  slurmctld CPU per submission':<42} {ctld_ms:10.2f} ms")
+    print(f"{'  Ping, same clients (the ceiling)':<42} {ping:10.1f} /s")
     report(
         "submit -> RUNNING, idle cluster (median)",
         statistics.median(running),
