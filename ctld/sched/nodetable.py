@@ -21,7 +21,8 @@ from minislurm.model import Allocation, NodeAlloc, NodeView
 
 INF = math.inf
 
-_MAX_PARTS = 1 << 16  # parts kept per table
+_MAX_PARTS = 1 << 16  # allocations kept per table
+_MAX_ROWS = 64  # nameless parts kept named after every node
 
 # A node's free CPUs, memory (MiB) and GPU indices (a bitmask) from ``begin`` on.
 Step = tuple[float, int, int, int]
@@ -92,6 +93,30 @@ def bit_indices(mask: int, limit: int = -1) -> list[int]:
     return out
 
 
+def lowest_bits(mask: int, count: int) -> int:
+    """The ``count`` lowest set bits of ``mask`` (all of them when it has no more).
+
+    Args:
+        mask: a non-negative int.
+        count: how many.
+
+    Returns:
+        The bitmask.
+    """
+    if count <= 0:
+        return 0
+    if mask.bit_count() <= count:
+        return mask
+    lo, hi = 0, mask.bit_length()  # the least width whose low bits hold ``count`` of them
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if (mask & (1 << mid) - 1).bit_count() >= count:
+            hi = mid
+        else:
+            lo = mid + 1
+    return mask & (1 << lo) - 1
+
+
 @dataclass(frozen=True)
 class NodeTable:
     """The pass's nodes by position, and what does not change while it runs."""
@@ -104,7 +129,7 @@ class NodeTable:
     class_views: tuple[NodeView, ...]  # one idle member of each class, nameless
     classes: tuple[int, ...]  # each node's class (-1: unusable)
     idle_profiles: tuple[tuple[Step], ...]  # each node's capacity from ever on
-    _parts: dict[tuple[int, int], tuple[NodeAlloc, NodeAlloc]] = field(
+    _rows: dict[int, tuple[NodeAlloc, tuple[NodeAlloc, ...]]] = field(
         default_factory=dict, compare=False, repr=False
     )
     _named: dict[tuple[int, int, int], tuple[Pattern, Allocation]] = field(
@@ -171,33 +196,27 @@ class NodeTable:
             The allocation.
         """
         span = pattern[-1][0] + 1 if pattern else 0  # parts in order: the first nodes offered
-        ahead = bit_indices(first, span)
-        rest = bit_indices(members & ~first, span - len(ahead))
-        chosen = ahead + rest
-        used_ahead = first & (2 << ahead[-1]) - 1 if ahead else 0
-        used = used_ahead | (members & ~first & (2 << rest[-1]) - 1 if rest else 0)
-        key = (id(pattern), used, used_ahead)  # the nodes used, and their order
+        taken_ahead = lowest_bits(first, span)
+        taken = taken_ahead | lowest_bits(members & ~first, span - taken_ahead.bit_count())
+        key = (id(pattern), taken, taken_ahead)  # the nodes it may use, and their order
         kept = self._named.get(key)
         if kept is not None and kept[0] is pattern:
             return kept[1]
+        chosen = bit_indices(taken_ahead) + bit_indices(taken & ~taken_ahead)
         if len(self._named) >= _MAX_PARTS:
             self._named.clear()
-        # Each part named after its node is kept too, known by the nameless part's
-        # identity (an id is only trusted while the object it was taken from is kept).
-        parts, names = self._parts, self.names
-        if len(parts) >= _MAX_PARTS:
-            parts.clear()
-        out = []
-        holders: dict[int, tuple[NodeAlloc, int]] = {}  # nameless part -> it, its nodes
-        for k, p in pattern:
-            i = chosen[k]
-            kept_part = parts.get((i, id(p)))
-            if kept_part is None or kept_part[0] is not p:
-                part = NodeAlloc(names[i], p.cpus, p.mem, p.gpus, p.ntasks)
-                kept_part = parts[(i, id(p))] = (p, part)
-            out.append(kept_part[1])
-            held = holders.get(id(p))
-            holders[id(p)] = (p, (held[1] if held else 0) | 1 << i)
+        one = pattern[0][1] if pattern else None
+        holders: dict[int, tuple[NodeAlloc, int]] = {}  # nameless part's id -> it, its nodes
+        if one is not None and len(pattern) == span and all(p is one for _, p in pattern):
+            out = list(map(self._row(one).__getitem__, chosen))  # the same part on each node
+            holders[id(one)] = (one, taken)
+        else:
+            out = []
+            for k, p in pattern:
+                i = chosen[k]
+                out.append(self._row(p)[i])
+                held = holders.get(id(p))
+                holders[id(p)] = (p, (held[1] if held else 0) | 1 << i)
         alloc = Allocation(tuple(out))
         used = all_cpus = whole = 0
         for p, nodes in holders.values():  # alike nodes: what a part holds of one, of each
@@ -251,6 +270,18 @@ class NodeTable:
             i = self.index.get(part.node)
             if i is not None:
                 yield i, part
+
+    def _row(self, pattern: NodeAlloc) -> tuple[NodeAlloc, ...]:
+        """A nameless part named after each node, by position (kept by the part's identity)."""
+        kept = self._rows.get(id(pattern))
+        if kept is not None and kept[0] is pattern:
+            return kept[1]
+        if len(self._rows) >= _MAX_ROWS:
+            self._rows.clear()
+        p = pattern
+        row = tuple(NodeAlloc(name, p.cpus, p.mem, p.gpus, p.ntasks) for name in self.names)
+        self._rows[id(pattern)] = (pattern, row)
+        return row
 
     def _holds(self, i: int, part: NodeAlloc) -> tuple[bool, bool]:
         """Whether ``part`` holds every CPU of node ``i``, and every GPU."""

@@ -38,6 +38,7 @@ from ctld.sched.nodetable import (
     Step,
     bit_indices,
     gpu_tuple_mask,
+    lowest_bits,
     table_of,
 )
 from ctld.sched.select import select_alike, select_groups, select_nodes
@@ -177,8 +178,8 @@ class Timeline:
         for members, view in zip(self.table.class_masks, self.table.class_views, strict=True):
             pool = idle & members
             if pool and limit >= 0:
-                ahead = _lowest(pool & first, limit)
-                pool = ahead | _lowest(pool & ~first, limit - ahead.bit_count())
+                ahead = lowest_bits(pool & first, limit)
+                pool = ahead | lowest_bits(pool & ~first, limit - ahead.bit_count())
             if pool:
                 groups.append((view, pool))
         if partial:
@@ -401,18 +402,6 @@ def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:
         else:
             steps.append((when, c, m, g))
     return tuple(steps)
-
-
-def _lowest(mask: int, count: int) -> int:
-    """The ``count`` lowest set bits of ``mask`` (all of them when it has no more)."""
-    if mask.bit_count() <= count:
-        return mask
-    out = 0
-    for _ in range(max(count, 0)):
-        low = mask & -mask
-        out |= low
-        mask ^= low
-    return out
 
 
 _DIGITS = {kind: str.maketrans({k: "1" if k == kind else "0" for k in "iafo"}) for kind in "iafo"}

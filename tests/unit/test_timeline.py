@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_plan import requests
 
+from ctld.sched.nodetable import bit_indices, lowest_bits
 from ctld.sched.select import select_nodes
 from ctld.sched.timeline import Timeline, build_timeline
 from ctld.sched.windows import WindowStates
@@ -90,3 +91,9 @@ def test_partly_used_alike_nodes_are_placed_as_select_nodes_places_them(
         for start, alloc in check_slots(timeline, req, duration)[:1]:
             timeline = timeline.reserve(alloc, start, timeline.end_of(start, duration))
     check_slots(first, replace(reqs[0], req_nodes=()), duration)
+
+
+@given(st.integers(0, 1 << 300), st.integers(-1, 310))
+def test_lowest_bits_are_the_first_set_bits(mask: int, count: int) -> None:
+    expected = sum(1 << i for i in bit_indices(mask, max(count, 0)))
+    assert lowest_bits(mask, count) == expected
