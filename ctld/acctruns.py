@@ -3,13 +3,14 @@
 A requeued job keeps its id, and Slurm's accounting keeps each run that
 ended by requeue as a record of its own: the job's line in the state the run
 ended in (``NODE_FAIL`` when its node failed, ``REQUEUED`` for ``scontrol
-requeue``), its start, end and nodes, then that run's batch step and srun
-steps. ``sacct`` shows the latest run only; ``sacct -D`` (``--duplicates``)
-shows every run, the earliest first. The job's next run numbers its steps
-from 0 again.
+requeue``, ``PREEMPTED`` when a preemption requeued it), its start, end and
+nodes, then that run's batch step and srun steps. ``sacct`` shows the latest
+run only; ``sacct -D`` (``--duplicates``) shows every run, the earliest
+first. The job's next run numbers its steps from 0 again.
 
 Pure functions of their arguments: no database, no clock, no gRPC server.
-Imports ctld.accounting, minislurm's core modules and the generated messages.
+Imports ctld.accounting, ctld.jobs (kill outcomes), minislurm's core modules and the generated
+messages.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from ctld import accounting
+from ctld.jobs import KILL_PREEMPT_REQUEUE
 from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, JobState
@@ -33,7 +35,7 @@ class EarlierRun:
     Attributes:
         job: the job's record as the requeue found it (RUNNING, COMPLETING,
             or finished), its run number in ``restarts``.
-        state: how accounting shows the run ended: ``NODE_FAIL`` or ``REQUEUED``.
+        state: how accounting shows the run ended: ``NODE_FAIL``, ``REQUEUED`` or ``PREEMPTED``.
         ended: when the run was requeued.
         steps: the run's srun steps.
     """
@@ -70,6 +72,8 @@ def ended_runs(
         if old is None or job.restarts <= old.restarts:
             continue
         state = JobState.NODE_FAIL.value if old.state in _LOST else REQUEUED
+        if old.kill_outcome == KILL_PREEMPT_REQUEUE:
+            state = JobState.PREEMPTED.value
         # A running job's requeue ends its run when asked, though the kill takes a while.
         asked = old.state is JobState.COMPLETING and old.end_time
         own = steps.get(job.job_id, {})

@@ -99,6 +99,8 @@ class Qos:
     priority: int = 0
     max_jobs_pu: int = UNSET
     max_submit_pu: int = UNSET
+    preempt: tuple[str, ...] = ()  # the QOS whose jobs its jobs may preempt (preempt/qos)
+    preempt_mode: str = ""  # OFF, CANCEL, REQUEUE; "": the partition's or the global one
 
 
 def initial_qos() -> dict[str, Qos]:

@@ -22,7 +22,7 @@ from itertools import chain
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from ctld import acctruns
+from ctld import acctruns, preemption
 from ctld import arrays as arrayops
 from ctld import depend as depops
 from ctld import jobrequests as jobreq
@@ -48,7 +48,16 @@ from minislurm import convert
 from minislurm.authgrpc import daemon_signer
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
-from minislurm.model import Allocation, Job, JobScript, PendingJob, Plan, RunningJob, Step
+from minislurm.model import (
+    Allocation,
+    Job,
+    JobScript,
+    PendingJob,
+    Plan,
+    RunningJob,
+    Snapshot,
+    Step,
+)
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 
@@ -85,6 +94,7 @@ class Controller:
             self._settle_pending,
             settings.sched,
             self.accounting,
+            self._preempt if preemption.enabled(self.conf) else None,
         )
         self.timers = JobTimers(self._time_limit_reached)
         self.warnings = JobTimers(self._warning_due)  # --signal=SIG@TIME
@@ -352,6 +362,18 @@ class Controller:
             if job.state is JobState.PENDING and job.reason != reason:
                 self.state.put_job(replace(job, reason=reason, last_sched_eval=now))
         self._run(Launch(j.job_id) for j in started if j.batch)
+
+    def _preempt(self, snapshot: Snapshot, decided: Plan, now: float) -> None:
+        """After a pass: begin the kills of the jobs that waiting jobs preempt."""
+        qos = self.accounting.book.qos
+        victims = preemption.victims(
+            self.state, self.conf, qos, snapshot, decided, now, self.priority
+        )
+        self._commit(victims)
+        for job in victims:
+            log.info("job=%d preempted (%s)", job.job_id, job.kill_outcome)
+        nodes = [(j.job_id, j.allocation.node_names) for j in victims if j.allocation]
+        self._run(Terminate(job_id, names, jobops.KILL_PREEMPTED) for job_id, names in nodes)
 
     def _settle_pending(self, now: float) -> None:
         """Before a pass: settle dependencies, end jobs whose deadline passed (one commit)."""
@@ -691,7 +713,7 @@ class Controller:
         if status.outcome == "NODE_FAIL":  # its stepd killed it: slurmd was gone too long
             self._lose([job], node, time.time())
             return
-        if job.kill_outcome == requeueops.KILL_OUTCOME:
+        if requeueops.requeueing(job):
             self._commit([requeueops.requeued(job, time.time(), float(self.conf.requeue_delay))])
             self.scheduler.kick()
             return

@@ -49,6 +49,10 @@ REASON_TIME_LIMIT = "TimeLimit"
 REASON_LAUNCH_FAILED = "JobLaunchFailure"
 REASON_DEADLINE = "DeadLine"
 REASON_DEP_NEVER = "DependencyNeverSatisfied"
+KILL_PREEMPTED = "PREEMPTED"  # a preempted job's kill_outcome: it ends PREEMPTED
+KILL_PREEMPT_REQUEUE = "PREEMPT_REQUEUE"  # ... it goes back to the queue
+_PREEMPT_KILLS = (KILL_PREEMPTED, KILL_PREEMPT_REQUEUE)
+_KILL_ENDS = {"TIMEOUT": JobEvent.TIMED_OUT, KILL_PREEMPTED: JobEvent.PREEMPTED}  # else KILLED
 
 
 def rejected(*lines: str) -> InvalidRequest:
@@ -385,7 +389,7 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
         The job in its final state, with Slurm's reason and exit code.
     """
     if job.state is JobState.COMPLETING:
-        event = JobEvent.TIMED_OUT if job.kill_outcome == "TIMEOUT" else JobEvent.KILLED
+        event = _KILL_ENDS.get(job.kill_outcome, JobEvent.KILLED)
         reason = REASON_TIME_LIMIT if event is JobEvent.TIMED_OUT else REASON_NONE
     elif launch_failed:
         event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
@@ -459,7 +463,8 @@ def begin_kill(job: Job, outcome: str, now: float) -> Job:
 
     Args:
         job: a RUNNING job.
-        outcome: CANCELLED or TIMEOUT, the state it ends in.
+        outcome: CANCELLED or TIMEOUT, the state it ends in; or KILL_PREEMPTED
+            or KILL_PREEMPT_REQUEUE, a preemption's.
         now: the time of the decision.
 
     Returns:
@@ -470,7 +475,10 @@ def begin_kill(job: Job, outcome: str, now: float) -> Job:
     """
     if job.state is not JobState.RUNNING:
         raise InvalidTransition(f"job={job.job_id} {job.state.value} is not running")
-    event = JobEvent.TIME_LIMIT if outcome == "TIMEOUT" else JobEvent.CANCEL
+    if outcome in _PREEMPT_KILLS:
+        event = JobEvent.PREEMPT
+    else:
+        event = JobEvent.TIME_LIMIT if outcome == "TIMEOUT" else JobEvent.CANCEL
     new = next_job_state(job.job_id, job.state, event, outcome)
     reason = REASON_TIME_LIMIT if outcome == "TIMEOUT" else REASON_NONE
     return replace(job, state=new, kill_outcome=outcome, reason=reason, end_time=now)

@@ -47,6 +47,38 @@ def may_requeue(job: Job) -> bool:
     return job.batch and job.requeue
 
 
+def requeueing(job: Job) -> bool:
+    """Whether a job's kill in progress sends it back to the queue once its node confirms.
+
+    Args:
+        job: the job.
+
+    Returns:
+        True for ``scontrol requeue`` of a running job and a preemption that requeues.
+    """
+    return job.kill_outcome in (KILL_OUTCOME, jobops.KILL_PREEMPT_REQUEUE)
+
+
+def preempted(job: Job, mode: str, now: float) -> Job:
+    """A running job preempted: its kill begins (Slurm's PreemptMode).
+
+    Under REQUEUE a batch job that may be requeued goes back to the queue
+    once its node confirms the kill; any other job (CANCEL, ``--no-requeue``,
+    an interactive allocation) ends PREEMPTED, as Slurm kills it.
+
+    Args:
+        job: a RUNNING job.
+        mode: its PreemptMode, CANCEL or REQUEUE.
+        now: the time.
+
+    Returns:
+        The COMPLETING job.
+    """
+    requeue = mode == "REQUEUE" and may_requeue(job)
+    outcome = jobops.KILL_PREEMPT_REQUEUE if requeue else jobops.KILL_PREEMPTED
+    return jobops.begin_kill(job, outcome, now)
+
+
 def requeued(job: Job, now: float, delay: float) -> Job:
     """The job back in the queue, eligible after ``delay`` seconds.
 
@@ -104,7 +136,7 @@ def lost(job: Job, now: float, delay: float) -> Job:
         The job's next record; a job whose cancel or time limit was being
         carried out ends as that (CANCELLED, TIMEOUT), as Slurm records it.
     """
-    if job.state is JobState.COMPLETING and job.kill_outcome != KILL_OUTCOME:
+    if job.state is JobState.COMPLETING and not requeueing(job):
         return jobops.ended(job, 0, SIGTERM, now)  # the node's failure completed the kill
     if may_requeue(job):
         return requeued(job, now, delay)
@@ -134,7 +166,7 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
         raise InvalidTransition(NOT_BATCH)
     if not job.requeue:
         raise InvalidTransition(DISABLED)
-    if job.state is JobState.PENDING or job.kill_outcome == KILL_OUTCOME:
+    if job.state is JobState.PENDING or requeueing(job):
         raise InvalidTransition(PENDING_ALREADY)  # Slurm says so of a requeue in progress too
     held = replace(job, hold=hold) if hold != HOLD_NONE else job
     if job.state is JobState.RUNNING:

@@ -310,6 +310,7 @@ class SchedulerLoop:
         prepare: Callable[[float], None],
         cfg: SchedConfig | None = None,
         accounting: Accounting | None = None,
+        preempt: Callable[[Snapshot, Plan, float], None] | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
@@ -318,6 +319,7 @@ class SchedulerLoop:
         self.start_times: dict[int, float] = {}  # the last pass's expected starts (squeue --start)
         self._apply = apply
         self._prepare = prepare
+        self._preempt = preempt  # after a pass: who waiting jobs preempt
         self._kicked = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.passes = 0
@@ -339,7 +341,7 @@ class SchedulerLoop:
             self._task = None
 
     def run_pass(self) -> Plan:
-        """One pass now: snapshot, plan, apply.
+        """One pass now: snapshot, plan, apply, then preempt for the jobs left waiting.
 
         Returns:
             What the pass decided.
@@ -350,6 +352,8 @@ class SchedulerLoop:
         decided = plan(snapshot, now, self.cfg)
         self.start_times = decided.start_times
         self._apply(decided, now)
+        if self._preempt is not None:
+            self._preempt(snapshot, decided, now)
         self.passes += 1
         if decided.starts:
             log.debug("pass %d started %d job(s)", self.passes, len(decided.starts))

@@ -74,6 +74,7 @@ class PartitionConfig:
     state: str = "UP"
     over_subscribe: str = "NO"
     tres_billing_weights: str = ""  # "CPU=1.0,GRES/gpu=2.0"; "": usage is charged per CPU
+    preempt_mode: str = ""  # PreemptMode: OFF, CANCEL, REQUEUE; "": the global one
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,9 @@ class SlurmConfig:
     job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
     job_requeue: bool = True
     requeue_delay: int = 5  # seconds a requeued job waits (Slurm: about 120, fixed)
+    preempt_type: str = "preempt/none"  # or preempt/partition_prio, preempt/qos
+    preempt_mode: str = "OFF"  # what becomes of a preempted job: OFF, CANCEL, REQUEUE
+    preempt_exempt_time: int = 0  # minutes a job runs before it may be preempted
     min_job_age: int = 300  # seconds
     max_array_size: int = 1001
     max_job_count: int = 10000
@@ -203,6 +207,9 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
     "JobRequeue": ("job_requeue", "bool"),
     "RequeueDelay": ("requeue_delay", "int"),
+    "PreemptType": ("preempt_type", "preempt"),
+    "PreemptMode": ("preempt_mode", "preemptmode"),
+    "PreemptExemptTime": ("preempt_exempt_time", "duration"),
     "MinJobAge": ("min_job_age", "int"),
     "MaxArraySize": ("max_array_size", "int"),
     "MaxJobCount": ("max_job_count", "int"),
@@ -210,12 +217,16 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "SlurmdParameters": ("slurmd_parameters", "list"),
     "SelectTypeParameters": ("select_type_parameters", "list"),
 }
+PREEMPT_TYPES = ("preempt/none", "preempt/partition_prio", "preempt/qos")
+PREEMPT_MODES = ("OFF", "CANCEL", "REQUEUE")  # SUSPEND and GANG are not supported
 _CONTROLLER_KEYS = ("SlurmctldHost", "ControlMachine", "ControlAddr")
 _CHOICES = {
     "auth": ("auth/hmac", "auth/munge"),
     "tls": tls.TLS_TYPES,
     "sched": ("sched/backfill", "sched/builtin"),
     "priority": ("priority/basic", "priority/multifactor"),
+    "preempt": PREEMPT_TYPES,
+    "preemptmode": PREEMPT_MODES,
 }
 
 _NODE_KEYS = (
@@ -224,7 +235,8 @@ _NODE_KEYS = (
 ).split()
 _PARTITION_KEYS = (
     "PartitionName Nodes Default MaxTime DefaultTime MaxNodes MinNodes PriorityTier "
-    "PriorityJobFactor AllowAccounts AllowGroups State OverSubscribe Shared TRESBillingWeights"
+    "PriorityJobFactor AllowAccounts AllowGroups State OverSubscribe Shared TRESBillingWeights "
+    "PreemptMode"
 ).split()
 
 IGNORED_KEYS = frozenset(
@@ -248,7 +260,7 @@ IGNORED_KEYS = frozenset(
     LaunchParameters Licenses LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU
     MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode MCSParameters MCSPlugin
     MessageTimeout MpiDefault MpiParams OverTimeLimit PluginDir PlugStackConfig
-    PowerParameters PowerPlugin PreemptExemptTime PreemptMode PreemptParameters PreemptType
+    PowerParameters PowerPlugin PreemptParameters
     PrEpParameters PrEpPlugins PriorityCalcPeriod PriorityFlags PriorityParameters
     PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityUsageResetPeriod
     PriorityWeightAssoc PriorityWeightTRES PrivateData ProctrackType Prolog
@@ -645,6 +657,8 @@ def _partition_value(
         return {"over_subscribe": _value(record, key, text, _to_oversubscribe)}
     if key == "TRESBillingWeights":
         return {"tres_billing_weights": _value(record, key, text, _to_billing_weights)}
+    if key == "PreemptMode":
+        return {"preempt_mode": _value(record, key, text, _to_choice, PREEMPT_MODES)}
     return {}
 
 

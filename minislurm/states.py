@@ -108,6 +108,8 @@ class JobEvent(StrEnum):
     DEADLINE = "DEADLINE"  # a pending job can no longer end before its --deadline
     REQUEUE = "REQUEUE"  # scontrol requeue: a running job's kill begins; a finished job returns
     REQUEUED = "REQUEUED"  # its node confirmed that kill, or failed under a requeueable job
+    PREEMPT = "PREEMPT"  # a job of higher standing takes its resources: kill begins
+    PREEMPTED = "PREEMPTED"  # the node confirmed a kill begun by PREEMPT (not to be requeued)
 
 
 _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
@@ -123,6 +125,8 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.COMPLETING, JobEvent.TIMED_OUT): JobState.TIMEOUT,
     (JobState.COMPLETING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
     (JobState.RUNNING, JobEvent.REQUEUE): JobState.COMPLETING,
+    (JobState.RUNNING, JobEvent.PREEMPT): JobState.COMPLETING,
+    (JobState.COMPLETING, JobEvent.PREEMPTED): JobState.PREEMPTED,
     (JobState.RUNNING, JobEvent.REQUEUED): JobState.PENDING,
     (JobState.COMPLETING, JobEvent.REQUEUED): JobState.PENDING,
     **{

@@ -210,6 +210,8 @@ def descendants(root: int) -> list[tuple[int, int]]:
 _CANCEL_WHY = {
     "TIMEOUT": " DUE TO TIME LIMIT",
     "REQUEUE": " DUE TO JOB REQUEUE",
+    "PREEMPTED": " DUE TO PREEMPTION",
+    "PREEMPT_REQUEUE": " DUE TO PREEMPTION",
     "NODE_FAIL": " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS",
 }
 

@@ -26,7 +26,7 @@ from test_accounting import T0, ran, step
 
 from ctld import steps as stepops
 from ctld.acctruns import REQUEUED, EarlierRun, ended_runs, run_records
-from ctld.requeue import requested, requeued
+from ctld.requeue import preempted, requested, requeued
 from ctld.store import repo, runrepo
 from minislurm.model import HOLD_NONE, Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
@@ -89,6 +89,18 @@ def test_a_finished_job_requeued_keeps_its_batch_outcome() -> None:
         "3.batch|COMPLETED|0:0|n1",
     ]
     assert run.ended == T0 + 9
+
+
+def test_a_preemption_that_requeues_keeps_the_run_as_preempted() -> None:
+    running = ran(5, "j.sh", JobState.RUNNING, requeue=True, batch=True)
+    killing = preempted(running, "REQUEUE", T0 + 15)
+    pending = requeued(killing, T0 + 16, 5.0)
+    (run,) = runs_after(killing, pending, [], T0 + 16)
+    assert (run.state, run.ended) == (JobState.PREEMPTED.value, T0 + 15)
+    assert table(run_records(run, NOW, "anchor")) == [
+        "5|PREEMPTED|0:0|n1",
+        "5.batch|CANCELLED|0:15|n1",
+    ]
 
 
 def test_changes_that_requeue_nothing_keep_no_run() -> None:

@@ -299,6 +299,32 @@ def test_partition_allow_lists_all_means_none(tmp_path: Path) -> None:
     assert part.max_nodes == INFINITE
 
 
+def test_preemption_keys_global_and_per_partition(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        "PreemptType=preempt/partition_prio\nPreemptMode=requeue\nPreemptExemptTime=00:02:00\n"
+        "PartitionName=lo PreemptMode=CANCEL\nPartitionName=hi PriorityTier=2\n",
+    )
+    assert (config.preempt_type, config.preempt_mode, config.preempt_exempt_time) == (
+        "preempt/partition_prio",
+        "REQUEUE",
+        2,
+    )
+    assert [p.preempt_mode for p in config.partitions] == ["CANCEL", ""]
+    assert (_load(tmp_path, "").preempt_type, _load(tmp_path, "").preempt_mode) == (
+        "preempt/none",
+        "OFF",
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["PreemptType=preempt/fifo\n", "PreemptMode=SUSPEND,GANG\n", "PartitionName=p PreemptMode=x\n"],
+)
+def test_unsupported_preemption_values_are_config_errors(tmp_path: Path, text: str) -> None:
+    assert "invalid value for Preempt" in str(_error(tmp_path, text))
+
+
 def test_shared_is_read_as_over_subscribe(tmp_path: Path) -> None:
     config = _load(tmp_path, "PartitionName=p Shared=exclusive\n")
     assert config.partitions[0].over_subscribe == "EXCLUSIVE"

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pytest
 
+from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld import requeue
 from minislurm.errors import InvalidTransition
@@ -107,3 +108,37 @@ def test_a_node_silent_for_slurmd_timeout_goes_down_not_responding() -> None:
 def test_a_controller_restart_counts_silence_from_its_start() -> None:
     heard = nodeops.unheard(node(last_seen=0.0), NOW)
     assert nodeops.check_down(heard, NOW + 10, 30) is heard
+
+
+@pytest.mark.parametrize(
+    ("mode", "changes", "outcome"),
+    [
+        ("REQUEUE", {}, "PREEMPT_REQUEUE"),
+        ("REQUEUE", {"requeue": False}, "PREEMPTED"),
+        ("REQUEUE", {"batch": False}, "PREEMPTED"),
+        ("CANCEL", {}, "PREEMPTED"),
+    ],
+)
+def test_a_preempted_job_is_killed_to_be_requeued_only_when_it_may_be(
+    mode: str, changes: dict[str, object], outcome: str
+) -> None:
+    killing = requeue.preempted(job(**changes), mode, NOW)
+    assert (killing.state, killing.kill_outcome, killing.end_time) == (
+        JobState.COMPLETING,
+        outcome,
+        NOW,
+    )
+    assert requeue.requeueing(killing) == (outcome == "PREEMPT_REQUEUE")
+
+
+def test_a_preempted_job_ends_preempted_or_back_in_the_queue() -> None:
+    cancelled = jobops.ended(requeue.preempted(job(), "CANCEL", NOW), 0, 15, NOW + 1)
+    assert (cancelled.state, cancelled.reason, cancelled.exit_signal) == (
+        JobState.PREEMPTED,
+        "None",
+        15,
+    )
+    back = requeue.requeued(requeue.preempted(job(), "REQUEUE", NOW), NOW + 1, 5.0)
+    assert (back.state, back.reason, back.restarts) == (JobState.PENDING, "BeginTime", 1)
+    lost = requeue.lost(requeue.preempted(job(), "REQUEUE", NOW), NOW + 1, 5.0)
+    assert (lost.state, lost.restarts) == (JobState.PENDING, 1)
