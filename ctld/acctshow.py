@@ -60,6 +60,8 @@ def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:
             priority=q.priority,
             max_jobs_pu=q.max_jobs_pu,
             max_submit_pu=q.max_submit_pu,
+            preempt=",".join(q.preempt),
+            preempt_mode=q.preempt_mode,
         )
         for q in book.qos.values()
     ]

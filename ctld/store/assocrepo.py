@@ -44,7 +44,15 @@ def load_book(s: Session) -> tuple[Book, Usage, float] | None:
     }
     usage = {(r.account, r.user): r.raw_usage for r in rows if r.raw_usage}
     qos = {
-        r.name: Qos(r.name, r.description, r.priority, r.max_jobs_pu, r.max_submit_pu)
+        r.name: Qos(
+            r.name,
+            r.description,
+            r.priority,
+            r.max_jobs_pu,
+            r.max_submit_pu,
+            tuple(n for n in r.preempt.split(",") if n),
+            r.preempt_mode,
+        )
         for r in s.scalars(select(QosRow))
     }
     book = Book(accounts, users, assocs, qos or initial_qos())
@@ -66,7 +74,8 @@ def save_book(s: Session, book: Book, usage: Usage, usage_time: float) -> None:
     s.execute(delete(QosRow))
     s.add_all(
         QosRow(name=q.name, description=q.description, priority=q.priority,
-               max_jobs_pu=q.max_jobs_pu, max_submit_pu=q.max_submit_pu)
+               max_jobs_pu=q.max_jobs_pu, max_submit_pu=q.max_submit_pu,
+               preempt=",".join(q.preempt), preempt_mode=q.preempt_mode)
         for q in book.qos.values()
     )  # fmt: skip
     s.add_all(

@@ -209,3 +209,5 @@ class QosRow(Base):
     priority: Mapped[int] = mapped_column(Integer)
     max_jobs_pu: Mapped[int] = mapped_column(Integer)
     max_submit_pu: Mapped[int] = mapped_column(Integer)
+    preempt: Mapped[str] = mapped_column(String, default="")  # QOS names, comma-separated
+    preempt_mode: Mapped[str] = mapped_column(String, default="")  # "": the cluster's

@@ -1133,18 +1133,22 @@ class AcctUserInfo(_message.Message):
     def __init__(self, name: _Optional[str] = ..., default_account: _Optional[str] = ..., admin: _Optional[str] = ...) -> None: ...
 
 class QosInfo(_message.Message):
-    __slots__ = ("name", "description", "priority", "max_jobs_pu", "max_submit_pu")
+    __slots__ = ("name", "description", "priority", "max_jobs_pu", "max_submit_pu", "preempt", "preempt_mode")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     PRIORITY_FIELD_NUMBER: _ClassVar[int]
     MAX_JOBS_PU_FIELD_NUMBER: _ClassVar[int]
     MAX_SUBMIT_PU_FIELD_NUMBER: _ClassVar[int]
+    PREEMPT_FIELD_NUMBER: _ClassVar[int]
+    PREEMPT_MODE_FIELD_NUMBER: _ClassVar[int]
     name: str
     description: str
     priority: int
     max_jobs_pu: int
     max_submit_pu: int
-    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., priority: _Optional[int] = ..., max_jobs_pu: _Optional[int] = ..., max_submit_pu: _Optional[int] = ...) -> None: ...
+    preempt: str
+    preempt_mode: str
+    def __init__(self, name: _Optional[str] = ..., description: _Optional[str] = ..., priority: _Optional[int] = ..., max_jobs_pu: _Optional[int] = ..., max_submit_pu: _Optional[int] = ..., preempt: _Optional[str] = ..., preempt_mode: _Optional[str] = ...) -> None: ...
 
 class GetAssocsRequest(_message.Message):
     __slots__ = ()

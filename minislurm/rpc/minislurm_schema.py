@@ -572,6 +572,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (3, 'priority', 'int32', '', False, '', ''),
         (4, 'max_jobs_pu', 'int32', '', False, '', ''),
         (5, 'max_submit_pu', 'int32', '', False, '', ''),
+        (360, 'preempt', 'string', '', False, '', ''),
+        (361, 'preempt_mode', 'string', '', False, '', ''),
     ),
     'minislurm.v1.GetAssocsRequest': (
     ),

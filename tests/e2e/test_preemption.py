@@ -125,3 +125,36 @@ def test_a_job_of_the_same_tier_waits(preempt_cluster: TestCluster) -> None:
     assert cluster.state(first) == "RUNNING"
     assert cluster.run("scancel", str(first), str(second)).rc == 0
     cluster.wait_state(first)
+
+
+@pytest.fixture
+def qos_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """Two nodes of 8 GPUs; preemption by QOS, victims requeued; a QOS's Priority counts."""
+    conf = "PreemptType=preempt/qos\nPreemptMode=REQUEUE\n"
+    conf += "PriorityType=priority/multifactor\nPriorityWeightQOS=1000\n"
+    yield from run_cluster(tmp_path, request, conf_lines=conf)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(90)
+def test_qos_preempt_list_decides_who_preempts_whom(qos_cluster: TestCluster) -> None:
+    cluster = qos_cluster
+    assert cluster.run("sacctmgr", "-i", "add", "qos", "low").rc == 0
+    bad = cluster.run("sacctmgr", "-i", "add", "qos", "urgent", "Preempt=nosuch")
+    assert bad.rc != 0 and "Invalid qos specification" in bad.out + bad.err
+    added = cluster.run("sacctmgr", "-i", "add", "qos", "urgent", "Preempt=low", "Priority=10")
+    assert added.rc == 0, added.err
+    shown = cluster.run("sacctmgr", "-n", "-P", "show", "qos", "format=name,preempt,preemptmode")
+    assert sorted(shown.out.split()) == ["low||cluster", "normal||cluster", "urgent|low|cluster"]
+
+    low = cluster.sbatch("--qos=low", *ALL_GPUS, "--wrap", "sleep 300")
+    cluster.wait_state(low, "RUNNING")
+    normal = cluster.sbatch(*ALL_GPUS, "--wrap", "true")  # normal may preempt nobody
+    wait_until(lambda: cluster.job(normal)["Reason"] == "Resources", 10, "normal to wait")
+    assert cluster.state(low) == "RUNNING"
+    urgent = cluster.sbatch("--qos=urgent", *ALL_GPUS, "--wrap", "sleep 1")
+    cluster.wait_state(urgent, "RUNNING", "COMPLETED", timeout=15)
+    requeued = cluster.job(low)
+    assert (requeued["JobState"], requeued["Restarts"]) == ("PENDING", "1"), requeued
+    assert cluster.state(normal) == "PENDING"
+    assert cluster.run("scancel", str(low), str(normal)).rc == 0

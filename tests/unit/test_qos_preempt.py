@@ -1,0 +1,100 @@
+"""QOS preemption settings (sacctmgr ``Preempt=``, ``PreemptMode=``) and the controller's relation.
+
+Imports ctld.qos, ctld.preemption, ctld.store and minislurm; no daemons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from ctld import preemption
+from ctld import qos as qosops
+from ctld.assoc import AcctError, initial_book, initial_qos
+from ctld.sched.preempt import Preemptee
+from ctld.state import ClusterState
+from ctld.store import assocrepo, repo
+from minislurm.config import PartitionConfig, SlurmConfig
+from minislurm.model import Allocation, Job, NodeAlloc, PendingJob, ResourceRequest
+from minislurm.states import JobState
+
+ALLOC = Allocation((NodeAlloc("n1", 1, 100),))
+
+
+def test_add_and_modify_qos_preempt_list_and_mode() -> None:
+    table, lines = qosops.add(initial_qos(), ["low", "Urgent"], {"Preempt": "low,Normal"})
+    assert table["urgent"].preempt == ("low", "normal") and table["low"].preempt_mode == ""
+    assert lines[-1] == "  Preempt                  = low,normal"
+    table, _ = qosops.modify(table, {"low"}, {"PreemptMode": "cancel"})
+    assert table["low"].preempt_mode == "CANCEL"
+    table, _ = qosops.modify(table, {"low"}, {"PreemptMode": "Cluster", "Preempt": ""})
+    assert (table["low"].preempt_mode, table["low"].preempt) == ("", ())
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"Preempt": "nosuch"}, "Invalid qos specification"),
+        ({"PreemptMode": "gang"}, "Invalid value"),
+    ],
+)
+def test_bad_preempt_settings_change_nothing(settings: dict[str, str], message: str) -> None:
+    table = initial_qos()
+    with pytest.raises(AcctError, match=message):
+        qosops.modify(table, {"normal"}, settings)
+    assert table == initial_qos()
+
+
+def _job(job_id: int, partition: str, qos: str, state: JobState = JobState.RUNNING) -> Job:
+    return Job(job_id, "j", 0, 0, "u", "u", partition, state, ResourceRequest(), 0.0, qos=qos)
+
+
+def _relation(conf: SlurmConfig, qos: dict[str, object]) -> tuple[bool, bool]:
+    """Whether job 2 may preempt job 1, and job 1 job 2."""
+    state = ClusterState([], conf.partitions)
+    state.put_job(_job(1, "lo", "low"))
+    state.put_job(_job(2, "hi", "urgent", JobState.PENDING))
+    may = preemption.relation(state, conf, qos)  # type: ignore[arg-type]
+    two = PendingJob(2, "hi", 1, 0.0, ResourceRequest())
+    one = PendingJob(1, "lo", 1, 0.0, ResourceRequest())
+    return may(two, Preemptee(1, ALLOC, 1, 0.0)), may(one, Preemptee(2, ALLOC, 1, 0.0))
+
+
+PARTS = (PartitionConfig("lo", priority_tier=1), PartitionConfig("hi", priority_tier=2))
+
+
+def test_relation_by_partition_tier_and_by_qos_list() -> None:
+    tiers = SlurmConfig(preempt_type="preempt/partition_prio", partitions=PARTS)
+    table, _ = qosops.add(initial_qos(), ["low", "urgent"], {})
+    assert _relation(tiers, table) == (True, False)
+    by_qos = replace(tiers, preempt_type="preempt/qos")
+    assert _relation(by_qos, table) == (False, False)
+    table, _ = qosops.modify(table, {"urgent"}, {"Preempt": "low"})
+    assert _relation(by_qos, table) == (True, False)
+
+
+def test_mode_is_the_qos_then_the_partition_then_the_cluster() -> None:
+    parts = (replace(PARTS[0], preempt_mode="CANCEL"), PARTS[1])
+    conf = SlurmConfig(preempt_type="preempt/qos", preempt_mode="REQUEUE", partitions=parts)
+    table, _ = qosops.add(initial_qos(), ["low"], {"PreemptMode": "off"})
+    assert preemption.mode_of(_job(1, "lo", "low"), conf, table) == "OFF"
+    assert preemption.mode_of(_job(1, "lo", "normal"), conf, table) == "CANCEL"
+    assert preemption.mode_of(_job(1, "hi", "normal"), conf, table) == "REQUEUE"
+    tiers = replace(conf, preempt_type="preempt/partition_prio")  # QOS modes are for preempt/qos
+    assert preemption.mode_of(_job(1, "lo", "low"), tiers, table) == "CANCEL"
+
+
+def test_preempt_settings_are_stored(tmp_path: Path) -> None:
+    table, _ = qosops.add(initial_qos(), ["low", "urgent"], {"PreemptMode": "cancel"})
+    table, _ = qosops.modify(table, {"urgent"}, {"Preempt": "low,normal"})
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    repo.create_schema(engine)
+    with Session(engine) as s, s.begin():
+        assocrepo.save_book(s, replace(initial_book(), qos=table), {}, 0.0)
+    with Session(engine) as s:
+        loaded = assocrepo.load_book(s)
+    assert loaded is not None and loaded[0].qos == table
