@@ -282,7 +282,7 @@ def partition_text(part: Message, oneliner: bool = False) -> str:
         f"Nodes={_or_null(part.nodes)}",
         f"PriorityJobFactor={part.priority_job_factor} PriorityTier={part.priority_tier} "
         f"RootOnly=NO ReqResv=NO OverSubscribe={part.over_subscribe or 'NO'}",
-        "OverTimeLimit=NONE PreemptMode=OFF",
+        f"OverTimeLimit=NONE PreemptMode={part.preempt_mode or 'OFF'}",
         f"State={part.state or 'UP'} TotalCPUs={part.total_cpus} TotalNodes={part.total_nodes} "
         "SelectTypeParameters=NONE",
         "JobDefaults=(null)",

@@ -257,7 +257,7 @@ FIELDS: dict[str, tuple[str, Getter]] = {
     "l": ("TIMELIMIT", lambda r: _part(r, lambda p: units.format_limit_sinfo(p.max_time))),
     "L": ("DEFAULTTIME", lambda r: _part(r, _default_time)),
     "m": ("MEMORY", lambda r: _min_plus([n.real_memory for n in r.nodes])),
-    "M": ("PREEMPT_MODE", lambda r: "OFF"),
+    "M": ("PREEMPT_MODE", lambda r: _part(r, lambda p: p.preempt_mode or "OFF")),
     "n": ("HOSTNAMES", lambda r: _names(r, lambda n: n.hostname or n.name)),
     "N": ("NODELIST", lambda r: _names(r, lambda n: n.name)),
     "o": ("NODE_ADDR", lambda r: _names(r, lambda n: n.addr or n.name)),

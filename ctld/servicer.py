@@ -149,6 +149,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             allow_groups=",".join(part.allow_groups) if part.allow_groups else "ALL",
             state=part.state,
             over_subscribe=part.over_subscribe,
+            preempt_mode=part.preempt_mode or self.ctl.conf.preempt_mode,
             total_cpus=cpus,
             total_nodes=len(nodes),
             tres=tres,

@@ -519,7 +519,7 @@ class UpdateNodeReply(_message.Message):
     def __init__(self) -> None: ...
 
 class PartitionInfo(_message.Message):
-    __slots__ = ("name", "nodes", "default", "max_time", "default_time", "max_nodes", "min_nodes", "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups", "state", "over_subscribe", "total_cpus", "total_nodes", "tres")
+    __slots__ = ("name", "nodes", "default", "max_time", "default_time", "max_nodes", "min_nodes", "priority_tier", "priority_job_factor", "allow_accounts", "allow_groups", "state", "over_subscribe", "total_cpus", "total_nodes", "tres", "preempt_mode")
     NAME_FIELD_NUMBER: _ClassVar[int]
     NODES_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_FIELD_NUMBER: _ClassVar[int]
@@ -536,6 +536,7 @@ class PartitionInfo(_message.Message):
     TOTAL_CPUS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_NODES_FIELD_NUMBER: _ClassVar[int]
     TRES_FIELD_NUMBER: _ClassVar[int]
+    PREEMPT_MODE_FIELD_NUMBER: _ClassVar[int]
     name: str
     nodes: str
     default: bool
@@ -552,7 +553,8 @@ class PartitionInfo(_message.Message):
     total_cpus: int
     total_nodes: int
     tres: str
-    def __init__(self, name: _Optional[str] = ..., nodes: _Optional[str] = ..., default: _Optional[bool] = ..., max_time: _Optional[int] = ..., default_time: _Optional[int] = ..., max_nodes: _Optional[int] = ..., min_nodes: _Optional[int] = ..., priority_tier: _Optional[int] = ..., priority_job_factor: _Optional[int] = ..., allow_accounts: _Optional[str] = ..., allow_groups: _Optional[str] = ..., state: _Optional[str] = ..., over_subscribe: _Optional[str] = ..., total_cpus: _Optional[int] = ..., total_nodes: _Optional[int] = ..., tres: _Optional[str] = ...) -> None: ...
+    preempt_mode: str
+    def __init__(self, name: _Optional[str] = ..., nodes: _Optional[str] = ..., default: _Optional[bool] = ..., max_time: _Optional[int] = ..., default_time: _Optional[int] = ..., max_nodes: _Optional[int] = ..., min_nodes: _Optional[int] = ..., priority_tier: _Optional[int] = ..., priority_job_factor: _Optional[int] = ..., allow_accounts: _Optional[str] = ..., allow_groups: _Optional[str] = ..., state: _Optional[str] = ..., over_subscribe: _Optional[str] = ..., total_cpus: _Optional[int] = ..., total_nodes: _Optional[int] = ..., tres: _Optional[str] = ..., preempt_mode: _Optional[str] = ...) -> None: ...
 
 class GetPartitionsRequest(_message.Message):
     __slots__ = ("names",)

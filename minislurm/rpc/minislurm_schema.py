@@ -283,6 +283,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (14, 'total_cpus', 'uint32', '', False, '', ''),
         (15, 'total_nodes', 'uint32', '', False, '', ''),
         (16, 'tres', 'string', '', False, '', ''),
+        (360, 'preempt_mode', 'string', '', False, '', ''),
     ),
     'minislurm.v1.GetPartitionsRequest': (
         (1, 'names', 'string', 'repeated', False, '', ''),

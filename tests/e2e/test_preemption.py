@@ -158,3 +158,25 @@ def test_qos_preempt_list_decides_who_preempts_whom(qos_cluster: TestCluster) ->
     assert (requeued["JobState"], requeued["Restarts"]) == ("PENDING", "1"), requeued
     assert cluster.state(normal) == "PENDING"
     assert cluster.run("scancel", str(low), str(normal)).rc == 0
+
+
+@pytest.mark.timeout(30)
+def test_preemption_settings_are_shown_as_slurm_shows_them(preempt_cluster: TestCluster) -> None:
+    cluster = preempt_cluster
+    sinfo = cluster.run("sinfo", "-h", "-o", "%P %M")
+    assert sinfo.out.split("\n")[:5] == [
+        "gpu* REQUEUE",
+        "debug REQUEUE",
+        "lo REQUEUE",
+        "locancel CANCEL",
+        "hi REQUEUE",
+    ], sinfo.out
+    part = cluster.run("scontrol", "show", "partition", "locancel").out
+    assert "OverTimeLimit=NONE PreemptMode=CANCEL" in part
+    config = cluster.run("scontrol", "show", "config").out.splitlines()
+    shown = [line.split() for line in config if line.startswith("Preempt")]
+    assert shown == [
+        ["PreemptExemptTime", "=", "00:00:00"],
+        ["PreemptMode", "=", "REQUEUE"],
+        ["PreemptType", "=", "preempt/partition_prio"],
+    ]
