@@ -1,4 +1,4 @@
-"""QOS preemption settings (sacctmgr ``Preempt=``, ``PreemptMode=``) and the controller's relation.
+"""The controller's side of preemption: QOS settings, the relation, modes, exempt time.
 
 Imports ctld.qos, ctld.preemption, ctld.store and minislurm; no daemons.
 """
@@ -15,12 +15,16 @@ from sqlalchemy.orm import Session
 from ctld import preemption
 from ctld import qos as qosops
 from ctld.assoc import AcctError, initial_book, initial_qos
+from ctld.sched.knobs import SchedConfig
+from ctld.sched.plan import plan
 from ctld.sched.preempt import Preemptee
+from ctld.sched.priority import PriorityWeights
+from ctld.scheduling import build_snapshot
 from ctld.state import ClusterState
 from ctld.store import assocrepo, repo
 from minislurm.config import PartitionConfig, SlurmConfig
-from minislurm.model import Allocation, Job, NodeAlloc, PendingJob, ResourceRequest
-from minislurm.states import JobState
+from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
+from minislurm.states import JobState, NodeState
 
 ALLOC = Allocation((NodeAlloc("n1", 1, 100),))
 
@@ -98,3 +102,40 @@ def test_preempt_settings_are_stored(tmp_path: Path) -> None:
     with Session(engine) as s:
         loaded = assocrepo.load_book(s)
     assert loaded is not None and loaded[0].qos == table
+
+
+def _cluster(conf: SlurmConfig, ran_for: float) -> tuple[ClusterState, float]:
+    """One 8-GPU node: job 1 (lo) holds every GPU since ``ran_for`` seconds; job 2 (hi) waits."""
+    state = ClusterState(
+        [Node("n1", 8, 8000, tuple(range(8)), ("lo", "hi"), NodeState.IDLE)], conf.partitions
+    )
+    alloc = Allocation((NodeAlloc("n1", 1, 0, tuple(range(8))),))
+    now = 10_000.0
+    running = _job(1, "lo", "normal")
+    state.put_job(replace(running, allocation=alloc, start_time=now - ran_for))
+    waiting = replace(
+        _job(2, "hi", "normal", JobState.PENDING), request=ResourceRequest(gpus_per_node=8)
+    )
+    state.put_job(waiting)
+    return state, now
+
+
+@pytest.mark.parametrize(("ran_for", "preempted"), [(59.0, []), (60.0, [1])])
+def test_jobs_younger_than_preempt_exempt_time_are_not_preempted(
+    ran_for: float, preempted: list[int]
+) -> None:
+    conf = SlurmConfig(
+        preempt_type="preempt/partition_prio",
+        preempt_mode="CANCEL",
+        preempt_exempt_time=1,
+        partitions=(
+            PartitionConfig("lo", ("n1",)),
+            PartitionConfig("hi", ("n1",), priority_tier=2),
+        ),
+    )
+    state, now = _cluster(conf, ran_for)
+    snapshot = build_snapshot(state, now, PriorityWeights())
+    decided = plan(snapshot, now, SchedConfig())
+    out = preemption.victims(state, conf, initial_qos(), snapshot, decided, now, lambda j, t: 1)
+    assert [j.job_id for j in out] == preempted
+    assert all(j.kill_outcome == "PREEMPTED" for j in out)
