@@ -167,14 +167,14 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     tested = 0
     reserved: dict[str, int] = {}  # waiting jobs given a reservation, per partition
     free_now: dict[str, int] = {}  # nodes with a CPU free now, per partition, in this map
-    queue, quota = ctx.queue, cfg.bf_job_part_count_reserve
+    queue, quota, limit = ctx.queue, cfg.bf_job_part_count_reserve, cfg.bf_max_job_test
     static_reason, wait = ctx.static_reason, out.wait
     for pos, job in enumerate(queue):
         reason = static_reason(job)
         if reason:
             out.note(job, reason)
             continue
-        if tested >= cfg.bf_max_job_test:
+        if tested >= limit:
             # Past the limit, a job whose shape found no room waits for Priority too
             # (its partition already has a job waiting): no job below needs its shape.
             reasons = out.reasons  # as out.note: an array keeps its first task's reason
@@ -182,20 +182,27 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
                 if rest.job_id not in reasons:
                     reasons[rest.job_id] = static_reason(rest) or REASON_PRIORITY
             break
+        part = job.partition
+        # Past the partition's quota of reservations, only a start now is worth finding.
+        latest = now if quota and reserved.get(part, 0) >= quota else horizon
+        if latest == now:
+            count = free_now.get(part, -1)
+            if count < 0:
+                count = free_now[part] = (timeline.avail[0] & part_masks[part]).bit_count()
+            # Too few nodes of its partition have a CPU free now: it waits, whatever
+            # its shape says. The shape only matters to count it among those tested,
+            # and the count cannot reach the limit when fewer jobs are left.
+            if count < max(job.request.min_nodes, 1) and tested + len(queue) - pos <= limit:
+                wait(job)
+                continue
         shape = _shape(job)
         floor = floors.get(shape, now)
         if floor == INF:  # the same shape found no room this pass: neither will this job
             wait(job)
             continue
         tested += 1
-        part = job.partition
-        # Past the partition's quota of reservations, only a start now is worth finding.
-        latest = now if quota and reserved.get(part, 0) >= quota else horizon
         if latest == now:
             need, members = shape[3], part_masks[part]
-            count = free_now.get(part)
-            if count is None:
-                count = free_now[part] = (timeline.avail[0] & members).bit_count()
             if count < need:
                 wait(job)  # too few nodes of its partition have a CPU free now
                 continue
