@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,6 +63,18 @@ class TestCluster:
     def run(self, *argv: str, cwd: Path | None = None, stdin: str | None = None) -> Result:
         """Run one of our commands against this cluster."""
         return run_command(list(argv), self.env, cwd or self.workdir, stdin)
+
+    def spawn(self, *argv: str) -> subprocess.Popen[str]:
+        """Start one of our commands in the background (no stdin; stdout and stderr piped)."""
+        return subprocess.Popen(
+            list(argv),
+            env=self.env,
+            cwd=self.workdir,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def sbatch(self, *args: str, script: str | None = None, cwd: Path | None = None) -> int:
         """Submit a job (``script`` is written to a file first) and return its id."""

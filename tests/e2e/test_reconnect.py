@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,24 +22,11 @@ def patient_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[
     yield from run_cluster(tmp_path, request, conf_lines="MessageTimeout=30\n")
 
 
-def start(cluster: TestCluster, *argv: str) -> subprocess.Popen[str]:
-    """One of our commands, running in the background."""
-    return subprocess.Popen(
-        list(argv),
-        env=cluster.env,
-        cwd=cluster.workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def test_sbatch_waits_for_a_restarting_controller(patient_cluster: TestCluster) -> None:
     cluster = patient_cluster
     cluster.kill_controller()
-    sbatch = start(cluster, "sbatch", "--parsable", "--wrap=true")
-    queue = start(cluster, "squeue", "-h", "-o", "%i")
+    sbatch = cluster.spawn("sbatch", "--parsable", "--wrap=true")
+    queue = cluster.spawn("squeue", "-h", "-o", "%i")
     cluster.start()
     out, err = sbatch.communicate(timeout=60)
     assert sbatch.returncode == 0, err
@@ -61,7 +47,7 @@ def test_srun_waiting_for_resources_survives_a_controller_restart(
         "-N2", "--exclusive", script=f"#!/bin/bash\nwhile [ ! -e {gate} ]; do sleep 0.1; done\n"
     )
     cluster.wait_state(holder, "RUNNING")
-    srun = start(cluster, "srun", "-N1", "echo", "ran")
+    srun = cluster.spawn("srun", "-N1", "echo", "ran")
     assert srun.stderr is not None
     assert "queued and waiting for resources" in srun.stderr.readline()
     cluster.kill_controller()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -96,15 +95,7 @@ def test_srun_streams_through_a_controller_restart(fresh_cluster: TestCluster) -
     cluster = fresh_cluster
     gate = cluster.workdir / "gate4"
     script = f"echo before; while [ ! -e {gate} ]; do sleep 0.1; done; echo after; exit 3"
-    proc = subprocess.Popen(
-        ["srun", "-N2", "-n2", "-l", "bash", "-c", script],
-        env=cluster.env,
-        cwd=cluster.workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = cluster.spawn("srun", "-N2", "-n2", "-l", "bash", "-c", script)
     try:
         assert proc.stdout is not None
         lines = {proc.stdout.readline(), proc.stdout.readline()}
@@ -127,15 +118,7 @@ def test_srun_step_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster, e
     cluster = fresh_cluster
     gate = cluster.workdir / "gate5"
     script = f"echo before; while [ ! -e {gate} ]; do sleep 0.1; done; echo after; exit 3"
-    proc = subprocess.Popen(
-        ["srun", "-w", "n1", "-n2", "-l", "bash", "-c", script],
-        env=cluster.env,
-        cwd=cluster.workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = cluster.spawn("srun", "-w", "n1", "-n2", "-l", "bash", "-c", script)
     try:
         assert proc.stdout is not None
         lines = {proc.stdout.readline(), proc.stdout.readline()}
@@ -171,15 +154,7 @@ def test_srun_step_whose_supervisor_died_with_its_agent_fails_clearly(
     fresh_cluster: TestCluster,
 ) -> None:
     cluster = fresh_cluster
-    proc = subprocess.Popen(
-        ["srun", "-w", "n1", "-n1", "bash", "-c", "echo before; sleep 300"],
-        env=cluster.env,
-        cwd=cluster.workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = cluster.spawn("srun", "-w", "n1", "-n1", "bash", "-c", "echo before; sleep 300")
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline() == "before\n"

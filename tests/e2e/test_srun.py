@@ -253,14 +253,8 @@ def test_srun_outside_an_allocation_waits_for_one_and_releases_it(cluster: TestC
     ]
     for job_id in blockers:
         cluster.wait_state(job_id, "RUNNING")
-    proc = subprocess.Popen(
-        [str(BIN / "srun"), "--gres=gpu:8", "-J", "waiter", "bash", "-c", "echo ran $SLURM_JOB_ID"],
-        env=cluster.env,
-        cwd=cluster.workdir,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = cluster.spawn(
+        str(BIN / "srun"), "--gres=gpu:8", "-J", "waiter", "bash", "-c", "echo ran $SLURM_JOB_ID"
     )
     try:
         assert proc.stderr is not None
