@@ -577,6 +577,7 @@ class Controller:
             self.conf.gres_types,
             self.conf.max_array_size,
             self.conf.job_requeue,
+            int(self.conf.scheduler_parameters.get("max_script_size") or jobops.MAX_SCRIPT_BYTES),
         )
         # Submissions accepted but not yet committed count against limits too.
         known = chain(self.state.jobs.values(), (j for j, _ in uncommitted))

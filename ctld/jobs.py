@@ -192,7 +192,7 @@ def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: Cluste
         raise rejected(NOT_AVAILABLE)
 
 
-def _check_text(spec: pb.JobSpec) -> None:
+def _check_text(spec: pb.JobSpec, max_script_size: int) -> None:
     texts = [spec.name, spec.work_dir, spec.stdout, spec.stderr, spec.stdin, spec.command]
     texts += [spec.comment, spec.mail_user]
     texts += list(spec.argv) + list(spec.environment) + list(spec.environment.values())
@@ -207,7 +207,7 @@ def _check_text(spec: pb.JobSpec) -> None:
             "This does not look like a batch script.  The first",
             "line must start with #! followed by the path to an interpreter.",
         )
-    if len(spec.script) > MAX_SCRIPT_BYTES:
+    if len(spec.script) > max_script_size:
         raise rejected("Batch job script is too large")
     if not spec.user:
         raise rejected("Invalid user id")
@@ -222,6 +222,7 @@ def build_job(
     gres_types: tuple[str, ...],
     max_array_size: int = MAX_ARRAY_SIZE,
     default_requeue: bool = True,
+    max_script_size: int = MAX_SCRIPT_BYTES,
 ) -> tuple[Job, JobScript]:
     """Validate a submission and make the new job's record.
 
@@ -234,6 +235,7 @@ def build_job(
         gres_types: configured generic resource names.
         max_array_size: MaxArraySize (array task ids must be below it).
         default_requeue: JobRequeue (whether a job may be requeued unless it says).
+        max_script_size: SchedulerParameters=max_script_size (bytes of a batch script).
 
     Returns:
         The PENDING job and its script.
@@ -241,7 +243,7 @@ def build_job(
     Raises:
         InvalidRequest: with Slurm's message; nothing was changed.
     """
-    _check_text(spec)
+    _check_text(spec, max_script_size)
     part = _partition(spec, state, default_partition)
     req = resolve_request(spec, state, gres_types)
     check_satisfiable(req, part, state)

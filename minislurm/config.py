@@ -340,6 +340,7 @@ _SCHED_NUMBERS = {
     "bf_max_job_test": (1, 1_000_000),
     "bf_interval": (1, 10800),  # seconds
     "bf_job_part_count_reserve": (0, 100_000),
+    "max_script_size": (1, 512 * 1024 * 1024),  # bytes
 }
 
 

@@ -6,8 +6,11 @@ job gets the very next id (rejections use up no job id).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
-from conftest import TestCluster
+from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
 NOT_AVAILABLE = (
@@ -82,6 +85,27 @@ def test_script_without_interpreter_line_is_rejected(cluster: TestCluster) -> No
     result = cluster.run("sbatch", str(script))
     assert result.rc == 1
     assert "This does not look like a batch script" in result.err
+
+
+@pytest.fixture
+def small_script_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """A cluster that takes batch scripts of at most 200 bytes."""
+    yield from run_cluster(
+        tmp_path, request, conf_lines="SchedulerParameters=max_script_size=200\n"
+    )
+
+
+def test_script_over_max_script_size_is_rejected(small_script_cluster: TestCluster) -> None:
+    cluster = small_script_cluster
+    script = cluster.workdir / "big.sh"
+    script.write_text("#!/bin/sh\n" + "#" * 190 + "\n")
+    result = cluster.run("sbatch", str(script))
+    assert (result.rc, result.out) == (1, "")
+    assert result.err == (
+        "sbatch: error: Batch job submission failed: Batch job script is too large\n"
+    )
+    script.write_text("#!/bin/sh\n" + "#" * 180 + "\n")
+    assert cluster.run("sbatch", str(script)).rc == 0
 
 
 @pytest.mark.parametrize(

@@ -29,7 +29,7 @@ from ctld.jobs import (
     warning_time,
 )
 from ctld.state import ClusterState
-from minislurm.config import PartitionConfig
+from minislurm.config import PartitionConfig, parse_scheduler_parameters
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import (
     HOLD_ADMIN,
@@ -665,3 +665,18 @@ def test_partition_of_a_running_job_cannot_change() -> None:
     running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
     with pytest.raises(InvalidTransition):
         updated(running, pb.UpdateJobRequest(job_id=5, partition="debug"), True, cluster())
+
+
+def test_max_script_size_bounds_the_batch_script() -> None:
+    fits = b"#!/bin/sh\n" + b"#" * 90
+    build_job(spec(script=fits), 5, NOW, cluster(), "gpu", GRES_TYPES, max_script_size=100)
+    with pytest.raises(InvalidRequest, match="Batch job script is too large"):
+        build_job(
+            spec(script=fits + b"#"), 5, NOW, cluster(), "gpu", GRES_TYPES, max_script_size=100
+        )
+
+
+@pytest.mark.parametrize("text", ["max_script_size=x", "max_script_size=0", "max_script_size=536870913"])
+def test_max_script_size_out_of_slurms_range_is_refused(text: str) -> None:
+    with pytest.raises(ValueError, match="max_script_size must be a number from 1 to 536870912"):
+        parse_scheduler_parameters(text)
