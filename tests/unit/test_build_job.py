@@ -676,7 +676,9 @@ def test_max_script_size_bounds_the_batch_script() -> None:
         )
 
 
-@pytest.mark.parametrize("text", ["max_script_size=x", "max_script_size=0", "max_script_size=536870913"])
+@pytest.mark.parametrize(
+    "text", ["max_script_size=x", "max_script_size=0", "max_script_size=536870913"]
+)
 def test_max_script_size_out_of_slurms_range_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="max_script_size must be a number from 1 to 536870912"):
         parse_scheduler_parameters(text)
