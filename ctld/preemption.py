@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 
 from ctld import requeue as requeueops
 from ctld.assoc import Qos
-from ctld.sched.preempt import Preemptee, Relation, choose
+from ctld.sched.preempt import WAITING_FOR_RESOURCES, Preemptee, Relation, choose
 from ctld.state import ClusterState
 from minislurm.config import SlurmConfig
 from minislurm.model import Job, PendingJob, Plan, Snapshot
@@ -63,10 +63,21 @@ def mode_of(job: Job, conf: SlurmConfig, qos: Mapping[str, Qos]) -> str:
     return part.preempt_mode if part is not None and part.preempt_mode else conf.preempt_mode
 
 
-def relation(
-    state: ClusterState, conf: SlurmConfig, qos: Mapping[str, Qos]
-) -> Callable[[PendingJob, Preemptee], bool]:
-    """Whether a pending job may preempt a running one, by PreemptType.
+def group_of(job: Job, conf: SlurmConfig) -> str:
+    """What the relation tells a running job by: its partition, or its QOS under preempt/qos.
+
+    Args:
+        job: the job.
+        conf: slurm.conf.
+
+    Returns:
+        The partition's or the QOS's name.
+    """
+    return job.qos if conf.preempt_type == QOS else job.partition
+
+
+def relation(state: ClusterState, conf: SlurmConfig, qos: Mapping[str, Qos]) -> Relation:
+    """The groups of running jobs a pending job may preempt, by PreemptType.
 
     Args:
         state: the cluster (the jobs' partitions and QOS).
@@ -74,17 +85,20 @@ def relation(
         qos: the QOS table (``Preempt=`` lists).
 
     Returns:
-        The relation.
+        The relation: lower-tier partitions, or the QOS its QOS's Preempt list names.
     """
     tiers = {name: p.priority_tier for name, p in state.partitions.items()}
+    below = {
+        name: frozenset(p for p, other in tiers.items() if other < tier)
+        for name, tier in tiers.items()
+    }
 
-    def by_tier(job: PendingJob, victim: Preemptee) -> bool:
-        other = state.jobs[victim.job_id].partition
-        return tiers.get(job.partition, 0) > tiers.get(other, 0)
+    def by_tier(job: PendingJob) -> frozenset[str]:
+        return below.get(job.partition, frozenset())
 
-    def by_qos(job: PendingJob, victim: Preemptee) -> bool:
+    def by_qos(job: PendingJob) -> tuple[str, ...]:
         own = qos.get(state.jobs[job.job_id].qos)
-        return own is not None and state.jobs[victim.job_id].qos in own.preempt
+        return own.preempt if own is not None else ()
 
     return by_tier if conf.preempt_type == PARTITION_PRIO else by_qos
 
@@ -112,7 +126,8 @@ def victims(
     Returns:
         The victims' new (COMPLETING) records.
     """
-    if not enabled(conf) or not any(j.state is JobState.PENDING for j in state.queued_jobs()):
+    waiting = WAITING_FOR_RESOURCES.intersection(decided.reasons.values())
+    if not enabled(conf) or not waiting:
         return []
     exempt = conf.preempt_exempt_time * 60
     candidates = []
@@ -120,7 +135,8 @@ def victims(
     for job in state.active_jobs():
         if job.allocation is None:
             continue
-        entry = Preemptee(job.job_id, job.allocation, priority(job, now), job.start_time)
+        rank = priority(job, now)
+        entry = Preemptee(job.job_id, job.allocation, rank, job.start_time, group_of(job, conf))
         if job.state is JobState.COMPLETING:
             dying.append(entry)
         elif (
@@ -131,8 +147,7 @@ def victims(
             candidates.append(entry)
     if not candidates:
         return []
-    may: Relation = relation(state, conf, qos)
-    chosen = choose(snapshot, decided, candidates, may, dying)
+    chosen = choose(snapshot, decided, candidates, relation(state, conf, qos), dying)
     out = []
     for preemption in chosen:
         for victim_id in preemption.victims:

@@ -10,8 +10,11 @@ is spared. A job that could start without preempting anyone preempts
 nobody, and resources freed for one job are not offered to the next; those
 of jobs already being killed count as free.
 
-What a relation means (tiers, QOS ``Preempt=`` lists, modes, exempt time) is
-the caller's: :func:`choose` is a pure function of the snapshot, the pass's
+The relation is the caller's (tiers, QOS ``Preempt=`` lists; modes and
+exempt time decide who is a candidate at all): each candidate belongs to a
+group (its partition, its QOS) and the relation names the groups a pending
+job may preempt, so a deep queue of jobs that may preempt nobody costs one
+call each. :func:`choose` is a pure function of the snapshot, the pass's
 plan, the candidates and the relation.
 
 Imports only minislurm.model and ctld.sched.
@@ -19,11 +22,11 @@ Imports only minislurm.model and ctld.sched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ctld.sched.queue import REASON_PRIORITY, REASON_RESOURCES, job_order
-from ctld.sched.select import select_nodes
+from ctld.sched.select import select_nodes, task_capacity
 from minislurm.model import Allocation, NodeView, PendingJob, Plan, Snapshot
 
 WAITING_FOR_RESOURCES = frozenset({REASON_RESOURCES, REASON_PRIORITY})
@@ -37,6 +40,7 @@ class Preemptee:
     allocation: Allocation
     priority: int
     start_time: float
+    group: str = ""  # what the relation tells it by: its partition, or its QOS
 
 
 @dataclass(frozen=True)
@@ -49,7 +53,8 @@ class Preemption:
     allocation: Allocation  # where it fits once they are gone
 
 
-Relation = Callable[[PendingJob, Preemptee], bool]
+# The groups of running jobs a pending job may preempt (empty: none).
+Relation = Callable[[PendingJob], Collection[str]]
 
 
 def victim_order(victim: Preemptee) -> tuple[int, float, int]:
@@ -77,16 +82,18 @@ def choose(
         snapshot: what the pass planned from.
         decided: the pass's plan (its starts take their resources first).
         candidates: running jobs that may be preempted at all.
-        may_preempt: whether a pending job may preempt a candidate.
+        may_preempt: the groups of candidates a pending job may preempt.
         dying: jobs being killed, whose resources count as free (a job
             waiting for its victims to end preempts no more).
 
     Returns:
         The preemptions, in the preemptors' queue order; no job is a victim twice.
     """
-    nodes = _freed({n.name: n for n in snapshot.nodes}, dying)
+    nodes = {n.name: n for n in snapshot.nodes}
+    for victim in dying:
+        _apply(nodes, victim.allocation, 1)
     for start in decided.starts:
-        nodes = _apply(nodes, start.allocation, -1)
+        _apply(nodes, start.allocation, -1)
     parts = {p.name: p for p in snapshot.partitions}
     started = {s.key for s in decided.starts}
     waiting = [
@@ -102,17 +109,21 @@ def choose(
     pool = sorted(candidates, key=victim_order)
     out = []
     for job in waiting:
+        allowed = may_preempt(job)
+        if not allowed:
+            continue
         names = [n for n in parts[job.partition].nodes if n in nodes]
-        if _fit(job, nodes, names) is not None:
-            continue  # it can start without anyone's resources
-        offered = [v for v in pool if may_preempt(job, v) and _touches(v, names)]
+        inside = set(names)
+        offered = [
+            v for v in pool if v.group in allowed and not inside.isdisjoint(v.allocation.node_names)
+        ]
+        if not offered or _fit(job, nodes, names) is not None:
+            continue  # nobody to preempt, or it can start without anyone's resources
         found = _fewest(job, nodes, names, offered)
         if found is None:
             continue
-        victims, alloc = found
-        for victim in victims:
-            nodes = _apply(nodes, victim.allocation, 1)
-        nodes = _apply(nodes, alloc, -1)
+        victims, alloc, nodes = found
+        _apply(nodes, alloc, -1)
         gone = {v.job_id for v in victims}
         pool = [v for v in pool if v.job_id not in gone]
         ids = tuple(v.job_id for v in victims)
@@ -122,55 +133,58 @@ def choose(
 
 def _fewest(
     job: PendingJob, nodes: dict[str, NodeView], names: list[str], offered: list[Preemptee]
-) -> tuple[list[Preemptee], Allocation] | None:
-    """The victims in order until the job fits, less those it fits without; None: never."""
+) -> tuple[list[Preemptee], Allocation, dict[str, NodeView]] | None:
+    """The victims in order until the job fits, less those it fits without; None: never.
+
+    Returns the victims, the job's allocation, and the nodes with the victims'
+    resources freed (a copy; ``nodes`` is left as it was).
+    """
+    trial = dict(nodes)
     chosen: list[Preemptee] = []
-    trial = nodes
+    alloc = None
     for victim in offered:
         chosen.append(victim)
-        trial = _apply(trial, victim.allocation, 1)
-        if _fit(job, trial, names) is not None:
-            break
-    else:
+        _apply(trial, victim.allocation, 1)
+        # Only the victim's nodes changed: unless one of them can now take a task, no fit.
+        touched = (trial[n.node] for n in victim.allocation.nodes if n.node in trial)
+        if any(task_capacity(job.request, node) for node in touched):
+            alloc = _fit(job, trial, names)
+            if alloc is not None:
+                break
+    if alloc is None:
         return None
+    spared: set[int] = set()
     for victim in reversed(chosen[:-1]):  # spare those it turns out not to need
-        rest = [v for v in chosen if v is not victim]
-        if _fit(job, _freed(nodes, rest), names) is not None:
-            chosen = rest
-    alloc = _fit(job, _freed(nodes, chosen), names)
-    assert alloc is not None  # it fitted with these victims freed
-    return chosen, alloc
+        _apply(trial, victim.allocation, -1)
+        if set(alloc.node_names).isdisjoint(victim.allocation.node_names):
+            spared.add(victim.job_id)  # the allocation does not use its nodes: still valid
+            continue
+        other = _fit(job, trial, names)
+        if other is None:
+            _apply(trial, victim.allocation, 1)
+        else:
+            spared.add(victim.job_id)
+            alloc = other
+    return [v for v in chosen if v.job_id not in spared], alloc, trial
 
 
 def _fit(job: PendingJob, nodes: dict[str, NodeView], names: list[str]) -> Allocation | None:
     return select_nodes(job.request, [nodes[n] for n in names])
 
 
-def _touches(victim: Preemptee, names: list[str]) -> bool:
-    return any(n in names for n in victim.allocation.node_names)
-
-
-def _freed(nodes: dict[str, NodeView], victims: Iterable[Preemptee]) -> dict[str, NodeView]:
-    for victim in victims:
-        nodes = _apply(nodes, victim.allocation, 1)
-    return nodes
-
-
-def _apply(nodes: dict[str, NodeView], alloc: Allocation, sign: int) -> dict[str, NodeView]:
-    """A copy of ``nodes`` with ``alloc`` given back (``sign`` 1) or taken (-1)."""
-    out = dict(nodes)
+def _apply(nodes: dict[str, NodeView], alloc: Allocation, sign: int) -> None:
+    """Give ``alloc`` back to ``nodes`` (``sign`` 1) or take it (-1), in place."""
     for part in alloc.nodes:
-        node = out.get(part.node)
+        node = nodes.get(part.node)
         if node is None:
             continue
         if sign > 0:
             gpus = tuple(sorted(set(node.free_gpus) | set(part.gpus)))
         else:
             gpus = tuple(g for g in node.free_gpus if g not in part.gpus)
-        out[part.node] = replace(
+        nodes[part.node] = replace(
             node,
             free_cpus=node.free_cpus + sign * part.cpus,
             free_mem=node.free_mem + sign * part.mem,
             free_gpus=gpus,
         )
-    return out

@@ -62,7 +62,7 @@ class Cluster:
             self.nodes[part.node] = replace(
                 n, free_cpus=n.free_cpus - part.cpus, free_mem=n.free_mem - part.mem, free_gpus=gpus
             )
-        self.running.append((Preemptee(job_id, alloc, priority, start), partition))
+        self.running.append((Preemptee(job_id, alloc, priority, start, partition), partition))
         return True
 
     def snapshot(self, jobs: list[PendingJob]) -> Snapshot:
@@ -75,10 +75,9 @@ class Cluster:
         """Plan, then choose preemptions under partition_prio; also the jobs the plan started."""
         snapshot = self.snapshot(jobs)
         decided = plan(snapshot, NOW, SchedConfig())
-        where = {v.job_id: p for v, p in self.running}
 
-        def may(job: PendingJob, victim: Preemptee) -> bool:
-            return TIERS[job.partition] > TIERS[where[victim.job_id]]
+        def may(job: PendingJob) -> frozenset[str]:
+            return frozenset(p for p, tier in TIERS.items() if tier < TIERS[job.partition])
 
         out = choose(snapshot, decided, [v for v, _ in self.running], may)
         check_choices(snapshot, decided.starts, out, {v.job_id: v for v, _ in self.running}, may)
@@ -97,7 +96,7 @@ def check_choices(snapshot, starts, out, candidates, may) -> None:  # type: igno
         assert p.victims, f"job {p.job_id}: a preemption without victims"
         for v in p.victims:
             assert v not in seen, f"job {v} preempted twice"
-            assert may(job, candidates[v]), f"job {p.job_id} may not preempt {v}"
+            assert candidates[v].group in may(job), f"job {p.job_id} may not preempt {v}"
         seen.update(p.victims)
         assert select_nodes(job.request, list(nodes.values())) is None, (
             f"job {p.job_id} preempted though it could start"
@@ -236,7 +235,7 @@ def test_jobs_being_killed_count_as_gone() -> None:
     snapshot = c.snapshot([pending(9, "hi", gpus_per_node=8)])
     decided = plan(snapshot, NOW, SchedConfig())
     dying, rest = c.running[0][0], [c.running[1][0]]
-    assert choose(snapshot, decided, rest, lambda j, v: True, [dying]) == []
-    assert [p.victims for p in choose(snapshot, decided, [dying, *rest], lambda j, v: True)] == [
+    assert choose(snapshot, decided, rest, lambda j: {"lo"}, [dying]) == []
+    assert [p.victims for p in choose(snapshot, decided, [dying, *rest], lambda j: {"lo"})] == [
         (1,)
     ]

@@ -14,10 +14,9 @@ from sqlalchemy.orm import Session
 
 from ctld import preemption
 from ctld import qos as qosops
-from ctld.assoc import AcctError, initial_book, initial_qos
+from ctld.assoc import AcctError, Qos, initial_book, initial_qos
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
-from ctld.sched.preempt import Preemptee
 from ctld.sched.priority import PriorityWeights
 from ctld.scheduling import build_snapshot
 from ctld.state import ClusterState
@@ -25,8 +24,6 @@ from ctld.store import assocrepo, repo
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
 from minislurm.states import JobState, NodeState
-
-ALLOC = Allocation((NodeAlloc("n1", 1, 100),))
 
 
 def test_add_and_modify_qos_preempt_list_and_mode() -> None:
@@ -57,15 +54,20 @@ def _job(job_id: int, partition: str, qos: str, state: JobState = JobState.RUNNI
     return Job(job_id, "j", 0, 0, "u", "u", partition, state, ResourceRequest(), 0.0, qos=qos)
 
 
-def _relation(conf: SlurmConfig, qos: dict[str, object]) -> tuple[bool, bool]:
-    """Whether job 2 may preempt job 1, and job 1 job 2."""
+def _relation(conf: SlurmConfig, qos: dict[str, Qos]) -> tuple[bool, bool]:
+    """Whether job 2 (hi, urgent) may preempt job 1 (lo, low), and job 1 job 2."""
     state = ClusterState([], conf.partitions)
-    state.put_job(_job(1, "lo", "low"))
-    state.put_job(_job(2, "hi", "urgent", JobState.PENDING))
-    may = preemption.relation(state, conf, qos)  # type: ignore[arg-type]
-    two = PendingJob(2, "hi", 1, 0.0, ResourceRequest())
-    one = PendingJob(1, "lo", 1, 0.0, ResourceRequest())
-    return may(two, Preemptee(1, ALLOC, 1, 0.0)), may(one, Preemptee(2, ALLOC, 1, 0.0))
+    one, two = _job(1, "lo", "low"), _job(2, "hi", "urgent", JobState.PENDING)
+    state.put_job(one)
+    state.put_job(two)
+    may = preemption.relation(state, conf, qos)
+    pending = {
+        j.job_id: PendingJob(j.job_id, j.partition, 1, 0.0, ResourceRequest()) for j in (one, two)
+    }
+    return (
+        preemption.group_of(one, conf) in may(pending[2]),
+        preemption.group_of(two, conf) in may(pending[1]),
+    )
 
 
 PARTS = (PartitionConfig("lo", priority_tier=1), PartitionConfig("hi", priority_tier=2))
