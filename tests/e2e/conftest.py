@@ -18,7 +18,16 @@ from helpers import Result, base_env, run_command, wait_until
 
 from minislurm.cluster import ClusterSpec, LocalCluster
 
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "DEADLINE"}
+TERMINAL = {
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "DEADLINE",
+    "PREEMPTED",
+}
 
 
 def parse_oneliner(line: str) -> dict[str, str]:
