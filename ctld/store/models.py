@@ -1,7 +1,10 @@
 """SQLAlchemy 2.0 typed models: the controller's durable state.
 
 The only place table layouts live. Rows never leave the store: ``repo.py``
-turns them into :mod:`minislurm.model` dataclasses before commit.
+turns them into :mod:`minislurm.model` dataclasses before commit. A column
+added later reaches existing databases through ``repo.create_schema``, which
+fills old rows with its ``default=`` or its type's empty value: declare a
+default when that empty value is not what an old row means.
 
 Imports only SQLAlchemy and the standard library.
 """
