@@ -3,7 +3,11 @@
 Bit ``i`` of every node bitmask of a pass is ``snapshot.nodes[i]``. A
 :class:`NodeTable` holds what does not change while passes run (the nodes'
 configuration and usability), so consecutive passes over the same nodes
-share one (:func:`table_of`).
+share one (:func:`table_of`). It also keeps, bounded and known by object
+identity, what passes work out again and again from it: partitions'
+masks, allocations by node position, and allocations on alike idle nodes
+named after them (a trace simulation places the same wide job on the
+same nodes pass after pass).
 
 Imports only minislurm.model.
 """

@@ -42,7 +42,7 @@ from ctld.sched.nodetable import (
     table_of,
 )
 from ctld.sched.select import select_alike, select_groups, select_nodes
-from ctld.sched.windows import Profile, WindowStates
+from ctld.sched.windows import Profile, WindowStates, node_steps, subtract
 from minislurm.model import Allocation, NodeView, ResourceRequest, RunningJob
 
 _RESERVATIONS = itertools.count(1)  # ids of the reservations that change profiles
@@ -213,7 +213,7 @@ class Timeline:
                 continue
             if profiles is None:
                 profiles = list(self.profiles)
-            profiles[i], empty = _subtract(profiles[i], start, end, (cpus, mem, gpus))
+            profiles[i], empty = subtract(profiles[i], start, end, (cpus, mem, gpus))
             for t0, t1 in empty:
                 for k in range(bisect_left(begins, t0), bisect_left(begins, t1)):
                     cleared[k] = cleared.get(k, 0) | 1 << i
@@ -262,31 +262,6 @@ def _boundary(begins: list[float], idle: list[int], avail: list[int], when: floa
     idle.insert(k, idle[k - 1])
     avail.insert(k, avail[k - 1])
     return k
-
-
-def _subtract(
-    profile: Profile, start: float, end: float, take: tuple[int, int, int]
-) -> tuple[Profile, list[tuple[float, float]]]:
-    """A profile with ``take`` held over ``[start, end)``, and the spans left without a free CPU."""
-    cpus, mem, gpus = take
-    out: list[Step] = []
-    empty: list[tuple[float, float]] = []
-    last = len(profile) - 1
-    for k, step in enumerate(profile):
-        begin, c, m, g = step
-        after = profile[k + 1][0] if k < last else INF
-        if after <= start or begin >= end:
-            out.append(step)
-            continue
-        if begin < start:
-            out.append(step)
-        lo = max(begin, start)
-        out.append((lo, c - cpus, m - mem, g & ~gpus))
-        if c - cpus <= 0:
-            empty.append((lo, min(after, end)))
-        if after > end:
-            out.append((end, c, m, g))
-    return tuple(out), empty
 
 
 def build_timeline(
@@ -362,7 +337,7 @@ def build_timeline(
                 became = gains.setdefault(when, [0, 0])  # one job holds all of it
                 became[0] |= 1 << i
                 continue
-        steps = _node_steps((-INF, cpus, mem, gpus), cap, freed)
+        steps = node_steps((-INF, cpus, mem, gpus), cap, freed)
         for k in range(1, len(steps)):
             when, c, m, g = steps[k]
             became = gains.setdefault(when, [0, 0])
@@ -387,21 +362,6 @@ def build_timeline(
         tuple(profiles),
         WindowStates(table),
     )
-
-
-def _node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:
-    """A node's free resources from now on, as its running jobs end (never above capacity)."""
-    if not releases:
-        return (state,)
-    steps = [state]
-    _, c, m, g = state
-    for when, cpus, mem, gpus in sorted(releases):
-        c, m, g = min(c + cpus, cap[1]), min(m + mem, cap[2]), (g | gpus) & cap[3]
-        if steps[-1][0] == when:
-            steps[-1] = (when, c, m, g)
-        else:
-            steps.append((when, c, m, g))
-    return tuple(steps)
 
 
 _DIGITS = {kind: str.maketrans({k: "1" if k == kind else "0" for k in "iafo"}) for kind in "iafo"}

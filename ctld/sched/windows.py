@@ -1,6 +1,7 @@
-"""Partly used nodes as a window of time finds them, grouped by what they have free.
+"""Partly used nodes over time: their profiles, and as a window finds them, in groups.
 
-A node's profile is its free CPUs, memory and GPUs over time (steps). A job
+A node's profile is its free CPUs, memory and GPUs over time (steps:
+:func:`node_steps` builds one, :func:`subtract` takes a job's share). A job
 placed over ``[start, end)`` sees the least of each over that window
 (:func:`window_free`). On a large cluster most partly used nodes look alike
 in a window (the same few job shapes hold them), so a pass keeps, per
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ctld.sched.nodetable import NodeTable, Step, bit_indices, gpu_tuple
+from ctld.sched.nodetable import INF, NodeTable, Step, bit_indices, gpu_tuple
 from minislurm.model import NodeView
 
 Profile = tuple[Step, ...]
@@ -49,6 +50,65 @@ def window_free(profile: Profile, start: float, end: float) -> tuple[int, int, i
             continue
         cpus, mem, gpus = min(cpus, c), min(mem, m), gpus & g
     return cpus, mem, gpus
+
+
+def subtract(
+    profile: Profile, start: float, end: float, take: tuple[int, int, int]
+) -> tuple[Profile, list[tuple[float, float]]]:
+    """A profile with ``take`` held over ``[start, end)``, and the spans left without a free CPU.
+
+    Args:
+        profile: a node's steps.
+        start: from when.
+        end: until when.
+        take: (CPUs, memory, GPU mask) held.
+
+    Returns:
+        The new profile, and the spans where no CPU is left free.
+    """
+    cpus, mem, gpus = take
+    out: list[Step] = []
+    empty: list[tuple[float, float]] = []
+    last = len(profile) - 1
+    for k, step in enumerate(profile):
+        begin, c, m, g = step
+        after = profile[k + 1][0] if k < last else INF
+        if after <= start or begin >= end:
+            out.append(step)
+            continue
+        if begin < start:
+            out.append(step)
+        lo = max(begin, start)
+        out.append((lo, c - cpus, m - mem, g & ~gpus))
+        if c - cpus <= 0:
+            empty.append((lo, min(after, end)))
+        if after > end:
+            out.append((end, c, m, g))
+    return tuple(out), empty
+
+
+def node_steps(state: Step, cap: Step, releases: Sequence[Step]) -> Profile:
+    """A node's free resources from now on, as its running jobs end (never above capacity).
+
+    Args:
+        state: (-inf, free CPUs, memory, GPU mask) now.
+        cap: the node's capacity, alike.
+        releases: (when, CPUs, memory, GPU mask) each running job frees.
+
+    Returns:
+        The profile.
+    """
+    if not releases:
+        return (state,)
+    steps = [state]
+    _, c, m, g = state
+    for when, cpus, mem, gpus in sorted(releases):
+        c, m, g = min(c + cpus, cap[1]), min(m + mem, cap[2]), (g | gpus) & cap[3]
+        if steps[-1][0] == when:
+            steps[-1] = (when, c, m, g)
+        else:
+            steps.append((when, c, m, g))
+    return tuple(steps)
 
 
 @dataclass
