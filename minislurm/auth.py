@@ -19,16 +19,18 @@ returns a credential for that identity (:class:`KioskSigner`). With
 
 What this stops: a user claiming another uid or gid (the uid in a request
 is replaced by the authenticated one; see ``minislurm.authgrpc``); forged
-credentials; credentials replayed after use or after ``TTL``; a credential
-for one method used for another; anyone without the key impersonating the
+credentials; credentials replayed after use or after ``TTL``, also to a
+receiver restarted in between (its cache refuses credentials issued before
+it started, which its predecessor may have seen); a credential for one
+method used for another; anyone without the key impersonating the
 controller to a node agent or a node agent to the controller.
 
 What it does not stop: root, or anyone who can read ``slurm.key``, on any
 host; an on-path attacker who can read or rewrite traffic (the request body
-is not signed and nothing is encrypted: use TLS on untrusted networks); a
-credential replayed within ``TTL`` to a controller restarted in between (the
-replay cache lives in memory). The host is what the signer claims, recorded
-for the log, not verified.
+is not signed and nothing is encrypted: use TLS on untrusted networks). The
+host is what the signer claims, recorded for the log, not verified. A
+signer whose clock lags the receiver's by d seconds is refused for the first
+d seconds after the receiver starts.
 
 Imports minislurm.cred, minislurm.errors and the standard library.
 """
@@ -109,10 +111,14 @@ class ReplayCache:
         limit: the most nonces held; when full, new credentials are refused
             until old ones expire, so memory stays bounded under a flood
             (about 200 bytes each).
+        since: when the receiver started: credentials issued before are
+            refused, as an earlier run of the receiver may have seen them
+            (the cache lives in memory).
     """
 
-    def __init__(self, limit: int = MAX_REPLAY_ENTRIES) -> None:
+    def __init__(self, limit: int = MAX_REPLAY_ENTRIES, since: float = 0.0) -> None:
         self.limit = limit
+        self.since = since
         self._seen: set[str] = set()
         self._expiry: list[tuple[float, str]] = []  # a heap
 
@@ -173,6 +179,8 @@ def check(key: bytes, token: str, method: str, now: float, replay: ReplayCache) 
         raise AuthError(f"credential expired ({now - issued:.0f} s old)")
     if issued > now + TTL:
         raise AuthError("credential issued in the future (clock skew)")
+    if issued < replay.since:
+        raise AuthError("credential issued before this daemon started (it may have been used)")
     replay.remember(nonce, issued + TTL, now)
     return Identity(uid, gid, host, issued)
 

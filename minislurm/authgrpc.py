@@ -199,7 +199,7 @@ def daemon_signer(auth_type: str, key: bytes) -> auth.Signer:
 
 def hmac_verifier(key: bytes) -> Verifier:
     """A verifier for ``auth/slurm`` credentials, with its own replay cache."""
-    replay = auth.ReplayCache()
+    replay = auth.ReplayCache(since=time.time())
 
     async def verify(token: str, method: str) -> auth.Identity:
         return auth.check(key, token, method, time.time(), replay)

@@ -118,6 +118,21 @@ def test_replayed_credential_is_rejected_after_its_first_use(cluster: TestCluste
     assert cluster.run("scancel", str(job_id)).rc == 0
 
 
+def test_credential_used_before_a_controller_restart_is_refused_after_it(
+    fresh_cluster: TestCluster,
+) -> None:
+    cluster = fresh_cluster
+    replaying = _replaying(_signed(_key(cluster)))
+    with _client(cluster, replaying) as client:
+        client.call("GetJobs")
+    cluster.kill_controller()
+    cluster.start()
+    with _client(cluster, replaying) as client, pytest.raises(RpcError) as err:
+        client.call("GetJobs")
+    assert err.value.code == "UNAUTHENTICATED"
+    assert "issued before this daemon started" in err.value.details
+
+
 def test_the_uid_in_a_request_is_the_authenticated_one(cluster: TestCluster) -> None:
     """A client cannot claim root in the request body: requester_uid is overwritten."""
     job_id = _held_job(cluster)  # root's

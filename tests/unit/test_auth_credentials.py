@@ -51,6 +51,13 @@ def test_a_nonce_is_refused_until_its_credential_expires() -> None:
     assert len(cache) == 1  # the first nonce was forgotten once it could not be used
 
 
+def test_a_restarted_receiver_refuses_what_its_predecessor_may_have_seen() -> None:
+    cache = auth.ReplayCache(since=NOW)
+    with pytest.raises(auth.AuthError, match="issued before this daemon started"):
+        _check(auth.make(KEY, 1, 1, "h", NOW - 0.001, "/s/M"), NOW + 1, cache)
+    _check(auth.make(KEY, 1, 1, "h", NOW, "/s/M"), NOW + 1, cache)
+
+
 def test_a_full_cache_refuses_rather_than_grows() -> None:
     cache = auth.ReplayCache(limit=2)
     for _ in range(2):
