@@ -9,7 +9,9 @@ time that overlaps. A job started out of order therefore only uses what is
 free until its own time limit ends, around every reservation above it.
 With run times within the limits, no job is delayed past the start the
 pass planned for it by a job of lower priority. As in Slurm, at most
-``bf_max_job_test`` jobs are tested (the rest wait for ``Priority``), and
+``bf_max_job_test`` jobs are tested (only so much of the queue is put in
+order; the jobs below keep the reason they had, but for those the snapshot
+marks blocked, as Dependency), and
 with ``bf_job_part_count_reserve`` only that many waiting jobs of each
 partition are reserved; below them a job is only tried for a start now.
 
@@ -26,16 +28,17 @@ Imports minislurm.model and ctld.sched.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
+from operator import attrgetter
 
 from ctld.sched.knobs import SchedConfig
-from ctld.sched.queue import REASON_PRIORITY, PassContext, PlanBuilder
+from ctld.sched.queue import PassContext, PlanBuilder
 from ctld.sched.select import task_capacity
 from ctld.sched.timeline import Timeline, build_timeline
 from minislurm.model import Allocation, PendingJob, Plan, ResourceRequest
 
 INF = float("inf")
+_BLOCKED = attrgetter("blocked")
 
 
 @dataclass(frozen=True)
@@ -167,20 +170,18 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     tested = 0
     reserved: dict[str, int] = {}  # waiting jobs given a reservation, per partition
     free_now: dict[str, int] = {}  # nodes with a CPU free now, per partition, in this map
-    queue, quota, limit = ctx.queue, cfg.bf_job_part_count_reserve, cfg.bf_max_job_test
+    quota, limit, count_all = cfg.bf_job_part_count_reserve, cfg.bf_max_job_test, len(ctx.jobs)
     static_reason, wait = ctx.static_reason, out.wait
-    for pos, job in enumerate(queue):
+    for pos, job in enumerate(ctx.queue(limit + limit // 2)):
         reason = static_reason(job)
         if reason:
             out.note(job, reason)
             continue
         if tested >= limit:
-            # Past the limit, a job whose shape found no room waits for Priority too
-            # (its partition already has a job waiting): no job below needs its shape.
-            reasons = out.reasons  # as out.note: an array keeps its first task's reason
-            for rest in itertools.islice(queue, pos, None):
-                if rest.job_id not in reasons:
-                    reasons[rest.job_id] = static_reason(rest) or REASON_PRIORITY
+            # The jobs below are not tested: they keep the reason they have, but for
+            # those the snapshot marks blocked (Slurm's main scheduler sets them all).
+            for rest in filter(_BLOCKED, ctx.jobs):
+                out.note(rest, rest.blocked)
             break
         part = job.partition
         # Past the partition's quota of reservations, only a start now is worth finding.
@@ -192,7 +193,7 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
             # Too few nodes of its partition have a CPU free now: it waits, whatever
             # its shape says. The shape only matters to count it among those tested,
             # and the count cannot reach the limit when fewer jobs are left.
-            if count < max(job.request.min_nodes, 1) and tested + len(queue) - pos <= limit:
+            if count < max(job.request.min_nodes, 1) and tested + count_all - pos <= limit:
                 wait(job)
                 continue
         shape = _shape(job)

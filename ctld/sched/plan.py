@@ -81,7 +81,7 @@ def _plan_builtin(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     started: list[tuple[PendingJob, Allocation]] = []
     heads: list[PendingJob] = []
     blocked: set[str] = set()
-    for job in ctx.queue:
+    for job in ctx.queue(len(ctx.jobs)):
         reason = ctx.static_reason(job)
         if reason:
             out.note(job, reason)

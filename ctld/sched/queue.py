@@ -9,15 +9,20 @@ anyone. The facts about each partition are gathered once per pass, so the
 per-job test costs a few comparisons (the controller runs a pass on every
 event, over queues of thousands of jobs). The queue is put in order by
 stable sorts on single fields (age, then priority, then tier), which is
-:func:`job_order`'s order at a fraction of the cost of its tuples.
+:func:`job_order`'s order at a fraction of the cost of its tuples. A pass
+that tests only the top of the queue (``bf_max_job_test``) orders only
+that top: :func:`queue_top_first` sorts the jobs of the highest priorities
+first and the rest only when the pass gets that far.
 
 Imports minislurm.model and ctld.sched.nodetable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import heapq
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import filterfalse
 from operator import attrgetter
 
 from ctld.sched.nodetable import NodeTable, table_of
@@ -72,9 +77,41 @@ def queue_order(jobs: Iterable[PendingJob], tiers: dict[str, int]) -> list[Pendi
     return queue
 
 
+def queue_top_first(
+    jobs: list[PendingJob], tiers: dict[str, int], first: int
+) -> Iterator[PendingJob]:
+    """The jobs in :func:`queue_order`'s order, sorting only as far as they are read.
+
+    The jobs of the ``first`` highest priorities (all those that tie with the
+    last of them too) are sorted first; when they are all read, the rest in
+    batches four times larger each. With more than one PriorityTier the whole
+    queue is sorted at once.
+
+    Args:
+        jobs: pending jobs of known partitions.
+        tiers: each partition's PriorityTier.
+        first: how many jobs the reader expects to read, about.
+
+    Yields:
+        The jobs in order.
+    """
+    rest, size = jobs, max(first, 1)
+    if len(set(tiers.values())) > 1:
+        size = len(jobs)
+    while len(rest) > size:
+        cut = heapq.nlargest(size, map(_PRIORITY, rest))[-1]
+        top = [j for j in rest if j.priority >= cut]
+        rest = [j for j in rest if j.priority < cut]
+        yield from queue_order(top, tiers)
+        size *= 4
+    yield from queue_order(rest, tiers)
+
+
 _AGE = attrgetter("submit_time", "key")
 _PRIORITY = attrgetter("priority")
 _NAME = attrgetter("name")
+_HELD = attrgetter("held")
+_PARTITION = attrgetter("partition")
 _CPUS = attrgetter("cpus")
 _KEPT = 1 << 10  # partitions' facts kept from pass to pass, at most
 _FACTS: dict[int, tuple[PartitionView, NodeTable, PartitionFacts]] = {}
@@ -153,7 +190,11 @@ def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, Nod
 
 
 class PassContext:
-    """The snapshot of one pass, indexed: nodes and partitions by name, and the queue in order."""
+    """The snapshot of one pass, indexed: nodes and partitions by name, and its queue.
+
+    ``jobs`` are the queued jobs (not held, of a known partition), in the
+    snapshot's order; :meth:`queue` gives them in priority order.
+    """
 
     def __init__(self, snapshot: Snapshot) -> None:
         self.snapshot = snapshot
@@ -161,10 +202,22 @@ class PassContext:
         self.parts = {p.name: p for p in snapshot.partitions}
         table = table_of(snapshot.nodes)
         self.facts = {p.name: self._facts(p, table) for p in snapshot.partitions}
-        tiers = {p.name: p.priority_tier for p in snapshot.partitions}
-        self.queue = queue_order(
-            (j for j in snapshot.pending if not j.held and j.partition in tiers), tiers
-        )
+        self.tiers = {p.name: p.priority_tier for p in snapshot.partitions}
+        jobs = list(filterfalse(_HELD, snapshot.pending))
+        if not self.tiers.keys() >= set(map(_PARTITION, jobs)):
+            jobs = [j for j in jobs if j.partition in self.tiers]
+        self.jobs = jobs
+
+    def queue(self, first: int) -> Iterator[PendingJob]:
+        """The queued jobs in priority order (see :func:`queue_top_first`).
+
+        Args:
+            first: how many of them the pass expects to read, about.
+
+        Returns:
+            The jobs in order.
+        """
+        return queue_top_first(self.jobs, self.tiers, first)
 
     def static_reason(self, job: PendingJob) -> str:
         """Why the job cannot even be tried now, or "" when it can.

@@ -51,7 +51,7 @@ def run_bf(
     part = PartitionView("gpu", tuple(n.name for n in nodes))
     snapshot = Snapshot(tuple(nodes), (part,), tuple(jobs), tuple(running or ()))
     result = plan(snapshot, NOW, cfg)
-    check_plan(snapshot, result, NOW)
+    check_plan(snapshot, result, NOW, complete=len(jobs) <= cfg.bf_max_job_test)
     return result
 
 
@@ -104,7 +104,16 @@ def test_bf_max_job_test_stops_testing_jobs() -> None:
     jobs = [job(i, ntasks=8, time_limit=10) for i in range(1, 4)]
     result = run_bf(nodes, jobs, cfg=SchedConfig(bf_max_job_test=2, bf_resolution=60))
     assert [s.job_id for s in result.starts] == [1, 2]
-    assert result.reasons == {3: "Priority"}
+    assert result.reasons == {}  # job 3 is not tested: it keeps its reason, as in Slurm
+
+
+def test_jobs_below_bf_max_job_test_keep_their_reason_unless_blocked() -> None:
+    nodes = [cpu_node("n1")]
+    jobs = [job(i, ntasks=8, time_limit=10) for i in range(1, 5)]
+    jobs[3] = replace(jobs[3], blocked="Dependency")
+    result = run_bf(nodes, jobs, cfg=SchedConfig(bf_max_job_test=2, bf_resolution=60))
+    assert [s.job_id for s in result.starts] == [1]
+    assert result.reasons == {2: "Resources", 4: "Dependency"}
 
 
 def test_bf_resolution_rounds_ends_up_to_its_grid() -> None:
