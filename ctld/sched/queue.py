@@ -100,9 +100,8 @@ def queue_top_first(
         size = len(jobs)
     while len(rest) > size:
         cut = heapq.nlargest(size, map(_PRIORITY, rest))[-1]
-        top = [j for j in rest if j.priority >= cut]
-        rest = [j for j in rest if j.priority < cut]
-        yield from queue_order(top, tiers)
+        yield from queue_order([j for j in rest if j.priority >= cut], tiers)
+        rest = [j for j in rest if j.priority < cut]  # only once the reader gets here
         size *= 4
     yield from queue_order(rest, tiers)
 

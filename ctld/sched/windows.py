@@ -118,6 +118,8 @@ class _Window:
     lineage: tuple[int, ...]
     covered: int = 0  # the nodes whose state is known
     states: dict[State, int] = field(default_factory=dict)  # state -> its nodes
+    # state by node class and profile: partly used nodes share a few profiles
+    known: dict[tuple[int, Profile], State] = field(default_factory=dict)
 
 
 @dataclass
@@ -156,10 +158,14 @@ class WindowStates:
             self._catch_up(win, lineage)
         missing = nodes & ~win.covered
         if missing:
-            states, table = win.states, self.table
+            states, known, table = win.states, win.known, self.table
+            classes, capacity = table.classes, table.capacity
             for i in bit_indices(missing):
-                cpus, mem, gpus = window_free(profiles[i], start, end)
-                key = (table.classes[i], cpus, mem, gpus & table.capacity[i][3])
+                shape = (classes[i], profiles[i])
+                key = known.get(shape)
+                if key is None:
+                    cpus, mem, gpus = window_free(shape[1], start, end)
+                    key = known[shape] = (shape[0], cpus, mem, gpus & capacity[i][3])
                 states[key] = states.get(key, 0) | 1 << i
             win.covered |= missing
         return [(self._view(key), m & nodes) for key, m in win.states.items() if m & nodes]
