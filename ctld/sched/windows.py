@@ -10,7 +10,9 @@ window, the groups of nodes with equal free resources as bitmasks
 node. The maps of a pass derive from one another by reservations; each one
 that changes profiles gets an id, a map carries the ids of its lineage,
 and a window's groups are brought up to date by recomputing only the nodes
-changed since it was last read along that lineage.
+changed since it was last read along that lineage. The nodes read are also
+kept by shape (node class and profile) along the latest lineage, so that a
+window works out the free resources of each shape once, not of each node.
 
 Imports only ctld.sched.nodetable and minislurm.model.
 """
@@ -25,6 +27,7 @@ from minislurm.model import NodeView
 
 Profile = tuple[Step, ...]
 State = tuple[int, int, int, int]  # node class, free CPUs, free memory, free GPU mask
+Shape = tuple[int, Profile]  # node class, profile
 
 
 def window_free(profile: Profile, start: float, end: float) -> tuple[int, int, int]:
@@ -119,7 +122,17 @@ class _Window:
     covered: int = 0  # the nodes whose state is known
     states: dict[State, int] = field(default_factory=dict)  # state -> its nodes
     # state by node class and profile: partly used nodes share a few profiles
-    known: dict[tuple[int, Profile], State] = field(default_factory=dict)
+    known: dict[Shape, State] = field(default_factory=dict)
+
+
+@dataclass
+class _Shapes:
+    """The nodes read so far by node class and profile, as of the map whose lineage it names."""
+
+    lineage: tuple[int, ...] = ()
+    seen: int = 0  # the nodes grouped
+    members: dict[Shape, int] = field(default_factory=dict)  # shape -> its nodes, none empty
+    shape_of: dict[int, Shape] = field(default_factory=dict)  # node -> its shape
 
 
 @dataclass
@@ -130,6 +143,7 @@ class WindowStates:
     changes: dict[int, int] = field(default_factory=dict)  # reservation id -> nodes it changed
     _windows: dict[tuple[float, float], _Window] = field(default_factory=dict)
     _views: dict[State, NodeView] = field(default_factory=dict)
+    _shapes: _Shapes = field(default_factory=_Shapes)
 
     def groups(
         self,
@@ -158,27 +172,61 @@ class WindowStates:
             self._catch_up(win, lineage)
         missing = nodes & ~win.covered
         if missing:
-            states, known, table = win.states, win.known, self.table
-            classes, capacity = table.classes, table.capacity
-            for i in bit_indices(missing):
-                shape = (classes[i], profiles[i])
-                key = known.get(shape)
-                if key is None:
-                    cpus, mem, gpus = window_free(shape[1], start, end)
-                    key = known[shape] = (shape[0], cpus, mem, gpus & capacity[i][3])
-                states[key] = states.get(key, 0) | 1 << i
+            states, known, capacity = win.states, win.known, self.table.capacity
+            for shape, members in self._grouped(profiles, lineage, missing).items():
+                part = members & missing
+                if part:
+                    key = known.get(shape)
+                    if key is None:
+                        cpus, mem, gpus = window_free(shape[1], start, end)
+                        gpus &= capacity[(part & -part).bit_length() - 1][3]
+                        key = known[shape] = (shape[0], cpus, mem, gpus)
+                    states[key] = states.get(key, 0) | part
             win.covered |= missing
         return [(self._view(key), m & nodes) for key, m in win.states.items() if m & nodes]
 
+    def _grouped(
+        self, profiles: Sequence[Profile], lineage: tuple[int, ...], nodes: int
+    ) -> dict[Shape, int]:
+        """The nodes read so far and those of ``nodes`` by shape, as of the map of ``lineage``."""
+        shapes = self._shapes
+        if shapes.lineage is not lineage:
+            stale = self._stale(shapes.lineage, lineage)
+            if stale == -1:
+                shapes = self._shapes = _Shapes()
+            stale &= shapes.seen
+            members, shape_of = shapes.members, shapes.shape_of
+            for i in bit_indices(stale):
+                shape = shape_of.pop(i)
+                left = members[shape] & ~(1 << i)
+                if left:
+                    members[shape] = left
+                else:
+                    del members[shape]
+            shapes.seen &= ~stale
+            shapes.lineage = lineage
+        new = nodes & ~shapes.seen
+        if new:
+            members, shape_of, classes = shapes.members, shapes.shape_of, self.table.classes
+            for i in bit_indices(new):
+                shape = shape_of[i] = (classes[i], profiles[i])
+                members[shape] = members.get(shape, 0) | 1 << i
+            shapes.seen |= new
+        return shapes.members
+
+    def _stale(self, known: tuple[int, ...], lineage: tuple[int, ...]) -> int:
+        """The nodes changed from the map of lineage ``known`` to that of ``lineage`` (-1: all)."""
+        count = len(known)
+        if count <= len(lineage) and (not count or lineage[count - 1] == known[-1]):
+            stale = 0
+            for uid in lineage[count:]:
+                stale |= self.changes[uid]
+            return stale
+        return -1  # another branch: start over
+
     def _catch_up(self, win: _Window, lineage: tuple[int, ...]) -> None:
         """Forget the nodes changed between the window's map and this one."""
-        known = len(win.lineage)
-        if known <= len(lineage) and (not known or lineage[known - 1] == win.lineage[-1]):
-            stale = 0
-            for uid in lineage[known:]:
-                stale |= self.changes[uid]
-        else:  # another branch: start over
-            stale = -1
+        stale = self._stale(win.lineage, lineage)
         win.lineage = lineage
         if stale & win.covered:
             win.covered &= ~stale
