@@ -288,11 +288,12 @@ class Reservation:
 class Plan:
     """What a scheduling pass decided: jobs to start and why the rest wait.
 
-    A reason is per job: for an array, why its (next) pending task waits.
-    ``start_times`` holds the expected start of the waiting jobs that got a
-    reservation (for an array, of its earliest task), as ``squeue --start``
-    shows it; ``reservations`` is the resource-time map the pass built on top
-    of the running jobs.
+    A reason is per job: for an array, why its (next) pending task waits. A
+    job the pass did not examine (below ``bf_max_job_test``) has none: it
+    keeps the one it had. ``start_times`` holds the expected start of the
+    waiting jobs that got a reservation (for an array, of its earliest task),
+    as ``squeue --start`` shows it; ``reservations`` is the resource-time map
+    the pass built on top of the running jobs.
     """
 
     starts: tuple[StartJob, ...]

@@ -64,7 +64,9 @@ def plan(snapshot: Snapshot, now: float, cfg: SchedConfig) -> Plan:
     Returns:
         The jobs (or array tasks) to start with their allocations; a pending
         reason for every other job that was considered (held jobs are left
-        out), an array's being that of its first task not started; the
+        out; with backfill, so are the jobs below the first
+        ``bf_max_job_test`` tested, but for those the snapshot marks
+        blocked), an array's being that of its first task not started; the
         expected start of the waiting jobs that got a reservation; and the
         reservations themselves (starts included, from now).
     """
