@@ -173,7 +173,13 @@ class WindowStates:
         missing = nodes & ~win.covered
         if missing:
             states, known, capacity = win.states, win.known, self.table.capacity
-            for shape, members in self._grouped(profiles, lineage, missing).items():
+            shapes = self._grouped(profiles, lineage, missing)
+            if missing.bit_count() < len(shapes.members):  # a few nodes: one by one
+                shape_of = shapes.shape_of
+                pieces = [(shape_of[i], 1 << i) for i in bit_indices(missing)]
+            else:
+                pieces = list(shapes.members.items())
+            for shape, members in pieces:
                 part = members & missing
                 if part:
                     key = known.get(shape)
@@ -187,7 +193,7 @@ class WindowStates:
 
     def _grouped(
         self, profiles: Sequence[Profile], lineage: tuple[int, ...], nodes: int
-    ) -> dict[Shape, int]:
+    ) -> _Shapes:
         """The nodes read so far and those of ``nodes`` by shape, as of the map of ``lineage``."""
         shapes = self._shapes
         if shapes.lineage is not lineage:
@@ -212,7 +218,7 @@ class WindowStates:
                 shape = shape_of[i] = (classes[i], profiles[i])
                 members[shape] = members.get(shape, 0) | 1 << i
             shapes.seen |= new
-        return shapes.members
+        return shapes
 
     def _stale(self, known: tuple[int, ...], lineage: tuple[int, ...]) -> int:
         """The nodes changed from the map of lineage ``known`` to that of ``lineage`` (-1: all)."""
