@@ -153,18 +153,25 @@ def _fewest(
                 break
     if alloc is None:
         return None
+    # Spare those it turns out not to need, the last taken too (the fit may lie elsewhere),
+    # until none can be: sparing one may move the allocation off another's nodes.
     spared: set[int] = set()
-    for victim in reversed(chosen[:-1]):  # spare those it turns out not to need
-        _apply(trial, victim.allocation, -1)
-        if set(alloc.node_names).isdisjoint(victim.allocation.node_names):
-            spared.add(victim.job_id)  # the allocation does not use its nodes: still valid
-            continue
-        other = _fit(job, trial, names)
-        if other is None:
-            _apply(trial, victim.allocation, 1)
-        else:
-            spared.add(victim.job_id)
-            alloc = other
+    changed = True
+    while changed:
+        changed = False
+        for victim in reversed(chosen):
+            if victim.job_id in spared:
+                continue
+            _apply(trial, victim.allocation, -1)
+            if set(alloc.node_names).isdisjoint(victim.allocation.node_names):
+                other: Allocation | None = alloc  # it does not use the victim's nodes
+            else:
+                other = _fit(job, trial, names)
+            if other is None:
+                _apply(trial, victim.allocation, 1)
+            else:
+                spared.add(victim.job_id)
+                alloc, changed = other, True
     return [v for v in chosen if v.job_id not in spared], alloc, trial
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from plan_checks import check_allocation
 
@@ -209,7 +209,16 @@ shapes = st.fixed_dictionaries(
 )
 
 
+def _cpus(ntasks: int, cpus_per_task: int) -> dict[str, int]:
+    return {"ntasks": ntasks, "cpus_per_task": cpus_per_task, "gpus_per_node": 0, "mem_per_node": 0}
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(  # the last victim taken was not needed: the job fit where earlier ones had been
+    count=2,
+    running=[*[("lo", 0, _cpus(1, 1))] * 5, *[("lo", 0, _cpus(1, 2))] * 2, ("lo", 1, _cpus(1, 1))],
+    waiting=[("hi", 0, _cpus(2, 2))],
+)
 @given(
     st.integers(1, 3),
     st.lists(st.tuples(st.sampled_from(["lo", "hi"]), st.integers(0, 3), shapes), max_size=8),
