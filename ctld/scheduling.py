@@ -322,6 +322,7 @@ class SchedulerLoop:
         self._preempt = preempt  # after a pass: who waiting jobs preempt
         self._kicked = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._blocked: set[int] = set()  # jobs the last pass found blocked (Dependency, ...)
         self.passes = 0
 
     def kick(self) -> None:
@@ -349,7 +350,7 @@ class SchedulerLoop:
         now = time.time()
         self._prepare(now)
         snapshot = build_snapshot(self._state, now, self._weights, self._accounting)
-        decided = plan(snapshot, now, self.cfg)
+        decided = self._unblock(snapshot, plan(snapshot, now, self.cfg))
         self.start_times = decided.start_times
         self._apply(decided, now)
         if self._preempt is not None:
@@ -358,6 +359,22 @@ class SchedulerLoop:
         if decided.starts:
             log.debug("pass %d started %d job(s)", self.passes, len(decided.starts))
         return decided
+
+    def _unblock(self, snapshot: Snapshot, decided: Plan) -> Plan:
+        """Clear the reason of a job out of its block that the pass did not examine.
+
+        A pass gives reasons only to the jobs it examined and those still
+        blocked; the others keep theirs, as in Slurm, except a reason that
+        named a block now gone (a dependency met, a begin time passed), which
+        becomes ``None`` as Slurm sets it then.
+        """
+        blocked = {job.job_id for job in snapshot.pending if job.blocked}
+        freed = self._blocked - blocked - decided.reasons.keys()
+        self._blocked = blocked
+        if not freed:
+            return decided
+        cleared = dict.fromkeys(freed, jobops.REASON_NONE)
+        return replace(decided, reasons={**decided.reasons, **cleared})
 
     async def _run(self) -> None:
         while True:
