@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 RETRY_MAX_SECONDS = 2.0
 CALL_TIMEOUT = 10.0
 ALIVE_SECONDS = 1.0
+STEP_GRACE = 1.0  # seconds a job's end waits for the ends of its steps still running here
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class Agent:
         )
         self._ctld = pb_grpc.SlurmControllerStub(self._channel)
         self._outbox: dict[int, StepOutcome] = {}
+        self._held: dict[int, float] = {}  # job ends waiting for their steps', since when
         self._outbox_event = asyncio.Event()
         self._registered = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -246,19 +248,31 @@ class Agent:
                 delay = 0.05
 
     async def _report_one(self) -> None:
-        if self._outbox:
-            job_id, outcome = next(iter(self._outbox.items()))
-            request = pb.JobCompleteRequest(
-                node=self.settings.node_name, status=status_message(outcome)
-            )
-            await self._ctld.JobComplete(request, timeout=CALL_TIMEOUT)
-            self._outbox.pop(job_id, None)
-            self.launcher.forget(job_id)
+        """Deliver one outcome: steps' first, as a job's steps end before it.
+
+        A batch script's last step may end a few milliseconds before the
+        script; were the job's end reported first, the controller would
+        cancel that step (it is still running for it) and drop its exit. So
+        a job's end also waits, up to ``STEP_GRACE``, for its steps still
+        running here.
+        """
+        if self._step_outbox:
+            key, report = next(iter(self._step_outbox.items()))
+            await self._ctld.StepComplete(report, timeout=CALL_TIMEOUT)
+            del self._step_outbox[key]
+            shutil.rmtree(self.steps.step_dir(*key), ignore_errors=True)
             return
-        key, report = next(iter(self._step_outbox.items()))
-        await self._ctld.StepComplete(report, timeout=CALL_TIMEOUT)
-        del self._step_outbox[key]
-        shutil.rmtree(self.steps.step_dir(*key), ignore_errors=True)
+        job_id, outcome = next(iter(self._outbox.items()))
+        since = self._held.setdefault(job_id, time.monotonic())
+        if self.steps.of_job(job_id) and time.monotonic() < since + STEP_GRACE:
+            await asyncio.sleep(0.01)
+            return
+        status = status_message(outcome)
+        request = pb.JobCompleteRequest(node=self.settings.node_name, status=status)
+        await self._ctld.JobComplete(request, timeout=CALL_TIMEOUT)
+        self._outbox.pop(job_id, None)
+        self._held.pop(job_id, None)
+        self.launcher.forget(job_id)
 
     def _step_done(self, report: pb.StepCompleteRequest) -> None:
         self._step_outbox[(report.job_id, report.step_id)] = report
@@ -280,6 +294,7 @@ class Agent:
         if self.launcher.knows(job.job_id, job.restarts):
             return
         self._outbox.pop(job.job_id, None)  # an earlier run's report, if any: stale
+        self._held.pop(job.job_id, None)
         import os
 
         if os.getuid() not in (0, job.uid):
