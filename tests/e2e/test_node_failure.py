@@ -79,7 +79,10 @@ def test_checkpointed_job_resumes_on_the_other_node(
     first = cluster.wait_state(job_id, "RUNNING")
     node = first["NodeList"]
     out = cluster.workdir / f"ckpt-train-{job_id}.out"
-    wait_until(lambda: "checkpoint step=15" in out.read_text(), 30, "three checkpoints")
+    # RUNNING comes before the script has opened its output: the file may not exist yet.
+    wait_until(
+        lambda: out.exists() and "checkpoint step=15" in out.read_text(), 30, "three checkpoints"
+    )
 
     kill_node(cluster, node)
     down = wait_until(
