@@ -5,22 +5,16 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from checkpointing import ENV, JOB, STEPS, undisturbed_result, wait_for_checkpoints
 from conftest import TestCluster, parse_oneliner, run_cluster
 from helpers import pid_alive, wait_until
 
 from minislurm import procs
 from minislurm.cluster import ClusterSpec
-
-REPO = Path(__file__).resolve().parents[2]
-TRAIN = REPO / "examples" / "checkpoint_train.py"
-JOB = REPO / "examples" / "checkpoint_job.sh"
-STEPS = 60
 
 
 @pytest.fixture
@@ -55,17 +49,6 @@ def node_info(cluster: TestCluster, node: str) -> dict[str, str]:
     return parse_oneliner(result.out.strip())
 
 
-def undisturbed_result(tmp: Path) -> str:
-    """The final line of the training run when nothing interrupts it."""
-    out = subprocess.run(
-        [sys.executable, str(TRAIN), "--dir", str(tmp), "--steps", str(STEPS)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.strip().splitlines()[-1]
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_checkpointed_job_resumes_on_the_other_node(
@@ -74,15 +57,12 @@ def test_checkpointed_job_resumes_on_the_other_node(
     cluster = quick_cluster
     expected = undisturbed_result(tmp_path / "reference")
     ckpt = cluster.workdir / "ckpt"
-    cluster.env = {**cluster.env, "TRAIN_SCRIPT": str(TRAIN), "STEP_SECONDS": "0.1"}
+    cluster.env = {**cluster.env, **ENV}
     job_id = cluster.sbatch(str(JOB), str(ckpt), str(STEPS))
     first = cluster.wait_state(job_id, "RUNNING")
     node = first["NodeList"]
     out = cluster.workdir / f"ckpt-train-{job_id}.out"
-    # RUNNING comes before the script has opened its output: the file may not exist yet.
-    wait_until(
-        lambda: out.exists() and "checkpoint step=15" in out.read_text(), 30, "three checkpoints"
-    )
+    wait_for_checkpoints(out)
 
     kill_node(cluster, node)
     down = wait_until(

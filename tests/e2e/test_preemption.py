@@ -14,19 +14,14 @@ Imports the e2e conftest and the test helpers.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from checkpointing import ENV, JOB, STEPS, undisturbed_result, wait_for_checkpoints
 from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
-REPO = Path(__file__).resolve().parents[2]
-TRAIN = REPO / "examples" / "checkpoint_train.py"
-JOB = REPO / "examples" / "checkpoint_job.sh"
-STEPS = 60
 ALL_GPUS = ("-N2", "--ntasks=2", "--gres=gpu:8")
 CONF = """PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
@@ -44,17 +39,6 @@ def preempt_cluster(
     yield from run_cluster(tmp_path_factory.mktemp("preempt"), request, conf_lines=CONF)
 
 
-def undisturbed_result(tmp: Path) -> str:
-    """The final line of the training run when nothing interrupts it."""
-    out = subprocess.run(
-        [sys.executable, str(TRAIN), "--dir", str(tmp), "--steps", str(STEPS)],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.strip().splitlines()[-1]
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(150)
 def test_urgent_job_preempts_training_which_resumes_from_its_checkpoint(
@@ -63,11 +47,11 @@ def test_urgent_job_preempts_training_which_resumes_from_its_checkpoint(
     cluster = preempt_cluster
     expected = undisturbed_result(tmp_path / "reference")
     ckpt = cluster.workdir / "ckpt"
-    cluster.env = {**cluster.env, "TRAIN_SCRIPT": str(TRAIN), "STEP_SECONDS": "0.1"}
+    cluster.env = {**cluster.env, **ENV}
     low = cluster.sbatch("-p", "lo", *ALL_GPUS, str(JOB), str(ckpt), str(STEPS))
     cluster.wait_state(low, "RUNNING")
     out = cluster.workdir / f"ckpt-train-{low}.out"
-    wait_until(lambda: "checkpoint step=15" in out.read_text(), 30, "three checkpoints")
+    wait_for_checkpoints(out)
 
     high = cluster.sbatch("-p", "hi", *ALL_GPUS, "--wrap", "sleep 3")
     started = cluster.wait_state(high, "RUNNING", "COMPLETED", timeout=15)
