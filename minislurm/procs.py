@@ -43,6 +43,22 @@ def write_pid_file(path: str) -> None:
         f.write(f"{pid} {start_time(pid)}\n")
 
 
+def recorded_pid(path: str) -> int:
+    """The number a plain pid file holds (``task.pid``: a task's process group), 0 if none.
+
+    Args:
+        path: the file.
+
+    Returns:
+        The pid, or 0 when the file is missing, empty or malformed.
+    """
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
 def live_pid(path: str) -> int | None:
     """The process a pid file names, if it is still that very process.
 

@@ -77,14 +77,6 @@ class EarlierRunRunning(Exception):
     """A job's run cannot start here yet: a stepd of an earlier run is still being killed."""
 
 
-def _read_int(path: str) -> int:
-    try:
-        with open(path) as f:
-            return int(f.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
-
-
 class Launcher:
     """Starts, watches, signals and cleans up batch steps."""
 
@@ -234,7 +226,7 @@ class Launcher:
         outcome = self.outcome(job_id)
         if outcome.message == STEPD_DIED:
             # What the supervisor ran must not outlive it (the task leads its process group).
-            task = _read_int(os.path.join(self.jobdir(job_id), "task.pid"))
+            task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
             if task:
                 _signal(-task, signal.SIGKILL)
         self._on_end(outcome)
@@ -330,7 +322,7 @@ class Launcher:
         if self._running.get(job_id) != pid:
             return
         log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
-        task = _read_int(os.path.join(self.jobdir(job_id), "task.pid"))
+        task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
         if task:
             _signal(-task, signal.SIGKILL)
         _signal(pid, signal.SIGKILL)
@@ -349,7 +341,7 @@ class Launcher:
         """
         if job_id not in self._running:
             return
-        task = _read_int(os.path.join(self.jobdir(job_id), "task.pid"))
+        task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
         if not task:
             return
         if full:

@@ -119,7 +119,7 @@ class AdoptedStep:
             signum: the signal.
             task_id: ignored: every task of the step gets it.
         """
-        pgid = _read_int(os.path.join(self.step_dir, "task.pid"))
+        pgid = procs.recorded_pid(os.path.join(self.step_dir, "task.pid"))
         if pgid > 0 and not self.done:
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signum)
@@ -169,7 +169,7 @@ class AdoptedStep:
         error = ""
         if result is None:
             # No supervisor is left: its tasks must not run on unwatched.
-            pgid = _read_int(os.path.join(self.step_dir, "task.pid"))
+            pgid = procs.recorded_pid(os.path.join(self.step_dir, "task.pid"))
             if pgid > 0:
                 with contextlib.suppress(OSError):
                     os.killpg(pgid, signal.SIGKILL)
@@ -247,14 +247,6 @@ class _Tail:
             if event is not None:
                 events.append(event)
         return events
-
-
-def _read_int(path: str) -> int:
-    try:
-        with open(path) as f:
-            return int(f.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
 
 
 def find(spool: str) -> list[tuple[int, int]]:
