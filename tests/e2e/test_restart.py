@@ -10,6 +10,8 @@ import pytest
 from conftest import TestCluster
 from helpers import pid_alive, wait_until
 
+from minislurm import procs
+
 
 def test_controller_sigkill_keeps_every_job(fresh_cluster: TestCluster) -> None:
     cluster = fresh_cluster
@@ -84,7 +86,8 @@ def test_a_killed_supervisor_is_a_job_failure(fresh_cluster: TestCluster) -> Non
     cluster.wait_state(job_id, "RUNNING")
     (stepd,) = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     spool = Path(cluster.local.path("spool", "n1", f"job{job_id:05d}"))
-    task = int(wait_until(lambda: (spool / "task.pid").read_text().strip(), 10, "task pid"))
+    # stepd writes task.pid once the task runs, after its own stepd.pid: it may not exist yet.
+    task = wait_until(lambda: procs.recorded_pid(str(spool / "task.pid")), 10, "task pid")
     os.kill(stepd, signal.SIGKILL)
     info = cluster.wait_state(job_id, timeout=30)
     assert (info["JobState"], info["ExitCode"]) == ("FAILED", "0:9")
