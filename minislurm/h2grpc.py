@@ -172,6 +172,7 @@ class _Call:
         "messages",
         "queued",
         "received",
+        "refused",
         "reset",
         "send_window",
         "stream_id",
@@ -200,6 +201,7 @@ class _Call:
         self.ended = False
         self.reset: int | None = None
         self.error: RpcError | None = None  # decided on our side: deadline, lost, refused
+        self.refused = False  # above a GOAWAY's last stream: the server never processed it
         self.received = self.queued = self.credited = 0
 
 
@@ -418,6 +420,11 @@ class Channel:
     ) -> bytes:
         """Make one unary call (streams open on the channel keep receiving).
 
+        A call that a GOAWAY says the server never processed (its stream is
+        above the GOAWAY's last stream id, RFC 9113 6.8) raced the server's
+        goodbye: like gRPC's transparent retry, it is sent once more, on a new
+        connection, within the same deadline. No other call is repeated.
+
         Args:
             path: ``/package.Service/Method``.
             request: the serialized request message.
@@ -432,12 +439,13 @@ class Channel:
         Raises:
             RpcError: the server's non-OK status, or DEADLINE_EXCEEDED,
                 UNAVAILABLE (cannot connect, connection lost, server going
-                away), INTERNAL (protocol violation, malformed response).
+                away twice), INTERNAL (protocol violation, malformed response).
             ValueError, TypeError: bad path or metadata.
         """
-        call = self._start(path, request, metadata, timeout, streaming=False)
-        if not call.ended:
-            self._guarded(call, self._await_end, call)
+        call = self._unary_once(path, request, metadata, timeout)
+        left = _INF if call.deadline is None else call.deadline - time.monotonic()
+        if call.refused and left > 0:
+            call = self._unary_once(path, request, metadata, left)
         error = _final_status(call)
         if error is not None:
             raise error
@@ -471,6 +479,15 @@ class Channel:
         return Stream(self, self._start(path, request, metadata, timeout, streaming=True))
 
     # ------------------------------------------------------------ calls
+
+    def _unary_once(
+        self, path: str, request: bytes, metadata: Metadata, timeout: float | None
+    ) -> _Call:
+        """Send one unary call and wait for its end."""
+        call = self._start(path, request, metadata, timeout, streaming=False)
+        if not call.ended:
+            self._guarded(call, self._await_end, call)
+        return call
 
     def _start(
         self,
@@ -899,6 +916,7 @@ class Channel:
         last_stream = int.from_bytes(payload[:4], "big") & _MAX_STREAM_ID
         for call in list(self._open.values()):
             if call.stream_id > last_stream:  # never processed: the server is shutting down
+                call.refused = True
                 call.error = RpcError(
                     "UNAVAILABLE", "the server is going away (GOAWAY); call not processed"
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import socket
 import threading
 import time
@@ -501,7 +502,27 @@ def test_stream_reset_maps_to_a_grpc_status(
     assert caught.value.code == status
 
 
-def test_goaway_refuses_the_call_and_the_next_call_reconnects(
+def test_a_call_refused_by_goaway_is_retried_once_on_a_new_connection(
+    scripted: Callable[..., ScriptedServer],
+) -> None:
+    def going_away(peer: Peer) -> None:
+        peer.start()
+        peer.read_request()
+        peer.send(GOAWAY, 0, 0, (0).to_bytes(4, "big") + (0).to_bytes(4, "big"))
+
+    def fine(peer: Peer) -> None:
+        peer.start()
+        stream, headers, body = peer.read_request()
+        assert (stream, body) == (1, b"\x00\x00\x00\x00\x03abc")
+        assert (":path", "/pkg.Svc/Method") in headers
+        peer.respond(stream, b"ok")
+
+    server = scripted(going_away, fine)
+    with Channel("127.0.0.1", server.port, timeout=10) as ch:
+        assert ch.unary("/pkg.Svc/Method", b"abc") == b"ok"
+
+
+def test_a_call_refused_twice_is_unavailable_and_the_next_call_reconnects(
     scripted: Callable[..., ScriptedServer],
 ) -> None:
     def going_away(peer: Peer) -> None:
@@ -514,7 +535,7 @@ def test_goaway_refuses_the_call_and_the_next_call_reconnects(
         stream, _, _ = peer.read_request()
         peer.respond(stream, b"ok")
 
-    server = scripted(going_away, fine)
+    server = scripted(going_away, going_away, fine)
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
         with pytest.raises(RpcError) as caught:
             ch.unary("/pkg.Svc/Method", b"")
@@ -523,17 +544,58 @@ def test_goaway_refuses_the_call_and_the_next_call_reconnects(
         assert ch.unary("/pkg.Svc/Method", b"") == b"ok"
 
 
+def test_a_call_racing_the_goaway_of_an_idle_connection_is_retried(
+    scripted: Callable[..., ScriptedServer],
+) -> None:
+    def serve_once_then_refuse_the_next(peer: Peer) -> None:
+        peer.start()
+        stream, _, _ = peer.read_request()
+        peer.respond(stream, b"first")
+        late, _, _ = peer.read_request()  # sent before the client read the GOAWAY
+        assert late == 3
+        peer.send(GOAWAY, 0, 0, stream.to_bytes(4, "big") + (0).to_bytes(4, "big"))
+
+    def fine(peer: Peer) -> None:
+        peer.start()
+        stream, _, _ = peer.read_request()
+        peer.respond(stream, b"second")
+
+    server = scripted(serve_once_then_refuse_the_next, fine)
+    with Channel("127.0.0.1", server.port, timeout=10) as ch:
+        assert ch.unary("/pkg.Svc/Method", b"") == b"first"
+        assert ch.unary("/pkg.Svc/Method", b"") == b"second"
+
+
+def test_a_call_the_server_may_have_processed_is_not_retried(
+    scripted: Callable[..., ScriptedServer],
+) -> None:
+    def goes_away_after_taking_the_call(peer: Peer) -> None:
+        peer.start()
+        stream, _, _ = peer.read_request()
+        peer.send(GOAWAY, 0, 0, stream.to_bytes(4, "big") + (0).to_bytes(4, "big"))
+        peer.conn.shutdown(socket.SHUT_WR)
+
+    server = scripted(goes_away_after_taking_the_call)  # a retry would find nobody answering
+    with pytest.raises(RpcError) as caught, Channel("127.0.0.1", server.port, timeout=10) as ch:
+        ch.unary("/pkg.Svc/Method", b"")
+    assert caught.value.code == "UNAVAILABLE"
+    assert "lost" in caught.value.details
+
+
 def test_goaway_received_while_idle_sends_the_next_call_to_a_new_connection(
     scripted: Callable[..., ScriptedServer],
 ) -> None:
-    sent = threading.Event()
+    idle = threading.Event()
 
     def serve_once_then_go_away(peer: Peer) -> None:
         peer.start()
         stream, _, _ = peer.read_request()
         peer.respond(stream, b"first")
+        assert idle.wait(10)
         peer.send(GOAWAY, 0, 0, stream.to_bytes(4, "big") + (0).to_bytes(4, "big"))
-        sent.set()
+        while True:  # until the client closes: no further call may come here
+            kind = peer.read_frame()[0]
+            assert kind not in (HEADERS, DATA), "a call was sent after the GOAWAY arrived"
 
     def fine(peer: Peer) -> None:
         peer.start()
@@ -544,7 +606,9 @@ def test_goaway_received_while_idle_sends_the_next_call_to_a_new_connection(
     server = scripted(serve_once_then_go_away, fine)
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
         assert ch.unary("/pkg.Svc/Method", b"") == b"first"
-        assert sent.wait(10)
+        idle.set()
+        # wait until the GOAWAY has arrived, unread (racing it is the test above)
+        assert select.select([ch.fileno()], [], [], 10)[0]
         assert ch.unary("/pkg.Svc/Method", b"") == b"second"
 
 
