@@ -334,13 +334,13 @@ async def _connection(
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     exited = asyncio.ensure_future(wait_readable(pidfd, None))
+    accept: asyncio.Future[tuple[socket.socket, object]] | None = None
     try:
         while True:
             accept = asyncio.ensure_future(loop.sock_accept(listener))
             left = deadline - loop.time()
             await asyncio.wait([accept, exited], timeout=left, return_when="FIRST_COMPLETED")
             if not accept.done():
-                accept.cancel()
                 why = "exited" if exited.done() else f"did not connect within {timeout:g}s"
                 raise StepdError(f"slurmstepd {why}; its log: {_tail(step_dir)}")
             conn, _ = accept.result()
@@ -354,8 +354,15 @@ async def _connection(
     except (OSError, EOFError, TimeoutError, ValueError) as error:
         raise StepdError(f"slurmstepd did not say hello: {error!r}") from error
     finally:
+        # Both readers must be gone before the caller closes the listener and the
+        # pidfd, also when this launch is cancelled (srun went away): a reader left
+        # on a closed descriptor stays in the selector, and a later launch's
+        # listener that reuses the number is then never watched (never accepted).
         exited.cancel()
-        await asyncio.gather(exited, return_exceptions=True)  # its reader is removed
+        if accept is not None:
+            accept.cancel()
+            await asyncio.gather(accept, return_exceptions=True)
+        await asyncio.gather(exited, return_exceptions=True)
     if not isinstance(hello, dict) or hello.get("version") != PROTOCOL_VERSION:
         writer.close()
         raise StepdError(f"slurmstepd speaks another protocol: {payload[:100]!r}")
