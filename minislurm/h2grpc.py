@@ -442,6 +442,7 @@ class Channel:
                 away twice), INTERNAL (protocol violation, malformed response).
             ValueError, TypeError: bad path or metadata.
         """
+        metadata = tuple(metadata)  # an iterator would be spent by the first try
         call = self._unary_once(path, request, metadata, timeout)
         left = _INF if call.deadline is None else call.deadline - time.monotonic()
         if call.refused and left > 0:

@@ -515,11 +515,13 @@ def test_a_call_refused_by_goaway_is_retried_once_on_a_new_connection(
         stream, headers, body = peer.read_request()
         assert (stream, body) == (1, b"\x00\x00\x00\x00\x03abc")
         assert (":path", "/pkg.Svc/Method") in headers
+        assert ("x-key", "v") in headers
         peer.respond(stream, b"ok")
 
     server = scripted(going_away, fine)
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
-        assert ch.unary("/pkg.Svc/Method", b"abc") == b"ok"
+        metadata = (pair for pair in [("x-key", "v")])  # an iterator: read once, sent twice
+        assert ch.unary("/pkg.Svc/Method", b"abc", metadata) == b"ok"
 
 
 def test_a_call_refused_twice_is_unavailable_and_the_next_call_reconnects(
