@@ -29,6 +29,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
@@ -189,6 +190,10 @@ class _Needs:
         return (min(self.nodes), min(self.cpus)) if self.nodes else None
 
 
+_PENDING = attrgetter("pending")
+_RUNNING = attrgetter("running")
+
+
 def simulate(
     jobs: Sequence[SimJob],
     nodes: Sequence[NodeView],
@@ -239,8 +244,8 @@ def simulate(
         snapshot = Snapshot(
             tuple(machine.views.values()),
             parts,
-            tuple(j.pending for j in pending.values()),
-            tuple(r.running for r in running.values()),
+            tuple(map(_PENDING, pending.values())),
+            tuple(map(_RUNNING, running.values())),
         )
         t0 = time.perf_counter()
         decided = plan(snapshot, now, cfg)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from ctld.sched.knobs import SchedConfig
-from ctld.sched.queue import PassContext, PlanBuilder
+from ctld.sched.queue import PassContext, PlanBuilder, Shape
 from ctld.sched.select import task_capacity
 from ctld.sched.timeline import Timeline, build_timeline
 from minislurm.model import Allocation, PendingJob, Plan, ResourceRequest
@@ -164,16 +164,14 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     part_masks = {name: timeline.table.mask(p.nodes) for name, p in ctx.parts.items()}
     out = PlanBuilder()
     floors: dict[Shape, float] = {}
-    if len(_SHAPES) >= _KEPT:  # between passes only: a pass's numbers must hold
-        _SHAPES.clear()
-        _NUMBERS.clear()
     tested = 0
     reserved: dict[str, int] = {}  # waiting jobs given a reservation, per partition
+    capped: set[str] = set()  # partitions whose quota of reservations is reached
     free_now: dict[str, int] = {}  # nodes with a CPU free now, per partition, in this map
     quota, limit, count_all = cfg.bf_job_part_count_reserve, cfg.bf_max_job_test, len(ctx.jobs)
-    static_reason, wait = ctx.static_reason, out.wait
+    triage, wait = ctx.triage, out.wait
     for pos, job in enumerate(ctx.queue(limit + limit // 2)):
-        reason = static_reason(job)
+        reason, shape = triage(job)
         if reason:
             out.note(job, reason)
             continue
@@ -183,9 +181,9 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
             for rest in filter(_BLOCKED, ctx.jobs):
                 out.note(rest, rest.blocked)
             break
-        part = job.partition
+        part, _, duration, need = shape
         # Past the partition's quota of reservations, only a start now is worth finding.
-        latest = now if quota and reserved.get(part, 0) >= quota else horizon
+        latest = now if part in capped else horizon
         if latest == now:
             count = free_now.get(part, -1)
             if count < 0:
@@ -193,60 +191,38 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
             # Too few nodes of its partition have a CPU free now: it waits, whatever
             # its shape says. The shape only matters to count it among those tested,
             # and the count cannot reach the limit when fewer jobs are left.
-            if count < max(job.request.min_nodes, 1) and tested + count_all - pos <= limit:
+            if count < need and tested + count_all - pos <= limit:
                 wait(job)
                 continue
-        shape = _shape(job)
         floor = floors.get(shape, now)
         if floor == INF:  # the same shape found no room this pass: neither will this job
             wait(job)
             continue
         tested += 1
         if latest == now:
-            need, members = shape[3], part_masks[part]
             if count < need:
                 wait(job)  # too few nodes of its partition have a CPU free now
                 continue
-            free = timeline.free_until(timeline.end_of(now, shape[2]))
-            if (free & members).bit_count() < need:  # nor until its end: no fit now
+            free = timeline.free_until(timeline.end_of(now, duration))
+            if (free & part_masks[part]).bit_count() < need:  # nor until its end: no fit now
                 floors[shape] = INF
                 wait(job)
                 continue
-        cand = candidates(timeline, job.request, part_masks[job.partition])
-        found = earliest_fit(
-            timeline, job.request, job.duration, cand, timeline.slot_at(floor), latest
-        )
+        cand = candidates(timeline, job.request, part_masks[part])
+        found = earliest_fit(timeline, job.request, duration, cand, timeline.slot_at(floor), latest)
         if found is None:
             floors[shape] = INF
-            out.wait(job)
+            wait(job)
             continue
         floors[shape] = found.start
         if found.start > now:
-            reserved[job.partition] = reserved.get(job.partition, 0) + 1
+            reserved[part] = reserved.get(part, 0) + 1
+            if quota and reserved[part] >= quota:
+                capped.add(part)
         timeline = timeline.reserve(found.allocation, found.start, found.end)
         free_now.clear()
         _record(out, job, found, now)
     return out.plan()
-
-
-_KEPT = 1 << 16
-# A job's partition, request (its number: equal requests have the same), time limit
-# in seconds, and the nodes it needs at least.
-Shape = tuple[str, int, float, int]
-_NUMBERS: dict[ResourceRequest, int] = {}  # a number per request, by value
-_SHAPES: dict[int, tuple[PendingJob, Shape]] = {}  # by identity: id -> the job, its shape
-
-
-def _shape(job: PendingJob) -> Shape:
-    """The job's shape (kept from pass to pass while the job object is)."""
-    kept = _SHAPES.get(id(job))
-    if kept is not None and kept[0] is job:
-        return kept[1]
-    req = job.request
-    number = _NUMBERS.setdefault(req, len(_NUMBERS))
-    shape = (job.partition, number, job.duration, max(req.min_nodes, 1))
-    _SHAPES[id(job)] = (job, shape)
-    return shape
 
 
 def _record(out: PlanBuilder, job: PendingJob, found: Placement, now: float) -> None:

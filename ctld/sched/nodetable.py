@@ -15,6 +15,7 @@ Imports only minislurm.model.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import operator
 from collections.abc import Iterable, Iterator, Sequence
@@ -337,14 +338,15 @@ def table_of(nodes: Sequence[NodeView]) -> NodeTable:
     """
     if _LAST:
         last, configuration, table = _LAST[0]
-        if len(last) == len(nodes) and all(map(operator.is_, last, nodes)):
+        if last is nodes:
             return table
-        key = list(map(_CONFIGURATION, nodes))
-        if key == configuration:
-            _LAST[0] = (nodes, key, table)
-            return table
-    else:
-        key = list(map(_CONFIGURATION, nodes))
+        if len(last) == len(nodes):
+            # Only the nodes that are new objects since the last call need a look.
+            moved = itertools.compress(range(len(nodes)), map(operator.is_not, last, nodes))
+            if all(_CONFIGURATION(nodes[i]) == configuration[i] for i in moved):
+                _LAST[0] = (nodes, configuration, table)
+                return table
+    key = list(map(_CONFIGURATION, nodes))
     table = NodeTable.of(nodes)
     _LAST[:] = [(nodes, key, table)]
     return table

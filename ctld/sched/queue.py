@@ -7,7 +7,8 @@ out, a required node is unusable, or the snapshot marks it blocked
 (Dependency, BeginTime, JobArrayTaskLimit). Such jobs wait without blocking
 anyone. The facts about each partition are gathered once per pass, so the
 per-job test costs a few comparisons (the controller runs a pass on every
-event, over queues of thousands of jobs). The queue is put in order by
+event, over queues of thousands of jobs); its outcome, with the job's
+shape, is kept while the job object is (:meth:`PassContext.triage`). The queue is put in order by
 stable sorts on single fields (age, then priority, then tier), which is
 :func:`job_order`'s order at a fraction of the cost of its tuples. A pass
 that tests only the top of the queue (``bf_max_job_test``) orders only
@@ -19,6 +20,7 @@ Imports minislurm.model and ctld.sched.nodetable.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from minislurm.model import (
     PendingJob,
     Plan,
     Reservation,
+    ResourceRequest,
     Snapshot,
     StartJob,
 )
@@ -114,6 +117,15 @@ _PARTITION = attrgetter("partition")
 _CPUS = attrgetter("cpus")
 _KEPT = 1 << 10  # partitions' facts kept from pass to pass, at most
 _FACTS: dict[int, tuple[PartitionView, NodeTable, PartitionFacts]] = {}
+_KEPT_JOBS = 1 << 16  # jobs' triage kept from pass to pass, at most
+# A job's shape: its partition, request (a number per distinct request: equal requests
+# have the same), time limit in seconds and the nodes it needs at least. Jobs of one
+# shape fare alike in the placements of a pass.
+Shape = tuple[str, int, float, int]
+_NUMBERS: dict[ResourceRequest, int] = {}
+# By the job's identity: the job, its partition's facts then (kept while the partition
+# and the nodes' configuration and usability are), its static reason and shape.
+_TRIAGED: dict[int, tuple[PendingJob, PartitionFacts, tuple[str, Shape]]] = {}
 
 
 @dataclass(frozen=True)
@@ -196,8 +208,10 @@ class PassContext:
     """
 
     def __init__(self, snapshot: Snapshot) -> None:
+        if len(_TRIAGED) >= _KEPT_JOBS:  # between passes only: a pass's numbers must hold
+            _TRIAGED.clear()
+            _NUMBERS.clear()
         self.snapshot = snapshot
-        self.nodes = dict(zip(map(_NAME, snapshot.nodes), snapshot.nodes, strict=True))
         self.parts = {p.name: p for p in snapshot.partitions}
         table = table_of(snapshot.nodes)
         self.facts = {p.name: self._facts(p, table) for p in snapshot.partitions}
@@ -206,6 +220,12 @@ class PassContext:
         if not self.tiers.keys() >= set(map(_PARTITION, jobs)):
             jobs = [j for j in jobs if j.partition in self.tiers]
         self.jobs = jobs
+
+    @functools.cached_property
+    def nodes(self) -> dict[str, NodeView]:
+        """The snapshot's nodes by name."""
+        nodes = self.snapshot.nodes
+        return dict(zip(map(_NAME, nodes), nodes, strict=True))
 
     def queue(self, first: int) -> Iterator[PendingJob]:
         """The queued jobs in priority order (see :func:`queue_top_first`).
@@ -229,16 +249,34 @@ class PassContext:
             (PartitionTimeLimit, PartitionNodeLimit, PartitionConfig),
             ReqNodeNotAvail, or "".
         """
-        if job.blocked:
-            return job.blocked
+        return self.triage(job)[0]
+
+    def triage(self, job: PendingJob) -> tuple[str, Shape]:
+        """The job's :meth:`static_reason` and its shape.
+
+        Kept from pass to pass while the job object and its partition's facts
+        are (a simulation's passes see the same jobs again and again).
+
+        Args:
+            job: a queued job of a known partition.
+
+        Returns:
+            (why it cannot be tried or "", its shape).
+        """
         facts = self.facts[job.partition]
-        reason = facts.state_reason or partition_limit(job, facts)
-        if reason or not job.request.req_nodes:
-            return reason
-        nodes = self.nodes
-        if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
-            return REASON_REQ_NODE_NOT_AVAIL
-        return ""
+        kept = _TRIAGED.get(id(job))
+        if kept is not None and kept[0] is job and kept[1] is facts:
+            return kept[2]
+        reason = job.blocked or facts.state_reason or partition_limit(job, facts)
+        if not reason and job.request.req_nodes:
+            nodes = self.nodes
+            if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
+                reason = REASON_REQ_NODE_NOT_AVAIL
+        req = job.request
+        number = _NUMBERS.setdefault(req, len(_NUMBERS))
+        found = (reason, (job.partition, number, job.duration, max(req.min_nodes, 1)))
+        _TRIAGED[id(job)] = (job, facts, found)
+        return found
 
     def _facts(self, part: PartitionView, table: NodeTable) -> PartitionFacts:
         """A partition's facts, kept while it and its nodes' configuration stay the same."""

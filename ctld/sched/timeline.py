@@ -286,16 +286,7 @@ def build_timeline(
     table = table_of(nodes)
     capacity = table.capacity
     usable = table.usable
-    # Each node in a letter: idle, avail (not idle), full (no CPU free, no memory
-    # taken) or other; read as bitmasks of each kind.
-    kinds = "".join(
-        [
-            ("i" if (n.free_cpus, n.free_mem, gpu_tuple_mask(n.free_gpus)) == cap[1:] else "a")
-            if n.free_cpus > 0
-            else ("f" if n.free_cpus == 0 and n.free_mem == n.mem else "o")
-            for n, cap in zip(nodes, capacity, strict=True)
-        ]
-    )[::-1]
+    kinds = "".join(_kinds(nodes, capacity))[::-1]  # the last node's letter first
     idle_now = usable & _mask_of(kinds, "i")
     avail_now = usable & (idle_now | _mask_of(kinds, "a"))
     # A node without a free CPU or any memory taken, that one job holds all of (its
@@ -362,6 +353,31 @@ def build_timeline(
         tuple(profiles),
         WindowStates(table),
     )
+
+
+_LAST: list[tuple[Sequence[NodeView], tuple[Step, ...], list[str]]] = []  # the last kinds
+
+
+def _kinds(nodes: Sequence[NodeView], capacity: tuple[Step, ...]) -> list[str]:
+    """Each node in a letter (:func:`_kind`); only nodes that are new objects since the last call
+    are looked at (a simulation's passes change a few nodes each)."""
+    if _LAST and len(_LAST[0][0]) == len(nodes) and _LAST[0][1] is capacity:
+        last, _, kinds = _LAST[0]
+        kinds = kinds.copy()
+        for i in itertools.compress(range(len(nodes)), map(operator.is_not, last, nodes)):
+            kinds[i] = _kind(nodes[i], capacity[i])
+    else:
+        kinds = list(map(_kind, nodes, capacity))
+    _LAST[:] = [(nodes, capacity, kinds)]
+    return kinds
+
+
+def _kind(node: NodeView, cap: Step) -> str:
+    """Idle ("i"), avail but not idle ("a"), full ("f": no CPU free, no memory taken) or other."""
+    if node.free_cpus > 0:
+        free = (node.free_cpus, node.free_mem, gpu_tuple_mask(node.free_gpus))
+        return "i" if free == cap[1:] else "a"
+    return "f" if node.free_cpus == 0 and node.free_mem == node.mem else "o"
 
 
 _DIGITS = {kind: str.maketrans({k: "1" if k == kind else "0" for k in "iafo"}) for kind in "iafo"}
