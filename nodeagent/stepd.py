@@ -6,7 +6,9 @@ its own, so it and its tasks outlive a restart of slurmd. It reads
 back to it, so nothing escapes the kill), drops to the job's user and
 starts the work. ``job.json``'s ``"mode"`` chooses what:
 
-- batch (the default): opens the output files as the user, forks the
+- batch (the default): opens the output files as the user (waiting a
+  moment for a directory that a tool creates right after sbatch, see
+  :mod:`nodeagent.stdfiles`), forks the
   script in its own process group, and waits. On SIGTERM it kills the job:
   SIGTERM to every process, SIGKILL after KillWait; the reason
   (``JOBDIR/terminate.json``) decides the line it writes to the job's
@@ -42,8 +44,9 @@ script or the tasks run, and completed with the children's ``getrusage``.
 Imports the standard library, all of it up front: stepd starts for every
 job and step, and once it runs as the job's user the interpreter's own
 files may be unreadable (a Python under /root); os.wait4 imports
-``resource`` lazily. Of our modules, minislurm.procs and nodeagent.usage
-(which imports psutil only when it first samples).
+``resource`` lazily. Of our modules, minislurm.procs, nodeagent.stdfiles
+(the standard streams' files) and nodeagent.usage (which imports psutil
+only when it first samples).
 """
 
 from __future__ import annotations
@@ -63,6 +66,13 @@ import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to 
 from collections import deque
 
 from minislurm import procs
+from nodeagent.stdfiles import (
+    DIR_GRACE_SECONDS,
+    STREAMS_FAILED,
+    StreamsUnavailable,
+    open_output,
+    open_streams,
+)
 from nodeagent.usage import UsageSampler, preload_psutil
 
 PR_SET_CHILD_SUBREAPER = 36
@@ -172,13 +182,6 @@ def drop_privileges(uid: int, gid: int, user: str) -> None:
     os.setuid(uid)
 
 
-def _open_output(path: str, mode: int) -> int:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
-    if mode == 0:
-        flags |= os.O_TRUNC
-    return os.open(path, flags, 0o666)
-
-
 def descendants(root: int) -> list[tuple[int, int]]:
     """Every process below ``root`` (orphans included when it is their subreaper).
 
@@ -233,26 +236,6 @@ def _exit_of(status: int | None) -> tuple[int, int]:
 # --- Batch mode -------------------------------------------------------------------------------
 
 
-def open_streams(job: dict[str, object]) -> tuple[int, int, int]:
-    """Open the script's stdin, stdout and stderr as the job's user.
-
-    Args:
-        job: the job description.
-
-    Returns:
-        Three file descriptors (stderr may be the stdout one).
-
-    Raises:
-        OSError: a file cannot be opened.
-    """
-    stdout, stderr = str(job["stdout"]), str(job["stderr"])
-    append = 1 if job.get("open_mode") == "append" else 0
-    out = _open_output(stdout, append)
-    err = out if stderr == stdout else _open_output(stderr, append)
-    stdin = os.open(str(job["stdin"]), os.O_RDONLY | os.O_CLOEXEC)
-    return stdin, out, err
-
-
 class Step:
     """The running batch script and everything it starts."""
 
@@ -271,7 +254,8 @@ class Step:
         """Fork and exec the script.
 
         Raises:
-            OSError: the output files cannot be opened.
+            StreamsUnavailable: the script's stdin, stdout or stderr cannot be opened.
+            OSError: the fork failed.
         """
         workdir = str(self.job["work_dir"])
         stdin, out, err = open_streams(self.job)
@@ -627,13 +611,8 @@ def _opt_str(value: object) -> str | None:
     return None if value is None else str(value)
 
 
-def _open_task_file(path: str, what: str, flags: int) -> int:
-    try:
-        return os.open(path, flags | os.O_CLOEXEC, 0o666)
-    except OSError as error:
-        raise SetupError(
-            f"Could not open {what} file {path}: {error.strerror}", error.errno or 1
-        ) from error
+def _could_not_open(what: str, path: str, error: OSError) -> SetupError:
+    return SetupError(f"Could not open {what} file {path}: {error.strerror}", error.errno or 1)
 
 
 def _pipe(nonblocking_end: int) -> tuple[int, int]:
@@ -691,6 +670,7 @@ class StepSupervisor:
         self.by_pid: dict[int, TaskRun] = {}
         self.readers: dict[int, tuple[TaskRun, Kind]] = {}  # task pipe -> its task and stream
         self.files: dict[str, int] = {}  # output path -> descriptor, shared by the tasks
+        self.files_deadline = 0.0  # until when a missing output directory may still appear
         self.pgid = 0
         self.killing: dict[str, object] | None = None
         self.kill_deadline = float("inf")
@@ -712,6 +692,7 @@ class StepSupervisor:
     def launch(self) -> None:
         """Open every task's streams (output files once per path), then start them all."""
         self.start_time = time.time()
+        self.files_deadline = time.monotonic() + DIR_GRACE_SECONDS
         ready = []
         for task in self.tasks:
             try:
@@ -733,7 +714,10 @@ class StepSupervisor:
             if task.stdin is None:
                 stdin, task.in_w = _pipe(1)
             else:
-                stdin = _open_task_file(task.stdin, "stdin", os.O_RDONLY)
+                try:
+                    stdin = os.open(task.stdin, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError as error:
+                    raise _could_not_open("stdin", task.stdin, error) from error
             close.append(stdin)
             out = self._output(task, task.stdout, Kind.STDOUT, close)
             err = self._output(task, task.stderr, Kind.STDERR, close)
@@ -759,8 +743,10 @@ class StepSupervisor:
             close.append(w)
             return w
         if path not in self.files:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if task.append else os.O_TRUNC)
-            self.files[path] = _open_task_file(path, kind.name.lower(), flags)
+            try:
+                self.files[path] = open_output(path, task.append, self.files_deadline)
+            except OSError as error:
+                raise _could_not_open(kind.name.lower(), path, error) from error
         return self.files[path]
 
     def _spawn(self, task: TaskRun, fds: tuple[int, int, int]) -> None:
@@ -1238,10 +1224,11 @@ def main(argv: list[str]) -> int:
     except OSError as error:
         _log(f"launch failed: {error}")
         now = time.time()
+        code, sig = STREAMS_FAILED if isinstance(error, StreamsUnavailable) else (1, 0)
         result = {
             "job_id": job["job_id"],
-            "exit_code": 1,
-            "signal": 0,
+            "exit_code": code,
+            "signal": sig,
             "outcome": "LAUNCH_FAILED",
             "message": str(error),
             "start_time": now,
