@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import operator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
@@ -198,16 +199,20 @@ def select_groups(
         The allocation, or None when the job does not fit.
     """
     sign = -1 if req.gpus else 1
-    sized = [(view, mask, task_capacity(req, view)) for view, mask in groups]
-    useful = [g for g in sized if g[2] > 0]  # select_nodes passes over the others
-
-    def packing(group: _Group) -> tuple[int, ...]:
-        view = group[0]
-        return (view.weight, sign * len(view.free_gpus), view.free_cpus)
-
-    spread = _spread(req, _walk(useful, packing, first))
-    if spread is None and req.max_nodes > 1:
-        spread = _spread(req, _walk(useful, lambda g: (-g[2], *packing(g)), first))
+    # Packed: by weight, then fewest free GPUs (most, for a --gpus total), then CPUs;
+    # select_nodes passes over the groups that fit no task.
+    keyed = []
+    for view, mask in groups:
+        cap = task_capacity(req, view)
+        if cap > 0:
+            keyed.append(
+                ((view.weight, sign * len(view.free_gpus), view.free_cpus), (view, mask, cap))
+            )
+    keyed.sort(key=_KEY)
+    spread = _spread(req, _walk(keyed, first))
+    if spread is None and req.max_nodes > 1:  # the roomiest nodes first
+        roomy = sorted((((-g[2], *k), g) for k, g in keyed), key=_KEY)
+        spread = _spread(req, _walk(roomy, first))
     if spread is None:
         return None
     gpu_counts = _gpus_for(req, [(view, ntasks) for (view, _), ntasks in spread])
@@ -224,27 +229,32 @@ def select_groups(
 
 
 _Group = tuple[NodeView, int, int]  # free resources, bitmask of nodes, tasks a node fits
+_KEY = operator.itemgetter(0)
 
 
 def _walk(
-    groups: list[_Group], key: Callable[[_Group], tuple[int, ...]], first: int
+    keyed: Sequence[tuple[tuple[int, ...], _Group]], first: int
 ) -> Iterator[tuple[tuple[NodeView, int], int]]:
-    """The groups' nodes as a stable sort by ``key`` orders the nodes offered, lazily.
+    """The groups' nodes in the order the nodes offered sort by the groups' keys, lazily.
 
-    Yields ((free resources, position), tasks it fits): groups by ``key``;
-    the nodes of groups with equal keys by their place in the offer (those
-    of ``first``, then the others, each by position).
+    Yields ((free resources, position), tasks it fits): groups in the order
+    given (sorted by key); the nodes of groups with equal keys by their place
+    in the offer (those of ``first``, then the others, each by position).
     """
-    for _, same in itertools.groupby(sorted(groups, key=key), key=key):
-        bucket = list(same)
-        union = 0
-        for _, mask, _ in bucket:
-            union |= mask
+    for _, same in itertools.groupby(keyed, key=_KEY):
+        bucket = [group for _, group in same]
+        if len(bucket) == 1:
+            view, union, cap = bucket[0]
+        else:
+            union = 0
+            for _, mask, _ in bucket:
+                union |= mask
         for part in (union & first, union & ~first):
             while part:
                 low = part & -part
                 part ^= low
-                view, _, cap = next(g for g in bucket if g[1] & low)
+                if len(bucket) > 1:
+                    view, _, cap = next(g for g in bucket if g[1] & low)
                 yield (view, low.bit_length() - 1), cap
 
 
