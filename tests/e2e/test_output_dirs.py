@@ -35,10 +35,12 @@ def created_later(directory: Path) -> Iterator[None]:
 
 
 def sacct(cluster: TestCluster, job_id: int) -> list[list[str]]:
-    """The job's and its batch step's JobID, State and ExitCode, once both are recorded."""
+    """JobID, State, ExitCode, DerivedExitCode of the job and its batch step, once both exist."""
 
     def rows() -> list[list[str]]:
-        out = cluster.run("sacct", "-P", "-n", "-j", str(job_id), "-o", "JobID,State,ExitCode").out
+        out = cluster.run(
+            "sacct", "-P", "-n", "-j", str(job_id), "-o", "JobID,State,ExitCode,DerivedExitCode"
+        ).out
         return [line.split("|") for line in out.splitlines()]
 
     return wait_until(lambda: len(found := rows()) == 2 and found, 20, f"sacct of {job_id}")
@@ -85,7 +87,7 @@ def test_streams_that_cannot_be_opened_fail_the_launch_as_slurm_does(
         "0:53",
     ), info
     assert sacct(cluster, job_id) == [
-        [str(job_id), "FAILED", "0:53"],
-        [f"{job_id}.batch", "CANCELLED", "0:53"],
+        [str(job_id), "FAILED", "0:53", "0:0"],
+        [f"{job_id}.batch", "CANCELLED", "0:53", ""],
     ]
     assert not (tmp_path / "never").exists()
