@@ -14,6 +14,10 @@ its target and a JSON line with all of them.
 3. the simulator on ``lublin_256.swf`` (first ``--sim-jobs`` records) with
    ``minislurm simulate``'s default backfill knobs: jobs per second of wall
    time, target 1,000.
+
+It first times a fixed pure-Python loop (``calibration_s``, the best of
+three), so that figures taken on machines of different speeds, or on one
+shared machine at different times, can be compared.
 """
 
 from __future__ import annotations
@@ -110,12 +114,25 @@ def median_pass(snapshot: Snapshot, cfg: SchedConfig, repeat: int) -> tuple[floa
     return med(times), med(cpu), len(decided.starts), len(decided.start_times)
 
 
+def calibration() -> float:
+    """Seconds for a fixed pure-Python loop of 5,000,000 additions, the best of three."""
+    best = float("inf")
+    for _ in range(3):
+        began, total = time.perf_counter(), 0
+        for i in range(5_000_000):
+            total += i
+        best = min(best, time.perf_counter() - began)
+    return best
+
+
 def main() -> None:
     """Measure and print."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--sim-jobs", type=int, default=10_000)
     args = parser.parse_args()
+    calibrated = calibration()
+    print(f"calibration: a 5,000,000-step Python loop takes {calibrated:.3f} s on this machine")
     snapshot = cluster_snapshot(10_000)
     cfg = SchedConfig(bf_max_job_test=10_000)
     full, full_cpu, starts, reserved = median_pass(snapshot, cfg, args.repeat)
@@ -142,6 +159,7 @@ def main() -> None:
         f" target {TARGETS['sim_jobs_per_s']:.0f}"
     )
     figures = {
+        "calibration_s": calibrated,
         "full_pass_s": full,
         "full_pass_cpu_s": full_cpu,
         "top100_pass_ms": top * 1000,
