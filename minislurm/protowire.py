@@ -9,7 +9,8 @@ Encoding matches the protobuf runtime byte for byte (fields in number order,
 implicit-presence defaults omitted, repeated numbers packed, map entries with
 both key and value); decoding accepts anything the runtime accepts: packed
 or unpacked repeated numbers, merged repeats of a message field, unknown
-fields (skipped). Decoded values are plain Python: ``int``, ``float``,
+fields (skipped; as in the runtime, a map entry holding one is left out of
+the map). Decoded values are plain Python: ``int``, ``float``,
 ``bool``, ``str``, ``bytes``, ``list``, ``dict`` and :class:`Message`.
 
 Imports nothing at module level (``_struct`` on first use of a fixed-size or
@@ -444,14 +445,18 @@ def _convert(op: int, v: int) -> Any:
     return (v >> 1) ^ -(v & 1)
 
 
-def _parse(t: _Type, data: bytes, pos: int, end: int, f: dict[str, Any]) -> None:
+def _parse(t: _Type, data: bytes, pos: int, end: int, f: dict[str, Any]) -> bool:
     """Decode the fields in ``data[pos:end]`` into ``f`` (merging into what is there).
 
     One function on purpose: it runs once per field of every message (squeue
     decodes thousands of 52-field jobs), so the common cases are inlined here
     rather than dispatched through per-type calls.
+
+    Returns:
+        Whether an unknown field (or a known one with another wire type) was skipped.
     """
     tags = t.tags
+    skipped = False
     while pos < end:
         key = data[pos]
         pos += 1
@@ -465,6 +470,7 @@ def _parse(t: _Type, data: bytes, pos: int, end: int, f: dict[str, Any]) -> None
         spec = tags.get(key)
         if spec is None:
             pos = _skip(t, data, pos, key)
+            skipped = True
             continue
         name, op, store, extra = spec
         v: Any
@@ -513,6 +519,7 @@ def _parse(t: _Type, data: bytes, pos: int, end: int, f: dict[str, Any]) -> None
             f[name] = [v]
     if pos != end:
         raise ValueError(f"truncated {t.name} message")
+    return skipped
 
 
 def _parse_nested(
@@ -534,7 +541,10 @@ def _parse_nested(
             f.setdefault(name, []).extend(values)
     else:
         entry: dict[str, Any] = {}
-        _parse(extra, data, pos, stop, entry)
+        if _parse(extra, data, pos, stop, entry):
+            # The runtime (upb) keeps an entry holding any field but a well-typed key
+            # and value as an unknown field of the message: it is not in the map.
+            return
         key = entry["key"] if "key" in entry else extra.default("key")
         f.setdefault(name, {})[key] = entry["value"] if "value" in entry else extra.default("value")
 

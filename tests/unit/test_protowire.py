@@ -472,6 +472,86 @@ def test_unknown_fields_of_every_wire_type_are_skipped() -> None:
     assert decoded.to_dict() == {"cluster": "c", "now": 7}
 
 
+# An AllTypes message with its byte 307 deleted: a uint64_to_double entry then
+# holds key 17 and an unknown fixed64 field 9, and the next entry's tag became
+# an unknown field 3 of AllTypes.
+CORRUPTED_ALL_TYPES = bytes.fromhex(
+    "18d19cd02928023d447b000078808001b006bdc8a0fdffffffffff01ea0606beb519c8cb0e900700ca0c0800"
+    "00000000000000e20c0affffffffffffffffff01b20d0affffffffffffffffff018913000000000000000089"
+    "130000000000000000891309b46901000000008913fc2cda0301000000bd1300000000bd1300000000bd1300"
+    "000000bd1300000000d219870108ffffffff0f120a08ffffffff0f120012001a730945e607ef151668cf1802"
+    "5203fc9310b00680808080808080808001d80600f006ffffffff0ffd0600efffff8107fe1d000000000000ca"
+    "0c08a188d45ad9ea5bdbfa0c0400000000920d06006fbf2ed5669a0d10000000000000000000000000000000"
+    "008019f9d3ffffffffffffff01d21900b21a140800121000000000000000000000000000000000ba1a0b0811"
+    "49a5d238e7ad1fa7ba1a0b0800110000000000000000"
+)
+
+
+def all_types_decoded_by_both(wire: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``wire`` decoded as AllTypes by protowire and by the runtime, as plain values."""
+    name = f"{TEST_PACKAGE}.AllTypes"
+    ours = ALL_TYPES.schema.decode(name, wire).to_dict()
+    return ours, runtime_plain(ALL_TYPES.cls(name).FromString(wire))
+
+
+def test_corrupted_map_entry_found_by_the_property_test_decodes_like_the_runtime() -> None:
+    ours, theirs = all_types_decoded_by_both(CORRUPTED_ALL_TYPES)
+    assert canon(ours) == canon(theirs)
+    assert "uint64_to_double" not in ours
+    assert ours["sint64_value"] == 8192
+
+
+def _entry(field_tag: bytes, entry: bytes) -> bytes:
+    return field_tag + bytes([len(entry)]) + entry
+
+
+UINT64_TO_DOUBLE = b"\xba\x1a"  # field 423, length-delimited
+STRING_TO_TREE = b"\xaa\x1a"  # field 421, length-delimited
+DOUBLE_ONE = b"\x11" + struct.pack("<d", 1.0)  # entry field 2 (value) as fixed64
+
+
+@pytest.mark.parametrize(
+    ("wire", "expected"),
+    [
+        (_entry(UINT64_TO_DOUBLE, b"\x08\x11" + DOUBLE_ONE), {"uint64_to_double": {17: 1.0}}),
+        (_entry(UINT64_TO_DOUBLE, b"\x08\x11"), {"uint64_to_double": {17: 0.0}}),
+        (_entry(UINT64_TO_DOUBLE, b"\x08\x11\x49" + bytes(8)), {}),  # unknown field 9
+        (_entry(UINT64_TO_DOUBLE, b"\x18\x00\x08\x11" + DOUBLE_ONE), {}),  # unknown field 3 first
+        (_entry(UINT64_TO_DOUBLE, b"\x08\x11" + DOUBLE_ONE + b"\x1b\x08\x01\x1c"), {}),  # a group
+        (_entry(UINT64_TO_DOUBLE, b"\x08\x11\x10\x05"), {}),  # value as a varint
+        (_entry(UINT64_TO_DOUBLE, b"\x0d\x11\x00\x00\x00" + DOUBLE_ONE), {}),  # key as fixed32
+        (_entry(UINT64_TO_DOUBLE, b"\x08\x11\x12\x00"), {}),  # value length-delimited
+        (  # a dropped entry leaves the earlier one of its key alone
+            _entry(UINT64_TO_DOUBLE, b"\x08\x11" + DOUBLE_ONE)
+            + _entry(UINT64_TO_DOUBLE, b"\x08\x11\x11" + bytes(8) + b"\x18\x00"),
+            {"uint64_to_double": {17: 1.0}},
+        ),
+        (  # an unknown field inside a message value belongs to the value: entry kept
+            _entry(STRING_TO_TREE, b"\x0a\x01k\x12\x04\x08\x02\x78\x00"),  # Tree field 15
+            {"string_to_tree": {"k": {"value": 1}}},
+        ),
+    ],
+    ids=[
+        "key-value",
+        "key-only",
+        "unknown-field",
+        "unknown-field-first",
+        "unknown-group",
+        "value-as-varint",
+        "key-as-fixed32",
+        "value-as-bytes",
+        "earlier-entry-kept",
+        "unknown-in-value",
+    ],
+)
+def test_map_entries_holding_unknown_fields_are_left_out_of_the_map_like_the_runtime(
+    wire: bytes, expected: dict[str, Any]
+) -> None:
+    ours, theirs = all_types_decoded_by_both(wire)
+    assert canon(theirs) == canon(expected)
+    assert canon(ours) == canon(expected)
+
+
 def test_unpacked_encoding_of_a_packed_field_is_accepted() -> None:
     unpacked = b"\x20\x01\x20\x02\x20\xac\x02"  # field 4 (gpus) as three varints
     assert protowire.decode("minislurm.v1.NodeAllocation", unpacked).gpus == [1, 2, 300]
