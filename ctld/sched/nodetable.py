@@ -329,6 +329,22 @@ Configuration = list[tuple[str, int, int, tuple[int, ...], bool, int]]
 _LAST: list[tuple[Sequence[NodeView], Configuration, NodeTable]] = []  # the last table
 
 
+def renewed(last: Sequence[NodeView], nodes: Sequence[NodeView]) -> Iterator[int]:
+    """The positions whose node is another object than the last time (of as many nodes).
+
+    Node views are immutable: a pass that reads a node of the last pass by
+    identity knows what it worked out from it then.
+
+    Args:
+        last: the nodes of the last call.
+        nodes: the nodes now, as many.
+
+    Returns:
+        The positions, ascending.
+    """
+    return itertools.compress(range(len(nodes)), map(operator.is_not, last, nodes))
+
+
 def table_of(nodes: Sequence[NodeView]) -> NodeTable:
     """The table of these nodes, reused while their configuration and usability stay the same.
 
@@ -342,8 +358,7 @@ def table_of(nodes: Sequence[NodeView]) -> NodeTable:
             return table
         if len(last) == len(nodes):
             # Only the nodes that are new objects since the last call need a look.
-            moved = itertools.compress(range(len(nodes)), map(operator.is_not, last, nodes))
-            if all(_CONFIGURATION(nodes[i]) == configuration[i] for i in moved):
+            if all(_CONFIGURATION(nodes[i]) == configuration[i] for i in renewed(last, nodes)):
                 _LAST[0] = (nodes, configuration, table)
                 return table
     key = list(map(_CONFIGURATION, nodes))

@@ -39,6 +39,7 @@ from ctld.sched.nodetable import (
     bit_indices,
     gpu_tuple_mask,
     lowest_bits,
+    renewed,
     table_of,
 )
 from ctld.sched.select import select_alike, select_groups, select_nodes
@@ -364,7 +365,7 @@ def _kinds(nodes: Sequence[NodeView], capacity: tuple[Step, ...]) -> list[str]:
     if _LAST and len(_LAST[0][0]) == len(nodes) and _LAST[0][1] is capacity:
         last, _, kinds = _LAST[0]
         kinds = kinds.copy()
-        for i in itertools.compress(range(len(nodes)), map(operator.is_not, last, nodes)):
+        for i in renewed(last, nodes):
             kinds[i] = _kind(nodes[i], capacity[i])
     else:
         kinds = list(map(_kind, nodes, capacity))
