@@ -90,14 +90,13 @@ def _no_collection() -> Iterator[None]:
     of a full pass over 10,000 jobs (bench/bench_backfill.py, counted in
     instructions). Collection resumes when the pass ends.
     """
-    if not gc.isenabled():
-        yield
-        return
+    enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
 
 
 def _plan_builtin(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
