@@ -412,6 +412,29 @@ def scripted() -> Iterator[Callable[..., ScriptedServer]]:
         s.close()
 
 
+def goaway(last_stream: int) -> bytes:
+    """A GOAWAY frame's payload: the last stream the server processed, error NO_ERROR."""
+    return last_stream.to_bytes(4, "big") + (0).to_bytes(4, "big")
+
+
+def refuses_the_call(peer: Peer) -> None:
+    """A server that reads a call and goes away without processing it."""
+    peer.start()
+    peer.read_request()
+    peer.send(GOAWAY, 0, 0, goaway(0))
+
+
+def answers(reply: bytes) -> Callable[[Peer], None]:
+    """A server that answers one call with ``reply``."""
+
+    def handler(peer: Peer) -> None:
+        peer.start()
+        stream, _, _ = peer.read_request()
+        peer.respond(stream, reply)
+
+    return handler
+
+
 def test_split_padded_huffman_and_indexed_response_parts_are_reassembled(
     scripted: Callable[..., ScriptedServer],
 ) -> None:
@@ -505,11 +528,6 @@ def test_stream_reset_maps_to_a_grpc_status(
 def test_a_call_refused_by_goaway_is_retried_once_on_a_new_connection(
     scripted: Callable[..., ScriptedServer],
 ) -> None:
-    def going_away(peer: Peer) -> None:
-        peer.start()
-        peer.read_request()
-        peer.send(GOAWAY, 0, 0, (0).to_bytes(4, "big") + (0).to_bytes(4, "big"))
-
     def fine(peer: Peer) -> None:
         peer.start()
         stream, headers, body = peer.read_request()
@@ -518,7 +536,7 @@ def test_a_call_refused_by_goaway_is_retried_once_on_a_new_connection(
         assert ("x-key", "v") in headers
         peer.respond(stream, b"ok")
 
-    server = scripted(going_away, fine)
+    server = scripted(refuses_the_call, fine)
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
         metadata = (pair for pair in [("x-key", "v")])  # an iterator: read once, sent twice
         assert ch.unary("/pkg.Svc/Method", b"abc", metadata) == b"ok"
@@ -527,17 +545,7 @@ def test_a_call_refused_by_goaway_is_retried_once_on_a_new_connection(
 def test_a_call_refused_twice_is_unavailable_and_the_next_call_reconnects(
     scripted: Callable[..., ScriptedServer],
 ) -> None:
-    def going_away(peer: Peer) -> None:
-        peer.start()
-        peer.read_request()
-        peer.send(GOAWAY, 0, 0, (0).to_bytes(4, "big") + (0).to_bytes(4, "big"))
-
-    def fine(peer: Peer) -> None:
-        peer.start()
-        stream, _, _ = peer.read_request()
-        peer.respond(stream, b"ok")
-
-    server = scripted(going_away, going_away, fine)
+    server = scripted(refuses_the_call, refuses_the_call, answers(b"ok"))
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
         with pytest.raises(RpcError) as caught:
             ch.unary("/pkg.Svc/Method", b"")
@@ -555,14 +563,9 @@ def test_a_call_racing_the_goaway_of_an_idle_connection_is_retried(
         peer.respond(stream, b"first")
         late, _, _ = peer.read_request()  # sent before the client read the GOAWAY
         assert late == 3
-        peer.send(GOAWAY, 0, 0, stream.to_bytes(4, "big") + (0).to_bytes(4, "big"))
+        peer.send(GOAWAY, 0, 0, goaway(stream))
 
-    def fine(peer: Peer) -> None:
-        peer.start()
-        stream, _, _ = peer.read_request()
-        peer.respond(stream, b"second")
-
-    server = scripted(serve_once_then_refuse_the_next, fine)
+    server = scripted(serve_once_then_refuse_the_next, answers(b"second"))
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
         assert ch.unary("/pkg.Svc/Method", b"") == b"first"
         assert ch.unary("/pkg.Svc/Method", b"") == b"second"
@@ -574,7 +577,7 @@ def test_a_call_the_server_may_have_processed_is_not_retried(
     def goes_away_after_taking_the_call(peer: Peer) -> None:
         peer.start()
         stream, _, _ = peer.read_request()
-        peer.send(GOAWAY, 0, 0, stream.to_bytes(4, "big") + (0).to_bytes(4, "big"))
+        peer.send(GOAWAY, 0, 0, goaway(stream))
         peer.conn.shutdown(socket.SHUT_WR)
 
     server = scripted(goes_away_after_taking_the_call)  # a retry would find nobody answering
@@ -594,7 +597,7 @@ def test_goaway_received_while_idle_sends_the_next_call_to_a_new_connection(
         stream, _, _ = peer.read_request()
         peer.respond(stream, b"first")
         assert idle.wait(10)
-        peer.send(GOAWAY, 0, 0, stream.to_bytes(4, "big") + (0).to_bytes(4, "big"))
+        peer.send(GOAWAY, 0, 0, goaway(stream))
         while True:  # until the client closes: no further call may come here
             kind = peer.read_frame()[0]
             assert kind not in (HEADERS, DATA), "a call was sent after the GOAWAY arrived"
@@ -626,12 +629,7 @@ def test_connection_closed_while_idle_is_replaced_transparently(
         peer.conn.shutdown(socket.SHUT_WR)  # FIN; then drain until the client closes too
         closed.set()
 
-    def fine(peer: Peer) -> None:
-        peer.start()
-        stream, _, _ = peer.read_request()
-        peer.respond(stream, b"second")
-
-    server = scripted(serve_once_then_close, fine)
+    server = scripted(serve_once_then_close, answers(b"second"))
     with Channel("127.0.0.1", server.port, timeout=10) as ch:
         assert ch.unary("/pkg.Svc/Method", b"") == b"first"
         assert closed.wait(10)
