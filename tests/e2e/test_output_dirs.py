@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import TestCluster
-from helpers import wait_until
+from test_sacct import sacct_rows
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -32,18 +32,6 @@ def created_later(directory: Path) -> Iterator[None]:
         yield
     finally:
         timer.join()
-
-
-def sacct(cluster: TestCluster, job_id: int) -> list[list[str]]:
-    """JobID, State, ExitCode, DerivedExitCode of the job and its batch step, once both exist."""
-
-    def rows() -> list[list[str]]:
-        out = cluster.run(
-            "sacct", "-P", "-n", "-j", str(job_id), "-o", "JobID,State,ExitCode,DerivedExitCode"
-        ).out
-        return [line.split("|") for line in out.splitlines()]
-
-    return wait_until(lambda: len(found := rows()) == 2 and found, 20, f"sacct of {job_id}")
 
 
 def test_a_job_whose_output_directory_appears_after_sbatch_completes(
@@ -86,7 +74,8 @@ def test_streams_that_cannot_be_opened_fail_the_launch_as_slurm_does(
         "JobLaunchFailure",
         "0:53",
     ), info
-    assert sacct(cluster, job_id) == [
+    fields = "JobID,State,ExitCode,DerivedExitCode"
+    assert sacct_rows(cluster, 2, "-j", str(job_id), "-o", fields, timeout=20) == [
         [str(job_id), "FAILED", "0:53", "0:0"],
         [f"{job_id}.batch", "CANCELLED", "0:53", ""],
     ]

@@ -40,11 +40,13 @@ def sacct(cluster: TestCluster, *args: str) -> list[list[str]]:
     return [line.split("|") for line in result.out.splitlines()]
 
 
-def sacct_rows(cluster: TestCluster, count: int, *args: str) -> list[list[str]]:
+def sacct_rows(
+    cluster: TestCluster, count: int, *args: str, timeout: float = 10
+) -> list[list[str]]:
     """Wait until ``sacct ARGS`` lists ``count`` records (steps are recorded as they end)."""
     return wait_until(
         lambda: len(rows := sacct(cluster, *args)) == count and rows,
-        10,
+        timeout,
         f"{count} records of sacct {' '.join(args)}",
     )
 
