@@ -474,7 +474,7 @@ class Controller:
     # ------------------------------------------------------------ job requests
 
     def expected_start(self, job: Job) -> float:
-        """When the last scheduling pass planned to start a pending job; 0 when it did not.
+        """When the last full scheduling pass planned to start a pending job; 0 when it did not.
 
         Args:
             job: the job.

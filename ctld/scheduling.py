@@ -3,10 +3,17 @@
 Scheduling is event-driven: anything that may let a job start (a
 submission, a job's end, a node registering, a release) calls ``kick()``,
 and the loop runs a pass as soon as the event loop is free; kicks that
-arrive while one is running coalesce into one more pass. A pass that took
-long is followed by an equal pause, which bounds the scheduler's share of
-the controller under a burst of submissions. A periodic tick covers
-time-based changes (job age), at least every ``bf_interval`` seconds.
+arrive while one is running coalesce into one more pass. That pass is a
+full one (backfill over ``bf_max_job_test`` jobs, or ``sched/builtin``
+over the whole queue) unless the last full pass ended less than its own
+length ago: then it is the quick event pass over the top
+``default_queue_depth`` jobs (:func:`~ctld.sched.plan.plan_event`, Slurm's
+main scheduler), and a full pass follows once that time is up. So full
+passes take at most half of the controller's time under a burst of
+submissions, while the jobs at the top of the queue still start within
+milliseconds of the event that lets them. An event pass that took long is
+followed by an equal pause. A periodic full pass covers time-based changes
+(job age), at least every ``bf_interval`` seconds.
 
 Imports ctld.sched, ctld.state, ctld.jobs, ctld.acctmgr, ctld.reservations and minislurm.
 """
@@ -25,7 +32,7 @@ from ctld.acctmgr import Accounting
 from ctld.depend import wait_reason
 from ctld.reservations import JobLimits, job_limits
 from ctld.sched.knobs import SchedConfig
-from ctld.sched.plan import plan
+from ctld.sched.plan import plan, plan_event
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
 from ctld.state import ClusterState, NodeUsage
 from minislurm.arrays import TaskSet
@@ -296,7 +303,7 @@ def latest_start(job: Job) -> float:
 
 
 class SchedulerLoop:
-    """Runs a scheduling pass whenever kicked, when a begin time comes, and every ``bf_interval``.
+    """Runs scheduling passes when kicked, when a begin time comes, and every ``bf_interval``.
 
     Each pass first lets the controller settle what time and other jobs
     decided (``prepare``: dependencies, deadlines), then plans and applies.
@@ -316,7 +323,7 @@ class SchedulerLoop:
         self._weights = weights
         self._accounting = accounting
         self.cfg = cfg or SchedConfig()
-        self.start_times: dict[int, float] = {}  # the last pass's expected starts (squeue --start)
+        self.start_times: dict[int, float] = {}  # the last full pass's expected starts
         self._apply = apply
         self._prepare = prepare
         self._preempt = preempt  # after a pass: who waiting jobs preempt
@@ -341,8 +348,13 @@ class SchedulerLoop:
             await asyncio.gather(self._task, return_exceptions=True)
             self._task = None
 
-    def run_pass(self) -> Plan:
-        """One pass now: snapshot, plan, apply, then preempt for the jobs left waiting.
+    def run_pass(self, full: bool = True) -> Plan:
+        """One pass now: snapshot, plan, apply; after a full pass, preempt for the jobs that wait.
+
+        Args:
+            full: a full pass (:func:`~ctld.sched.plan.plan`), else an event
+                pass (:func:`~ctld.sched.plan.plan_event`), which leaves the
+                expected starts of the last full pass as they are.
 
         Returns:
             What the pass decided.
@@ -350,10 +362,11 @@ class SchedulerLoop:
         now = time.time()
         self._prepare(now)
         snapshot = build_snapshot(self._state, now, self._weights, self._accounting)
-        decided = self._unblock(snapshot, plan(snapshot, now, self.cfg))
-        self.start_times = decided.start_times
+        decided = self._unblock(snapshot, (plan if full else plan_event)(snapshot, now, self.cfg))
+        if full:
+            self.start_times = decided.start_times
         self._apply(decided, now)
-        if self._preempt is not None:
+        if full and self._preempt is not None:
             self._preempt(snapshot, decided, now)
         self.passes += 1
         if decided.starts:
@@ -377,21 +390,30 @@ class SchedulerLoop:
         return replace(decided, reasons={**decided.reasons, **cleared})
 
     async def _run(self) -> None:
+        tick = min(TICK_SECONDS, self.cfg.bf_interval)
+        last_full = -INF  # when the last full pass began (monotonic)
+        full_ready = 0.0  # from when a kick may bring on a full pass again
+        owed = False  # an event pass ran since the last full pass: one must follow
         while True:
-            wake = next_wakeup(self._state, time.time()) - time.time()
+            now = time.monotonic()
+            wake = next_wakeup(self._state, time.time()) - time.time() + 0.01
+            timeout = min(last_full + tick - now, wake, full_ready - now if owed else INF)
             try:
-                tick = min(TICK_SECONDS, self.cfg.bf_interval)
-                await asyncio.wait_for(self._kicked.wait(), max(min(tick, wake + 0.01), 0))
+                await asyncio.wait_for(self._kicked.wait(), max(timeout, 0))
             except TimeoutError:
                 pass
             self._kicked.clear()
             began = time.monotonic()
+            full = began >= full_ready or began >= last_full + tick
             try:
-                self.run_pass()
+                self.run_pass(full)
             except Exception:
                 log.exception("scheduling pass failed")
-            # A long pass (a deep queue) is followed by as long a pause, so that a
-            # burst of submissions gets at least half of the controller's time.
             took = time.monotonic() - began
-            if took > MIN_PAUSE_AFTER:
-                await asyncio.sleep(took)
+            if full:
+                # The next full pass waits as long again as this one took.
+                last_full, full_ready, owed = began, began + 2 * took, False
+            else:
+                owed = True
+                if took > MIN_PAUSE_AFTER:
+                    await asyncio.sleep(took)

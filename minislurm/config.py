@@ -340,12 +340,13 @@ _SCHED_NUMBERS = {
     "bf_max_job_test": (1, 1_000_000),
     "bf_interval": (1, 10800),  # seconds
     "bf_job_part_count_reserve": (0, 100_000),
+    "default_queue_depth": (0, 1_000_000),
     "max_script_size": (1, 512 * 1024 * 1024),  # bytes
 }
 
 
 def parse_scheduler_parameters(text: str) -> dict[str, str]:
-    """Parse a ``SchedulerParameters`` value as slurm.conf does, bf_* numbers range-checked.
+    """Parse a ``SchedulerParameters`` value as slurm.conf does, its numbers range-checked.
 
     Args:
         text: comma-separated ``name`` or ``name=value`` items.
@@ -354,7 +355,7 @@ def parse_scheduler_parameters(text: str) -> dict[str, str]:
         The items by name.
 
     Raises:
-        ValueError: a bf_* number out of Slurm's range.
+        ValueError: a number out of Slurm's range.
     """
     return _to_params(text)
 

@@ -1,4 +1,4 @@
-"""The scheduler's knobs: ``SchedulerType`` and the ``bf_*`` ``SchedulerParameters``.
+"""The scheduler's knobs: ``SchedulerType``, ``default_queue_depth`` and the ``bf_*`` parameters.
 
 One frozen dataclass with Slurm's defaults, built from slurm.conf once at
 start and passed to every pass (no global, unlike Slurm's ``slurm_conf``).
@@ -21,6 +21,7 @@ DEFAULT_BF_RESOLUTION = 60  # seconds
 DEFAULT_BF_MAX_JOB_TEST = 500
 DEFAULT_BF_INTERVAL = 30  # seconds
 DEFAULT_BF_JOB_PART_COUNT_RESERVE = 0  # every job tested gets a reservation
+DEFAULT_QUEUE_DEPTH = 100  # jobs an event-triggered pass looks at
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,9 @@ class SchedConfig:
     that does not fit blocks the partition). ``bf_job_part_count_reserve``
     (0: no limit) reserves only for that many waiting jobs of each partition,
     highest priority first; the jobs below start only where they delay none of
-    those (1 is EASY backfilling). ``bf_continue`` is accepted
+    those (1 is EASY backfilling). ``default_queue_depth`` bounds the
+    quick pass the controller runs on events between full passes (Slurm's
+    main scheduler). ``bf_continue`` is accepted
     and has no effect: a pass is a pure function of one snapshot and never
     yields its locks part way, which is what the flag is about in Slurm.
     """
@@ -44,6 +47,7 @@ class SchedConfig:
     bf_interval: int = DEFAULT_BF_INTERVAL  # seconds between passes when nothing happens
     bf_job_part_count_reserve: int = DEFAULT_BF_JOB_PART_COUNT_RESERVE  # 0: reserve for all
     bf_continue: bool = False
+    default_queue_depth: int = DEFAULT_QUEUE_DEPTH  # jobs an event-triggered pass looks at
 
     @property
     def backfill(self) -> bool:
@@ -96,4 +100,5 @@ def sched_from_params(scheduler_type: str, params: dict[str, str]) -> SchedConfi
             "bf_job_part_count_reserve", DEFAULT_BF_JOB_PART_COUNT_RESERVE
         ),
         bf_continue="bf_continue" in params,
+        default_queue_depth=number("default_queue_depth", DEFAULT_QUEUE_DEPTH),
     )

@@ -1,9 +1,12 @@
-"""One scheduling pass: which pending jobs start now, when the others will, and why they wait.
+"""Scheduling passes: which pending jobs start now, when the others will, and why they wait.
 
-``plan`` is a pure function of a :class:`~minislurm.model.Snapshot`, the
-time and the scheduler's knobs (no I/O, no clock, no database): the
-controller and the trace simulator call the very same code. Jobs are tried
-in order of partition priority tier, then priority, submit time and job id.
+``plan`` and ``plan_event`` are pure functions of a
+:class:`~minislurm.model.Snapshot`, the time and the scheduler's knobs (no
+I/O, no clock, no database): the controller and the trace simulator call
+the very same code. Jobs are tried in order of partition priority tier,
+then priority, submit time and job id.
+
+``plan`` is the full pass:
 
 - ``sched/backfill`` (Slurm's default, :mod:`ctld.sched.backfill`): every
   job is placed at its earliest start in a resource-time map; what fits now
@@ -12,6 +15,10 @@ in order of partition priority tier, then priority, submit time and job id.
   first job of a partition that does not fit waits for ``Resources`` and
   blocks its partition; the jobs behind it wait for ``Priority``. The
   blocked job's expected start is found in the same map.
+
+``plan_event`` is the quick pass the controller runs on an event while a
+full pass must wait (Slurm's main scheduler): strict priority order over
+the top ``default_queue_depth`` jobs, starts only.
 
 Jobs that can never run in their partition as it is configured wait for
 ``PartitionTimeLimit``, ``PartitionNodeLimit`` or ``PartitionConfig``
@@ -51,6 +58,7 @@ __all__ = [
     "exceeds_partition",
     "job_order",
     "plan",
+    "plan_event",
 ]
 
 
@@ -76,6 +84,24 @@ def plan(snapshot: Snapshot, now: float, cfg: SchedConfig) -> Plan:
         if cfg.backfill:
             return plan_backfill(ctx, now, cfg)
         return _plan_builtin(ctx, now, cfg)
+
+
+def plan_event(snapshot: Snapshot, now: float, cfg: SchedConfig) -> Plan:
+    """Start what may start now in strict priority order, over the top ``default_queue_depth`` jobs.
+
+    Args:
+        snapshot: as for :func:`plan`.
+        now: the time of the pass.
+        cfg: the knobs (``default_queue_depth``; either scheduler type).
+
+    Returns:
+        The starts, with their reservations from now, and the reasons of the
+        jobs looked at (and of the jobs below them that the snapshot marks
+        blocked); no expected starts.
+    """
+    with _no_collection():
+        ctx = PassContext(snapshot)
+        return strict_pass(ctx, now, cfg, cfg.default_queue_depth, now).out.plan()
 
 
 @contextlib.contextmanager

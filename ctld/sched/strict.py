@@ -8,8 +8,14 @@ Slurm's ``schedule()`` takes them out of its available nodes). A job so
 started is therefore never one that a job above it, waiting for the same
 nodes, would have to wait for, whatever a backfill pass planned.
 
-This is the ``sched/builtin`` policy. Fitting is tested in the
-resource-time map, as backfill does, for a start now only.
+This is the event-triggered pass of the controller (over the top
+``default_queue_depth`` jobs, as Slurm's main scheduler runs when a job is
+submitted or ends) and, over the whole queue, the ``sched/builtin`` policy.
+Fitting is tested in the resource-time map, as backfill does, for a start
+now only. A start now needs nothing of the map beyond now (running jobs
+only free resources later), so the event pass builds it without them; the
+builtin pass maps them to the horizon, to tell when each blocked job would
+start.
 
 Imports minislurm.model and ctld.sched.
 """

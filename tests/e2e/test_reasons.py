@@ -15,7 +15,7 @@ pytestmark = pytest.mark.timeout(120)
 @pytest.fixture
 def shallow_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """A cluster whose passes test only the first job of the queue."""
-    conf = "SchedulerParameters=bf_max_job_test=1\n"
+    conf = "SchedulerParameters=bf_max_job_test=1,default_queue_depth=1\n"
     yield from run_cluster(tmp_path, request, conf_lines=conf)
 
 

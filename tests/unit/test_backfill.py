@@ -293,7 +293,13 @@ def test_scheduler_parameters_set_the_knobs_and_the_rest_keep_slurms_defaults() 
 
 @pytest.mark.parametrize(
     "text",
-    ["bf_window=0", "bf_resolution=3601", "bf_max_job_test=x", "bf_job_part_count_reserve=-1"],
+    [
+        "bf_window=0",
+        "bf_resolution=3601",
+        "bf_max_job_test=x",
+        "bf_job_part_count_reserve=-1",
+        "default_queue_depth=-1",
+    ],
 )
 def test_scheduler_parameters_out_of_slurms_range_are_refused(text: str) -> None:
     with pytest.raises(ValueError, match="must be a number from"):
