@@ -120,6 +120,10 @@ def _spread(req: ResourceRequest, offered: Iterable[tuple[T, int]]) -> list[tupl
         take = min(cap, remaining - max(still_needed, 0))
         if take <= 0:
             return None
+        if take < remaining and len(chosen) == req.max_nodes - 1:
+            if must:
+                return None
+            continue  # the last node allowed must take every task left: a roomier one may
         chosen.append((node, take))
         remaining -= take
     if remaining > 0 or len(chosen) < req.min_nodes:

@@ -72,6 +72,14 @@ def test_short_job_backfills_before_the_waiting_head_and_a_long_one_does_not() -
     assert result.start_times[3] >= NOW + 600 + 3600  # after the head, not before
 
 
+def test_a_one_node_job_starts_on_the_node_that_holds_all_its_tasks() -> None:
+    # n2 is the busier and holds one of the two tasks; n1 holds both.
+    nodes = [cpu_node("n1", free=2), cpu_node("n2", free=1)]
+    running = [busy("n1", 6, NOW + 600, 100), busy("n2", 7, NOW + 600, 101)]
+    result = run_bf(nodes, [job(1, ntasks=2, time_limit=10)], running)
+    assert [(s.job_id, s.allocation.node_names) for s in result.starts] == [(1, ("n1",))]
+
+
 def test_builtin_starts_nothing_behind_the_blocked_head() -> None:
     nodes = [cpu_node("n1", free=0), cpu_node("n2")]
     head = job(1, priority=10, min_nodes=2, max_nodes=2, ntasks=2, time_limit=60)

@@ -219,6 +219,15 @@ def _cpus(ntasks: int, cpus_per_task: int) -> dict[str, int]:
     running=[*[("lo", 0, _cpus(1, 1))] * 5, *[("lo", 0, _cpus(1, 2))] * 2, ("lo", 1, _cpus(1, 1))],
     waiting=[("hi", 0, _cpus(2, 2))],
 )
+@example(  # the waiting job fit on the roomier node only: it must start, not preempt
+    count=2,
+    running=[
+        ("lo", 0, _cpus(1, 1)),
+        ("lo", 0, {**_cpus(1, 1), "gpus_per_node": 3}),
+        ("lo", 0, {**_cpus(1, 2), "gpus_per_node": 2}),
+    ],
+    waiting=[("hi", 0, _cpus(2, 1))],
+)
 @given(
     st.integers(1, 3),
     st.lists(st.tuples(st.sampled_from(["lo", "hi"]), st.integers(0, 3), shapes), max_size=8),

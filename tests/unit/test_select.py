@@ -178,6 +178,21 @@ def test_select_skips_the_busiest_node_when_it_cannot_fit_the_job() -> None:
     assert shape(alloc) == [("n1", 1, 1, (0, 1))]
 
 
+def test_select_skips_a_busier_node_too_small_for_every_task_of_a_one_node_job() -> None:
+    # n2 sorts first (no free GPU) and fits one of the two tasks: the job goes to n1 whole.
+    nodes = [node("n1", cpus=4, free_cpus=2, free_gpus=(3,)), node("n2", free_cpus=1, free_gpus=())]
+    alloc = select(ResourceRequest(ntasks=2), nodes)
+    assert shape(alloc) == [("n1", 2, 2, ())]
+    # On two nodes at most, the second must take every task left: the busiest that can.
+    nodes = [node("n1", free_cpus=1, free_gpus=()), node("n2", free_cpus=1, free_gpus=(7,))]
+    nodes += [
+        node("n3", free_cpus=2, free_gpus=(6, 7)),
+        node("n4", free_cpus=3, free_gpus=(5, 6, 7)),
+    ]
+    alloc = select(ResourceRequest(ntasks=3, max_nodes=2), nodes)
+    assert alloc is not None and alloc.node_names == ("n1", "n3")
+
+
 @pytest.mark.parametrize(
     ("free_cpus", "expected"),
     [((8, 3, 5), "n2"), ((2, 8, 8), "n1"), ((8, 8, 7), "n3")],
