@@ -309,16 +309,23 @@ def build_timeline(
     gains: dict[float, list[int]] = {}  # time -> [idle bits, avail bits] gained then
     releases: dict[int, list[Step]] = {}
     slow = usable & ~idle_now & ~alone
+    released = 0  # the slow nodes that a job ending within the horizon frees
     for when, members, whole, alloc in ending:
         if whole & alone:
             became = gains.setdefault(when, [0, 0])
             became[0] |= whole & alone
         if members & slow:
+            released |= members & slow
             for i, c, m, g in table.entries(alloc):
                 if slow >> i & 1:
                     releases.setdefault(i, []).append((when, c, m, g))
     profiles: list[Profile] = list(table.idle_profiles)
-    for i in bit_indices(slow):
+    # Partly used nodes that nothing frees within the horizon stay as they are now.
+    for i in bit_indices(slow & ~released & avail_now & ~idle_now):
+        n = nodes[i]
+        free_gpus = gpu_tuple_mask(n.free_gpus) if n.free_gpus else 0
+        profiles[i] = ((-INF, n.free_cpus, n.free_mem, free_gpus),)
+    for i in bit_indices(slow & released):
         n, cap = nodes[i], capacity[i]
         cpus, mem = n.free_cpus, n.free_mem
         gpus = gpu_tuple_mask(n.free_gpus) if n.free_gpus else 0
