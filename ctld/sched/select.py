@@ -204,11 +204,13 @@ def select_groups(
     """
     sign = -1 if req.gpus else 1
     # Packed: by weight, then fewest free GPUs (most, for a --gpus total), then CPUs;
-    # select_nodes passes over the groups that fit no task.
+    # select_nodes passes over the groups that fit no task, or, for a job of one
+    # node, not every task.
+    least = req.ntasks if req.max_nodes == 1 else 1
     keyed = []
     for view, mask in groups:
         cap = task_capacity(req, view)
-        if cap > 0:
+        if cap >= least:
             keyed.append(
                 ((view.weight, sign * len(view.free_gpus), view.free_cpus), (view, mask, cap))
             )
