@@ -56,8 +56,10 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         job_id = await self.ctl.submit(request.spec)
         reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
         if not request.spec.batch:
-            # Interactive allocations are scheduled on submission (as Slurm does).
-            self.ctl.scheduler.run_pass()
+            # Interactive allocations are tried on submission, as Slurm does, by an event
+            # pass: at the top of the queue, one that fits starts now; a backfill start
+            # waits for the full pass that the submission's kick brings on.
+            self.ctl.scheduler.run_pass(full=False)
             now = time.time()
             job = self.ctl.state.jobs[job_id]
             reply.job.CopyFrom(
