@@ -296,7 +296,7 @@ def build_timeline(
     holds = 0  # nodes so held
     seen = shared = 0  # nodes of jobs ending within the horizon, of more than one
     ending = []
-    for job in running:
+    for job in running if horizon > now else ():  # a map of now only tracks no end
         when = _release_time(job.end_time, now, resolution)
         if when <= horizon:
             members, _, whole = table.indexed(job.allocation)
