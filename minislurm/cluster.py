@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from minislurm import cred, procs
@@ -465,11 +465,19 @@ class LocalCluster:
                     os.killpg(pid, signal.SIGKILL)
         return len(pids)
 
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        """Wait until every node has registered and responds.
+    def wait_ready(
+        self, timeout: float = 30.0, started: Collection[str] = (), since: float = 0.0
+    ) -> None:
+        """Wait until every node has registered and responds, those of agents just started anew.
+
+        An agent killed a moment ago leaves its node responding in the
+        controller's view until its timeout; its new agent is ready only once
+        it has registered itself.
 
         Args:
             timeout: seconds.
+            started: the daemons :meth:`up` started.
+            since: when that call began (epoch seconds).
 
         Raises:
             TimeoutError: not ready in time.
@@ -491,7 +499,10 @@ class LocalCluster:
             except RpcError:
                 return False
             return bool(nodes) and all(
-                not n.state.startswith("UNKNOWN") and "NOT_RESPONDING" not in n.flags for n in nodes
+                not n.state.startswith("UNKNOWN")
+                and "NOT_RESPONDING" not in n.flags
+                and (f"slurmd-{n.name}" not in started or n.slurmd_start_time >= int(since))
+                for n in nodes
             )
 
         wait_until(ready, timeout, "every node to register")

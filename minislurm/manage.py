@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import click
 
@@ -84,8 +85,9 @@ def up(
         tls=tls,
     )
     try:
+        since = time.time()
         started = local.up(spec)
-        local.wait_ready()
+        local.wait_ready(started=started, since=since)
     except (RuntimeError, TimeoutError) as err:
         raise click.ClickException(f"{err} (logs in {local.path('log')})") from None
     names = local.node_names()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,8 +67,9 @@ class TestCluster:
 
     def start(self) -> None:
         """Start (or restart dead) daemons and wait until every node is up."""
-        self.local.up(self.spec)
-        self.local.wait_ready(timeout=30)
+        since = time.time()
+        started = self.local.up(self.spec)
+        self.local.wait_ready(timeout=30, started=started, since=since)
 
     def run(self, *argv: str, cwd: Path | None = None, stdin: str | None = None) -> Result:
         """Run one of our commands against this cluster."""

@@ -50,6 +50,9 @@ def test_cluster_lifecycle_through_the_minislurm_command(home: Path) -> None:
         assert status.rc == 1 and "slurmd-n2" in status.out and "down" in status.out
         revived = run_command(["minislurm", "cluster", "up"], env, timeout=90)
         assert revived.rc == 0 and "restarted slurmd-n2" in revived.out
+        # Ready means the new agent has registered, not that n2 still looked alive.
+        ran = run_command(["srun", "-w", "n2", "hostname"], env, cwd=home, timeout=60)
+        assert ran.rc == 0, ran.err
         assert local.pid("slurmd-n1") == pids["slurmd-n1"]
         assert run_command(["minislurm", "cluster", "status"], env).rc == 0
     finally:
