@@ -5,6 +5,7 @@ Tests wait with :func:`wait_until`, never a bare sleep.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -43,6 +44,26 @@ def wait_until(predicate: Callable[[], T], timeout: float = 20.0, what: str = "c
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(delay)
         delay = min(delay * 1.5, 0.25)
+
+
+async def until(
+    predicate: Callable[[], object], timeout: float = 20.0, what: str = "condition"
+) -> None:
+    """:func:`wait_until` inside an event loop: poll ``predicate`` without blocking the loop.
+
+    Args:
+        predicate: the condition.
+        timeout: seconds.
+        what: for the failure message.
+
+    Raises:
+        AssertionError: it never held.
+    """
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        await asyncio.sleep(0.02)
 
 
 @dataclass

@@ -11,6 +11,7 @@ import pwd
 from pathlib import Path
 
 import pytest
+from helpers import until
 
 from nodeagent.launcher import EarlierRunRunning, Launcher, StepLaunch, StepOutcome
 from nodeagent.stepdpool import StepdPool
@@ -33,32 +34,26 @@ def text(path: Path) -> str:
     return path.read_text() if path.exists() else ""
 
 
-async def until(predicate: object, what: str, timeout: float = 20.0) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():  # type: ignore[operator]
-            await asyncio.sleep(0.02)
-
-
 def test_a_stale_run_is_killed_before_the_next_run_starts(tmp_path: Path) -> None:
     async def body() -> None:
         ended: list[StepOutcome] = []
         pool = StepdPool(spare=False)
         launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
         launcher.launch(run_of(7, 0, tmp_path))
-        await until(lambda: "run=0" in text(tmp_path / "run0.out"), "the first run")
+        await until(lambda: "run=0" in text(tmp_path / "run0.out"), what="the first run")
         assert launcher.knows(7, 0)
         assert not launcher.knows(7, 1)  # the live stepd is of run 0, not run 1
         assert launcher.running == [7]  # and it was left alone
         with pytest.raises(EarlierRunRunning):
             launcher.launch(run_of(7, 1, tmp_path))  # run 0 is killed meanwhile
-        await until(lambda: ended, "the first run to end")
+        await until(lambda: ended, what="the first run to end")
         assert (ended[0].restarts, ended[0].signal) == (0, 15)
         assert not launcher.knows(7, 1)  # the ended run's spool is removed
         launcher.launch(run_of(7, 1, tmp_path))  # the controller tries again
         assert launcher.knows(7, 1)
-        await until(lambda: "run=1" in text(tmp_path / "run1.out"), "the second run")
+        await until(lambda: "run=1" in text(tmp_path / "run1.out"), what="the second run")
         launcher.terminate(7, "CANCELLED", 1, 0.0)
-        await until(lambda: len(ended) == 2, "the second run to end")
+        await until(lambda: len(ended) == 2, what="the second run to end")
         assert ended[1].restarts == 1
         launcher.close()
         pool.close()

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from helpers import pid_alive, wait_until
+from helpers import pid_alive, until, wait_until
 
 from nodeagent.stepio import (
     EventKind,
@@ -62,15 +62,6 @@ async def collect(session: StepSession, timeout: float = 30.0) -> list[StepEvent
     """Every event of the session, up to and including DONE."""
     async with asyncio.timeout(timeout):
         return [event async for event in session.events()]
-
-
-async def until(predicate: Callable[[], object], timeout: float = 20.0, what: str = "it") -> None:
-    """Poll a condition without blocking the event loop."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 def stream(events: list[StepEvent], task_id: int, kind: EventKind = EventKind.STDOUT) -> bytes:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 import pytest
+from helpers import until
 
 from ctld.sched.priority import PriorityWeights
 from ctld.scheduling import SchedulerLoop
@@ -37,22 +37,14 @@ class TimedLoop(SchedulerLoop):
         pass
 
 
-async def until(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the event loop run until ``predicate`` holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition never held"
-        await asyncio.sleep(0.01)
-
-
 def test_a_kick_soon_after_a_long_full_pass_gets_an_event_pass_then_a_full_one_follows() -> None:
     loop = TimedLoop([1.0])
 
     async def scenario() -> None:
         loop.start()
-        await until(lambda: loop.passes == 1)
+        await until(lambda: loop.passes == 1, timeout=10)
         loop.kick()  # within a second of the end of a full pass that took one
-        await until(lambda: loop.passes == 3)
+        await until(lambda: loop.passes == 3, timeout=10)
         await loop.stop()
 
     asyncio.run(scenario())
@@ -65,9 +57,9 @@ def test_every_kick_gets_a_full_pass_while_full_passes_are_quick() -> None:
     async def scenario() -> None:
         loop.start()
         for count in range(1, 4):
-            await until(lambda n=count: loop.passes == n)
+            await until(lambda n=count: loop.passes == n, timeout=10)
             loop.kick()
-        await until(lambda: loop.passes == 4)
+        await until(lambda: loop.passes == 4, timeout=10)
         await loop.stop()
 
     asyncio.run(scenario())
