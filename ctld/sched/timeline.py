@@ -321,7 +321,7 @@ def build_timeline(
                     releases.setdefault(i, []).append((when, c, m, g))
     profiles: list[Profile] = list(table.idle_profiles)
     # Partly used nodes that nothing frees within the horizon stay as they are now.
-    for i in bit_indices(slow & ~released & avail_now & ~idle_now):
+    for i in bit_indices(slow & avail_now & ~released):
         n = nodes[i]
         free_gpus = gpu_tuple_mask(n.free_gpus) if n.free_gpus else 0
         profiles[i] = ((-INF, n.free_cpus, n.free_mem, free_gpus),)
