@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from itertools import chain
 
@@ -66,6 +66,7 @@ log = logging.getLogger(__name__)
 HOUSEKEEPING_SECONDS = 1.0
 USAGE_CHARGE_SECONDS = 30.0  # how often running jobs' usage is charged (Slurm: PriorityCalcPeriod)
 STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
+STEP_REPORT_GRACE = 1.0  # seconds a released allocation waits for its steps' ends to be reported
 
 
 class Controller:
@@ -953,12 +954,7 @@ class Controller:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise
-            waiter = asyncio.get_running_loop().create_future()
-            self._job_waiters.setdefault(spec.job_id, []).append(waiter)
-            try:
-                await asyncio.wait_for(waiter, left)
-            except TimeoutError:
-                deadline = 0.0  # one last try
+            await self._job_change(spec.job_id, left)
 
     def steps_of(self, job_id: int) -> list[Step]:
         """The steps the controller remembers, of one job or of all.
@@ -971,6 +967,34 @@ class Controller:
         """
         jobs = [job_id] if job_id else sorted(self.state.steps)
         return [step for j in jobs for _, step in sorted(self.state.steps.get(j, {}).items())]
+
+    async def release_job(self, request: pb.CompleteJobRequest) -> None:
+        """:meth:`complete_job`, once the job's running steps have reported their ends.
+
+        srun releases its allocation as soon as its tasks have exited; the
+        nodes' reports of the step's end follow a moment later (later still
+        from a slurmd that restarted and adopted the step). Ending the job
+        first would cancel the step and drop its exit codes, so the release
+        waits for them, up to STEP_REPORT_GRACE (a lost node never reports).
+
+        Args:
+            request: the job and the status it ends with.
+
+        Raises:
+            As :meth:`complete_job`.
+        """
+        job = self._owned_job(request.job_id, request.requester_uid)
+        steps = [] if job.batch else self.state.running_steps(job.job_id)
+        if steps:
+            ids = ",".join(str(step.step_id) for step in steps)
+            log.info("job=%d released: waiting for the end of step(s) %s", job.job_id, ids)
+            deadline = time.monotonic() + STEP_REPORT_GRACE
+            while self.state.running_steps(job.job_id):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                await self._job_change(job.job_id, left)
+        self.complete_job(request)
 
     def complete_job(self, request: pb.CompleteJobRequest) -> None:
         """srun or salloc releases the allocation it created: the job ends.
@@ -1011,10 +1035,17 @@ class Controller:
         if job is None:
             raise JobNotFound(job_id)
         if job.state is JobState.PENDING:
-            waiter = asyncio.get_running_loop().create_future()
-            self._job_waiters.setdefault(job_id, []).append(waiter)
-            try:
-                await asyncio.wait_for(waiter, timeout)
-            except TimeoutError:
-                pass
+            await self._job_change(job_id, timeout)
         return self.state.jobs[job_id]
+
+    async def _job_change(self, job_id: int, timeout: float) -> None:
+        """Wait until a job changes or one of its steps ends, or the timeout passes.
+
+        Args:
+            job_id: the job.
+            timeout: seconds.
+        """
+        waiter = asyncio.get_running_loop().create_future()
+        self._job_waiters.setdefault(job_id, []).append(waiter)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(waiter, timeout)

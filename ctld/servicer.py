@@ -213,7 +213,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def CompleteJob(
         self, request: pb.CompleteJobRequest, context: Ctx
     ) -> pb.CompleteJobReply:
-        self.ctl.complete_job(request)
+        await self.ctl.release_job(request)
         return pb.CompleteJobReply()
 
     @grpc_errors

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -316,6 +318,47 @@ def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
     ]
     assert steps[0].nodelist == "n[1-2]" and steps[1].nodelist in ("n1", "n2")
     assert all(s.start_time and s.end_time >= s.start_time for s in steps)
+
+
+def test_a_release_waits_for_the_report_of_its_step_end(cluster: TestCluster) -> None:
+    """srun releases its allocation once its tasks have exited; the node's report of
+    the step's end may come a moment later. The job waits for it: ending first would
+    cancel the step and lose its exit code. The test plays the node that reports late."""
+    from cli.submit import job_identity
+    from minislurm import auth
+    from minislurm.conffile import read_controller_address
+    from minislurm.ctlclient import ControllerClient
+
+    host, port = read_controller_address(cluster.local.conf_path)
+    signer = auth.signer_for(cluster.local.conf_path)
+
+    def client() -> ControllerClient:
+        return ControllerClient(host, port, timeout=10, signer=signer)
+
+    uid, log = os.getuid(), cluster.home / "log" / "slurmctld.log"
+    spec = {**job_identity(), "name": "late", "batch": False, "ntasks": 1, "nodelist": "n1"}
+    spec.update(work_dir=str(cluster.workdir), command="true")
+    with client() as ctl, ThreadPoolExecutor(1) as pool:
+        job_id = int(ctl.call("SubmitJob", spec=spec).job_id)
+        cluster.wait_state(job_id, "RUNNING")
+        step = {"job_id": job_id, "argv": ["true"], "ntasks": 1, "requester_uid": uid}
+        step_id = int(ctl.call("CreateStep", spec=step).step.step_id)
+
+        def release() -> None:
+            with client() as other:
+                other.call("CompleteJob", job_id=job_id, exit_code=3, requester_uid=uid)
+
+        released = pool.submit(release)
+        waiting = f"job={job_id} released: waiting for the end of step(s) {step_id}"
+        wait_until(lambda: waiting in log.read_text(), 10, "the release to wait")
+        exits = [{"task_id": 0, "exit_code": 3}]
+        ctl.call("StepComplete", node="n1", job_id=job_id, step_id=step_id, tasks=exits)
+        released.result(timeout=10)
+    fields = ("sacct", "-n", "-P", "-j", str(job_id), "-o", "JobID,State,ExitCode")
+    assert cluster.run(*fields).out.split() == [
+        f"{job_id}|FAILED|3:0",
+        f"{job_id}.{step_id}|FAILED|3:0",
+    ]
 
 
 def test_per_task_output_files_and_cyclic_distribution(cluster: TestCluster) -> None:
