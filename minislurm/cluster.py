@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -138,6 +139,15 @@ def _read_int(path: str) -> int | None:
             return int(f.read().strip())
     except (OSError, ValueError):
         return None
+
+
+def _listens(addr: str, port: int) -> bool:
+    """Whether something accepts connections at an address."""
+    try:
+        socket.create_connection((addr, port), timeout=1.0).close()
+    except OSError:
+        return False
+    return True
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None:
@@ -472,7 +482,8 @@ class LocalCluster:
 
         An agent killed a moment ago leaves its node responding in the
         controller's view until its timeout; its new agent is ready only once
-        it has registered itself.
+        it has registered itself: the node's start time is new (to the second)
+        and its recorded address answers (the old agent's port does not).
 
         Args:
             timeout: seconds.
@@ -501,7 +512,10 @@ class LocalCluster:
             return bool(nodes) and all(
                 not n.state.startswith("UNKNOWN")
                 and "NOT_RESPONDING" not in n.flags
-                and (f"slurmd-{n.name}" not in started or n.slurmd_start_time >= int(since))
+                and (
+                    f"slurmd-{n.name}" not in started
+                    or (n.slurmd_start_time >= int(since) and _listens(n.addr, n.port))
+                )
                 for n in nodes
             )
 
