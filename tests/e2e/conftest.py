@@ -132,6 +132,16 @@ class TestCluster:
         os.kill(pid, signal.SIGKILL)
         wait_until(lambda: self.local.pid("slurmctld") is None, 10, "slurmctld to die")
 
+    def kill_agent(self, node: str) -> None:
+        """SIGKILL a node's slurmd alone (its stepds run on), and wait until it is gone.
+
+        A start() while it is still dying would find it alive and start none.
+        """
+        pid = self.local.pid(f"slurmd-{node}")
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: self.local.pid(f"slurmd-{node}") is None, 10, f"slurmd-{node} to die")
+
     def stop(self) -> None:
         """Stop every daemon and kill every job left."""
         self.local.down()

@@ -152,11 +152,7 @@ def chaos(cluster: TestCluster, rng: random.Random, events: list[Event], runs: P
         if what == "ctld":
             cluster.kill_controller()
         elif what == "agent":
-            pid = cluster.local.pid(f"slurmd-{node}")
-            if pid is not None:
-                os.kill(pid, signal.SIGKILL)
-            # Else the restart below could find it still alive and start none.
-            wait_until(lambda n=node: cluster.local.pid(f"slurmd-{n}") is None, 10, "slurmd gone")
+            cluster.kill_agent(node)
         else:
             kill_node(cluster, node)
             # The node stays dead until the controller has declared it DOWN.

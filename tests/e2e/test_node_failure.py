@@ -120,9 +120,7 @@ def test_a_job_whose_agent_is_gone_too_long_never_runs_twice(quick_cluster: Test
     (stepd,) = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     # Only the agent dies: its stepd kills the job once SlurmdTimeout has passed,
     # as the controller declares the node DOWN and requeues the job elsewhere.
-    pid = cluster.local.pid(f"slurmd-{node}")
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
+    cluster.kill_agent(node)
     wait_until(lambda: node_info(cluster, node)["State"].startswith("DOWN"), 20, "DOWN")
     wait_until(lambda: not pid_alive(stepd), 10, "the stale run to be killed")
     info = cluster.wait_state(job_id, "RUNNING", timeout=30)
@@ -210,14 +208,6 @@ def test_drained_node_finishes_its_jobs_and_takes_no_new_ones(
     assert cluster.run(*sinfo).out.strip() == "idle"
 
 
-def kill_agent(cluster: TestCluster, node: str) -> None:
-    """SIGKILL a node's agent alone (its stepds keep running)."""
-    pid = cluster.local.pid(f"slurmd-{node}")
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: cluster.local.pid(f"slurmd-{node}") is None, 10, "slurmd to die")
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_node_fenced_for_a_stale_run_returns_whatever_restarts_come_between(
@@ -239,7 +229,7 @@ def test_a_node_fenced_for_a_stale_run_returns_whatever_restarts_come_between(
     # RUNNING comes before the launch: the stepd may not have written its pid yet.
     (stepd,) = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
     os.kill(stepd, signal.SIGSTOP)  # the stale run cannot end, nor fence itself
-    kill_agent(cluster, "n2")
+    cluster.kill_agent("n2")
     wait_until(lambda: node_info(cluster, "n2")["State"].startswith("DOWN"), 20, "DOWN")
     assert cluster.job(job_id)["Restarts"] == "1"
 
@@ -256,7 +246,7 @@ def test_a_node_fenced_for_a_stale_run_returns_whatever_restarts_come_between(
     assert cluster.job(job_id)["JobState"] == "PENDING"
     wait_until(lambda: cluster.job(job_id)["Reason"] != "BeginTime", 20, "RequeueDelay")
 
-    kill_agent(cluster, "n2")
+    cluster.kill_agent("n2")
     os.kill(stepd, signal.SIGCONT)  # the stale run is killed at last
     wait_until(lambda: not pid_alive(stepd), 20, "the stale run to end")
     cluster.local.up(cluster.spec)  # registers with nothing stale: in service at once

@@ -67,10 +67,8 @@ def test_running_job_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster)
     cluster.wait_state(job_id, "RUNNING")
     # RUNNING comes before the launch: the stepd may not have written its pid yet.
     stepds = wait_until(cluster.local.stepd_pids, 10, "the job's stepd")
-    pid = cluster.local.pid("slurmd-n1")
-    assert pid is not None and len(stepds) == 1
-    os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: cluster.local.pid("slurmd-n1") is None, 10, "slurmd to die")
+    assert len(stepds) == 1
+    cluster.kill_agent("n1")
     assert cluster.local.stepd_pids() == stepds  # the supervisor and its task live on
     cluster.start()  # the new agent adopts the supervisor
     assert cluster.state(job_id) == "RUNNING"
@@ -128,10 +126,7 @@ def test_srun_step_survives_a_sigkill_of_its_agent(fresh_cluster: TestCluster, e
         assert lines == {"0: before\n", "1: before\n"}
         (job_id,) = [int(j) for j in cluster.run("squeue", "-h", "-o", "%i").out.split()]
         (stepd,) = cluster.local.stepd_pids()
-        pid = cluster.local.pid("slurmd-n1")
-        assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: cluster.local.pid("slurmd-n1") is None, 10, "slurmd to die")
+        cluster.kill_agent("n1")
         assert cluster.local.stepd_pids() == [stepd]  # the step's supervisor and tasks live on
         if ends == "while the agent is gone":
             gate.touch()
@@ -165,10 +160,8 @@ def test_srun_step_whose_supervisor_died_with_its_agent_fails_clearly(
         (stepd,) = cluster.local.stepd_pids()
         (step_dir,) = Path(cluster.local.path("spool", "n1")).glob("step*")
         task = int((step_dir / "task.pid").read_text())
-        agent = cluster.local.pid("slurmd-n1")
-        assert agent is not None
-        for pid in (agent, stepd):  # the node's agent and the step's supervisor die
-            os.kill(pid, signal.SIGKILL)
+        cluster.kill_agent("n1")  # the node's agent and the step's supervisor die
+        os.kill(stepd, signal.SIGKILL)
         wait_until(lambda: not pid_alive(stepd), 10, "stepd to die")
         assert pid_alive(task)  # its task is left without a supervisor
         cluster.start()  # the new agent finds the step dead: its tasks go too
