@@ -147,9 +147,18 @@ class Agent:
 
     # ------------------------------------------------------------ controller
 
+    def _running_jobs(self) -> list[int]:
+        """Jobs with a batch script or a step running here.
+
+        A job of srun alone has only steps here: a restarted slurmd that
+        adopted one must name it too, or the controller, which may have ended
+        the job meanwhile, would never have its step killed.
+        """
+        return sorted({*self.launcher.running, *(job for job, _ in self.steps.sessions)})
+
     def _registration(self) -> pb.RegisterNodeRequest:
         res = self.resources
-        jobs = [pb.AgentJob(job_id=i, running=True) for i in self.launcher.running]
+        jobs = [pb.AgentJob(job_id=i, running=True) for i in self._running_jobs()]
         jobs += [
             pb.AgentJob(job_id=o.job_id, running=False, status=status_message(o))
             for o in self._outbox.values()
@@ -179,7 +188,7 @@ class Agent:
         self._registered.set()
         for job_id in reply.kill_job_ids:
             log.info("job=%d unknown to the controller: killing it", job_id)
-            self.launcher.terminate(job_id, "CANCELLED", self.settings.conf.kill_wait, time.time())
+            self._terminate(job_id, "CANCELLED", self.settings.conf.kill_wait, time.time())
         log.info("registered with the controller at %s", self.settings.controller)
 
     async def _heartbeat_loop(self) -> None:
@@ -195,7 +204,7 @@ class Agent:
                             name=self.settings.node_name,
                             cpu_load=load,
                             free_memory=free,
-                            running_job_ids=self.launcher.running,
+                            running_job_ids=self._running_jobs(),
                         ),
                         timeout=CALL_TIMEOUT,
                     )
@@ -342,11 +351,12 @@ class Agent:
         Args:
             request: the job, why, and how long to wait before SIGKILL.
         """
-        self.launcher.terminate(
-            request.job_id, request.outcome, request.kill_wait, float(request.time)
-        )
-        for session in self.steps.of_job(request.job_id):
-            session.terminate(request.kill_wait, request.outcome, float(request.time))
+        self._terminate(request.job_id, request.outcome, request.kill_wait, float(request.time))
+
+    def _terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
+        self.launcher.terminate(job_id, outcome, kill_wait, when)
+        for session in self.steps.of_job(job_id):
+            session.terminate(kill_wait, outcome, when)
 
     def signal_job(self, request: pb.SignalJobRequest) -> None:
         """scancel --signal: the job's steps, and the batch shell with -b or -f.
