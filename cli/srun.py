@@ -367,7 +367,7 @@ def _kill_on_bad_exit(values: dict[str, object]) -> bool:
     return str(values["kill_on_bad_exit"]) not in ("0",)
 
 
-def step_addresses(job_id: int, step_id: int) -> dict[str, tuple[str, int]]:
+def step_addresses(job_id: int, step_id: int) -> dict[str, tuple[str, int]] | None:
     """Where the agents of a step's nodes listen now, as the controller knows (one try).
 
     Args:
@@ -375,16 +375,17 @@ def step_addresses(job_id: int, step_id: int) -> dict[str, tuple[str, int]]:
         step_id: the step.
 
     Returns:
-        Node name -> (address, port); empty when the step is gone.
+        Node name -> (address, port); None when the controller cancelled the
+        step (its job ended) or no longer knows it.
 
     Raises:
         RpcError: the controller did not answer.
     """
     reply = controller().call("GetSteps", job_id=job_id)
     for step in reply.steps:
-        if step.step_id == step_id:
+        if step.step_id == step_id and step.state != "CANCELLED":
             return {n.node: (n.addr, int(n.port)) for n in step.nodes}
-    return {}
+    return None
 
 
 def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:

@@ -84,7 +84,7 @@ class StepRun:
         reply: Message,
         request: dict[str, object],
         opts: dict[str, object],
-        locate: Callable[[], dict[str, tuple[str, int]]] | None = None,
+        locate: Callable[[], dict[str, tuple[str, int]] | None] | None = None,
     ):
         self.prog = prog
         self.step = reply.step
@@ -119,10 +119,10 @@ class StepRun:
             try:
                 link.stream = link.agent.stream("LaunchTasks", self.request)
             except RpcError as err:
-                self._node_failed(link, err)
+                self._node_failed(link, f"{link.name}: {err.details or err.code}")
 
-    def _node_failed(self, link: NodeLink, err: RpcError) -> None:
-        _error(self.prog, f"{link.name}: {err.details or err.code}")
+    def _node_failed(self, link: NodeLink, message: str) -> None:
+        _error(self.prog, message)
         link.done = True
         for task in link.task_ids:
             self.exits.setdefault(task, (1, 0))
@@ -181,7 +181,7 @@ class StepRun:
             events = link.stream.read(block=False)
         except RpcError as err:
             if err.code != "UNAVAILABLE":
-                self._node_failed(link, err)
+                self._node_failed(link, f"{link.name}: {err.details or err.code}")
                 return
             link.stream = None  # slurmd went away: the step runs on; find it again
             link.lost = link.lost or time.monotonic()
@@ -208,10 +208,13 @@ class StepRun:
             if link.done or link.stream is not None or now < link.retry_at:
                 continue
             if now - link.lost > REATTACH_SECONDS:
-                reason = f"lost its slurmd for {REATTACH_SECONDS:.0f} seconds"
-                self._node_failed(link, RpcError("UNAVAILABLE", reason))
+                self._node_failed(
+                    link, f"{link.name}: lost its slurmd for {REATTACH_SECONDS:.0f} seconds"
+                )
                 continue
-            self._relocate(link)
+            if not self._relocate(link):  # the controller ended the job: the node failed
+                self._node_failed(link, f"Node failure on {link.name}")
+                continue
             try:
                 link.stream = link.agent.stream(
                     "AttachStep",
@@ -225,18 +228,27 @@ class StepRun:
             attached.append(link)
         return attached
 
-    def _relocate(self, link: NodeLink) -> None:
-        """Follow a node's slurmd to the address it registered after its restart."""
+    def _relocate(self, link: NodeLink) -> bool:
+        """Follow a node's slurmd to the address it registered after its restart.
+
+        Returns:
+            False when the controller cancelled the step meanwhile (its job
+            ended, as when the node was declared DOWN): nothing is left to find.
+        """
         if self.locate is None:
-            return
+            return True
         try:
-            address = self.locate().get(link.name)
+            addresses = self.locate()
         except RpcError:
-            return  # the controller may be restarting too: try the old address
+            return True  # the controller may be restarting too: try the old address
+        if addresses is None:
+            return False
+        address = addresses.get(link.name)
         if address is not None and address != link.address:
             link.agent.close()
             link.address = address
             link.agent = AgentClient(*address, 30.0, tls=common.tls_context())
+        return True
 
     def _on_event(self, link: NodeLink, event: Message) -> None:
         kind = int(event.kind)

@@ -136,6 +136,32 @@ def test_a_job_whose_agent_is_gone_too_long_never_runs_twice(quick_cluster: Test
     cluster.wait_state(job_id, "CANCELLED")
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(60)
+def test_srun_whose_node_fails_ends_with_its_job(quick_cluster: TestCluster) -> None:
+    cluster = quick_cluster
+    proc = cluster.spawn("srun", "-w", "n1", "bash", "-c", "echo before; sleep 300")
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "before\n"
+        (job_id,) = [int(j) for j in cluster.run("squeue", "-h", "-o", "%i").out.split()]
+        (stepd,) = cluster.local.stepd_pids()
+        cluster.kill_agent("n1")  # srun loses the node; the controller declares it DOWN
+        # srun stops looking for its step there once the job has ended, not a minute later.
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert cluster.job(job_id)["JobState"] == "NODE_FAIL"
+    assert (proc.returncode, out) == (1, ""), err
+    assert err.splitlines() == [
+        "srun: error: Node failure on n1",
+        "srun: error: n1: task 0: Exited with exit code 1",
+    ]
+    assert pid_alive(stepd)  # as in Slurm, the step runs on where nobody can reach it
+    cluster.start()  # until the node's agent returns: the step of an ended job goes
+    wait_until(lambda: not pid_alive(stepd), 20, "the stale step to be killed")
+
+
 @pytest.mark.timeout(90)
 def test_scontrol_requeue_and_requeuehold(quick_cluster: TestCluster) -> None:
     cluster = quick_cluster
