@@ -253,7 +253,8 @@ def pending_entries(
         return [replace(entry, blocked=REASON_BEGIN_TIME)]
     dep = parse_dependency(job.dependency)
     if job.array_task_id is not None or not job.array_job_id:
-        return [replace(entry, blocked=wait_reason(dep, job, job.array_task_id, state, now))]
+        reason = wait_reason(dep, job, job.array_task_id, state, now)
+        return [replace(entry, blocked=reason) if reason else entry]
     limit = job.array_throttle - running if job.array_throttle else room
     if limit <= 0:
         return [replace(entry, blocked=REASON_ARRAY_LIMIT)]
