@@ -11,7 +11,9 @@ length ago: then it is the quick event pass over the top
 main scheduler), and a full pass follows once that time is up. So full
 passes take at most half of the controller's time under a burst of
 submissions, while the jobs at the top of the queue still start within
-milliseconds of the event that lets them. An event pass that took long is
+milliseconds of the event that lets them. An event pass takes most entries of
+its snapshot from the pass before (:class:`KeptEntries`) rather than
+compute every queued job's priority again. An event pass that took long is
 followed by an equal pause. A periodic full pass covers time-based changes
 (job age), at least every ``bf_interval`` seconds.
 
@@ -86,8 +88,35 @@ def cluster_size(state: ClusterState) -> ClusterSize:
     return ClusterSize(len(state.nodes), cpus, max(factors, default=1))
 
 
+@dataclass
+class KeptEntries:
+    """The entries of plain queued jobs, kept from one pass for the next event pass.
+
+    A plain job (no dependency, its begin time passed, not an array's record
+    of pending tasks) has one entry, which changes only with its record (a
+    change puts a new record) and with its priority. Event passes take the
+    kept entry of a job whose record is the same; full passes compute every
+    entry anew. So an event pass reads priorities as of the last full pass,
+    as Slurm's main scheduler reads those its priority thread last computed
+    (PriorityCalcPeriod), and its cost no longer grows with the whole queue.
+    """
+
+    entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
+
+
+def _plain(job: Job, now: float) -> bool:
+    """Whether a queued job's entry depends on its record alone (and its priority)."""
+    array_record = job.array_job_id and job.array_task_id is None
+    return not job.dependency and job.begin_time <= now and not array_record
+
+
 def build_snapshot(
-    state: ClusterState, now: float, weights: PriorityWeights, accounting: Accounting | None = None
+    state: ClusterState,
+    now: float,
+    weights: PriorityWeights,
+    accounting: Accounting | None = None,
+    kept: KeptEntries | None = None,
+    reuse: bool = False,
 ) -> Snapshot:
     """Everything a pass reads, from the in-memory state.
 
@@ -96,6 +125,10 @@ def build_snapshot(
         now: the time of the pass.
         weights: priority weights.
         accounting: associations (fair share, limits), if any.
+        kept: where plain jobs' entries are kept for the next pass (they replace
+            what it held).
+        reuse: take the entries ``kept`` holds for unchanged plain jobs, rather
+            than compute them.
 
     Returns:
         The snapshot.
@@ -137,23 +170,32 @@ def build_snapshot(
     running = Counter(j.array_job_id for j in active if j.array_job_id)
     pending: list[PendingJob] = []
     memo = ReservationMemo()
+    old = kept.entries if kept is not None and reuse else {}
+    new: dict[int, tuple[Job, PendingJob]] = {}
     for job in state.queued_jobs():
-        part = state.partitions.get(job.partition)
-        fairshare = accounting.fairshare(job) if accounting else 0.0
-        qos = accounting.qos_factor(job) if accounting else 0.0
-        job_factor = part.priority_job_factor if part else 1
-        entry = PendingJob(
-            job_id=job.job_id,
-            partition=job.partition,
-            priority=job_priority(job, now, weights, size, job_factor, fairshare, qos),
-            submit_time=job.submit_time,
-            request=job.request,
-            time_limit=job.time_limit,
-            held=job.held,
-            array_task_id=job.array_task_id,
-        )
-        room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
-        entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
+        hit = old.get(job.job_id)
+        if hit is not None and hit[0] is job:  # kept as plain, the same record still is
+            new[job.job_id] = hit
+            entries = [hit[1]]
+        else:
+            part = state.partitions.get(job.partition)
+            fairshare = accounting.fairshare(job) if accounting else 0.0
+            qos = accounting.qos_factor(job) if accounting else 0.0
+            job_factor = part.priority_job_factor if part else 1
+            entry = PendingJob(
+                job_id=job.job_id,
+                partition=job.partition,
+                priority=job_priority(job, now, weights, size, job_factor, fairshare, qos),
+                submit_time=job.submit_time,
+                request=job.request,
+                time_limit=job.time_limit,
+                held=job.held,
+                array_task_id=job.array_task_id,
+            )
+            room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
+            entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
+            if _plain(job, now):
+                new[job.job_id] = (job, entries[0])
         if state.reservations or job.reservation:
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
@@ -162,6 +204,8 @@ def build_snapshot(
         for j in active
         if j.allocation is not None
     )
+    if kept is not None:
+        kept.entries = new
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
@@ -331,6 +375,7 @@ class SchedulerLoop:
         self._kicked = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._blocked: set[int] = set()  # jobs the last pass found blocked (Dependency, ...)
+        self._kept = KeptEntries()  # plain jobs' entries, for event passes
         self.passes = 0
 
     def kick(self) -> None:
@@ -362,7 +407,9 @@ class SchedulerLoop:
         """
         now = time.time()
         self._prepare(now)
-        snapshot = build_snapshot(self._state, now, self._weights, self._accounting)
+        snapshot = build_snapshot(
+            self._state, now, self._weights, self._accounting, self._kept, reuse=not full
+        )
         decided = self._unblock(snapshot, (plan if full else plan_event)(snapshot, now, self.cfg))
         if full:
             self.start_times = decided.start_times
