@@ -13,7 +13,12 @@ its target and a JSON line with all of them.
    priority order, starts only): median, target 20 ms; and, for
    comparison only, a backfill pass that tests the top 100 jobs
    (``bf_max_job_test=100``);
-3. the simulator on ``lublin_256.swf`` (first ``--sim-jobs`` records) with
+3. the same two passes as the controller runs them, from its records (10,000
+   queued jobs, the running ones): the snapshot a full pass computes anew,
+   or the one an event pass takes mostly from the last pass
+   (:class:`~ctld.scheduling.KeptEntries`), then the pass; no target (the
+   planner's targets are above), for what a live pass adds;
+4. the simulator on ``lublin_256.swf`` (first ``--sim-jobs`` records) with
    ``minislurm simulate``'s default backfill knobs: jobs per second of wall
    time, target 1,000.
 
@@ -35,10 +40,16 @@ from pathlib import Path
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan, plan_event
+from ctld.sched.priority import PriorityWeights
+from ctld.scheduling import KeptEntries, build_snapshot
 from ctld.simreport import SIM_PARAMS, policy_config
 from ctld.simulator import simulate, summarize, trace_setup
+from ctld.state import ClusterState
+from minislurm.config import PartitionConfig
 from minislurm.model import (
     Allocation,
+    Job,
+    Node,
     NodeAlloc,
     NodeView,
     PartitionView,
@@ -48,12 +59,14 @@ from minislurm.model import (
     RunningJob,
     Snapshot,
 )
+from minislurm.states import JobState, NodeState
 
 NOW = 1_000_000.0
 NODES, CPUS, MEM, GPUS = 1000, 64, 512 * 1024, 8
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "lublin_256.swf"
 TARGETS = {"full_pass_s": 1.0, "event_pass_ms": 20.0, "sim_jobs_per_s": 1000.0}
 Planner = Callable[[Snapshot, float, SchedConfig], Plan]
+WEIGHTS = PriorityWeights(age=1000, job_size=1000, partition=1000)
 
 
 def cluster_snapshot(pending_count: int, seed: int = 1) -> Snapshot:
@@ -96,6 +109,45 @@ def cluster_snapshot(pending_count: int, seed: int = 1) -> Snapshot:
         pending.append(PendingJob(job_id, "gpu", rng.randint(1, 1000), NOW - job_id, req, limit))
     part = PartitionView("gpu", tuple(n.name for n in nodes))
     return Snapshot(tuple(nodes), (part,), tuple(pending), tuple(running))
+
+
+def controller_state(snapshot: Snapshot) -> ClusterState:
+    """The cluster of a snapshot as the controller's records: nodes, partition, jobs."""
+    nodes = [
+        Node(n.name, n.cpus, n.mem, n.gpus, ("gpu",), state=NodeState.IDLE) for n in snapshot.nodes
+    ]
+    state = ClusterState(nodes, [PartitionConfig("gpu", tuple(n.name for n in nodes), True)])
+    one_task = ResourceRequest(ntasks=1)
+    for held in snapshot.running:
+        job = Job(held.job_id, "run", 0, 0, "u", "u", "gpu", JobState.RUNNING, one_task, NOW)
+        limit = round((held.end_time - NOW) / 60)
+        state.put_job(replace(job, allocation=held.allocation, start_time=NOW, time_limit=limit))
+    for entry in snapshot.pending:
+        job = Job(entry.job_id, "j", 0, 0, "u", "u", "gpu", JobState.PENDING, entry.request, 0.0)
+        state.put_job(replace(job, submit_time=entry.submit_time, time_limit=entry.time_limit))
+    return state
+
+
+def median_controller_pass(
+    state: ClusterState, cfg: SchedConfig, repeat: int, full: bool
+) -> tuple[float, float, int]:
+    """Median wall seconds of the controller's pass (snapshot and plan), and of its snapshot.
+
+    An event pass finds the entries the pass before it kept, as in the
+    controller between two full passes with nothing changed.
+    """
+    kept = KeptEntries()
+    build_snapshot(state, NOW, WEIGHTS, None, kept)
+    times, snapshot_times = [], []
+    for _ in range(repeat):
+        began = time.perf_counter()
+        snapshot = build_snapshot(state, NOW, WEIGHTS, None, kept, reuse=not full)
+        built = time.perf_counter()
+        decided = (plan if full else plan_event)(snapshot, NOW, cfg)
+        times.append(time.perf_counter() - began)
+        snapshot_times.append(built - began)
+    med = statistics.median
+    return med(times), med(snapshot_times), len(decided.starts)
 
 
 def median_pass(
@@ -159,6 +211,21 @@ def main() -> None:
         f"backfill pass over the top 100 jobs: {top * 1000:.1f} ms median, CPU"
         f" {top_cpu * 1000:.1f} ms ({starts} starts, {reserved} planned starts); no target"
     )
+    state = controller_state(snapshot)
+    live_full, live_full_snap, starts = median_controller_pass(state, cfg, args.repeat, True)
+    print(
+        f"controller's full pass (snapshot of its records computed anew, then the full pass):"
+        f" {live_full:.3f} s median, of which the snapshot {live_full_snap * 1000:.1f} ms"
+        f" ({starts} starts); no target"
+    )
+    live_event, live_event_snap, starts = median_controller_pass(
+        state, SchedConfig(), args.repeat, False
+    )
+    print(
+        f"controller's event pass (snapshot from the entries kept, then the event pass):"
+        f" {live_event * 1000:.1f} ms median, of which the snapshot"
+        f" {live_event_snap * 1000:.1f} ms ({starts} starts); no target"
+    )
     setup = trace_setup(str(TRACE), args.sim_jobs)
     sim_cfg = policy_config("backfill", SIM_PARAMS)
     began_cpu = time.process_time()
@@ -178,6 +245,10 @@ def main() -> None:
         "event_pass_cpu_ms": event_cpu * 1000,
         "top100_backfill_ms": top * 1000,
         "top100_backfill_cpu_ms": top_cpu * 1000,
+        "controller_full_pass_s": live_full,
+        "controller_full_snapshot_ms": live_full_snap * 1000,
+        "controller_event_pass_ms": live_event * 1000,
+        "controller_event_snapshot_ms": live_event_snap * 1000,
         "sim_jobs_per_s": rate,
         "sim_jobs_per_cpu_s": cpu_rate,
         "sim_ms_per_pass": measures["sched_ms_per_pass"],
