@@ -100,7 +100,7 @@ def persisted_fields(node: Node) -> tuple[str, str, bool, str, int]:
 
 
 def heartbeat_interval(conf: SlurmConfig) -> int:
-    """Seconds between an agent's heartbeats: a tenth of SlurmdTimeout, 1 to 30.
+    """Seconds between an agent's heartbeats: a tenth of SlurmdTimeout, 1 to 30 (30 when 0).
 
     Args:
         conf: the configuration.
@@ -108,6 +108,8 @@ def heartbeat_interval(conf: SlurmConfig) -> int:
     Returns:
         The interval.
     """
+    if not conf.slurmd_timeout:
+        return 30
     return max(1, min(30, conf.slurmd_timeout // 10))
 
 
@@ -236,12 +238,12 @@ def check_down(node: Node, now: float, timeout: float) -> Node:
     Args:
         node: the current record.
         now: the time.
-        timeout: SlurmdTimeout, seconds.
+        timeout: SlurmdTimeout, seconds; 0: never (as in Slurm, the node is not tested).
 
     Returns:
         ``node`` itself when nothing changes, else the DOWN record.
     """
-    if node.state is NodeState.DOWN or now - node.last_seen <= timeout:
+    if timeout <= 0 or node.state is NodeState.DOWN or now - node.last_seen <= timeout:
         return node
     new = next_node_state(node.name, node.state, NodeEvent.FAIL, NOT_RESPONDING)
     return replace(

@@ -105,6 +105,10 @@ def test_a_node_silent_for_slurmd_timeout_goes_down_not_responding() -> None:
     assert nodeops.check_down(down, NOW + 99, 30) is down
 
 
+def test_slurmd_timeout_zero_never_takes_a_node_down() -> None:
+    assert nodeops.check_down(node(), NOW + 86_400, 0) == node()
+
+
 def test_a_controller_restart_counts_silence_from_its_start() -> None:
     heard = nodeops.unheard(node(last_seen=0.0), NOW)
     assert nodeops.check_down(heard, NOW + 10, 30) is heard
