@@ -309,7 +309,16 @@ class Controller:
             return self._address_of(batch_host)
 
         try:
-            await self.agents.launch_batch(address, request)
+            await self.agents.launch_batch(address, request, nodeops.launch_patience(self.conf))
+        except AgentUnreachable as err:
+            current = self.state.jobs.get(job_id)
+            if current is None or (current.state, current.restarts) != (job.state, job.restarts):
+                return  # its node was declared DOWN meanwhile: the job was requeued or ended
+            # Its node still looks alive (SlurmdTimeout=0, or only slurmd's port is cut off):
+            # the job is lost with it all the same.
+            log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
+            self._lose([current], batch_host, time.time())
+            return
         except Exception as err:
             log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
             failed = pb.JobStatus(

@@ -65,14 +65,15 @@ class AgentDispatcher:
         address_of: Callable[[], str | None],
         what: str,
         call: Callable[[pb_grpc.NodeAgentStub], Awaitable[T]],
+        patience: float | None = None,
     ) -> T:
-        """Call an agent, retrying while it is unreachable.
+        """Call an agent, retrying while it is unreachable (``patience`` seconds at most).
 
         ``address_of`` is asked again before each try, so a node that
         re-registered at a new address is reached there.
         """
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._give_up_after
+        deadline = loop.time() + (self._give_up_after if patience is None else patience)
         delay = 0.05
         while True:
             address = address_of()
@@ -89,13 +90,17 @@ class AgentDispatcher:
             delay = min(delay * 2, 1.0)
 
     async def launch_batch(
-        self, address_of: Callable[[], str | None], request: pb.BatchLaunchRequest
+        self,
+        address_of: Callable[[], str | None],
+        request: pb.BatchLaunchRequest,
+        patience: float | None = None,
     ) -> None:
         """Ask the batch host's agent to start a job's script.
 
         Args:
             address_of: returns the agent's current ``host:port`` (None: unknown yet).
             request: the launch description.
+            patience: seconds to keep retrying (default: ``give_up_after``).
 
         Raises:
             AgentUnreachable: no answer in time.
@@ -105,6 +110,7 @@ class AgentDispatcher:
             address_of,
             f"launch job={request.job.job_id}",
             lambda stub: stub.LaunchBatch(request, timeout=CALL_TIMEOUT),
+            patience,
         )
 
     async def terminate(

@@ -113,6 +113,22 @@ def heartbeat_interval(conf: SlurmConfig) -> int:
     return max(1, min(30, conf.slurmd_timeout // 10))
 
 
+def launch_patience(conf: SlurmConfig) -> float:
+    """Seconds a batch launch is retried while its node's agent does not answer.
+
+    Until the node would be declared DOWN, which requeues the job (or ends it
+    NODE_FAIL); an agent back before then gets the launch. At least 20 s
+    (all there is with SlurmdTimeout=0).
+
+    Args:
+        conf: the configuration.
+
+    Returns:
+        The seconds.
+    """
+    return max(20.0, conf.slurmd_timeout + float(heartbeat_interval(conf)))
+
+
 def not_responding_after(conf: SlurmConfig) -> float:
     """Seconds without a heartbeat after which a node is NOT_RESPONDING.
 

@@ -24,6 +24,13 @@ def quick_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Te
     yield from run_cluster(tmp_path, request, spec)
 
 
+@pytest.fixture
+def patient_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """Two nodes; a silent node is DOWN after 25 s, above the 20 s other agent calls retry."""
+    spec = ClusterSpec(kill_wait=2, min_job_age=600, slurmd_timeout=25)
+    yield from run_cluster(tmp_path, request, spec)
+
+
 def kill_node(cluster: TestCluster, node: str) -> None:
     """SIGKILL a node's agent and every process of its jobs, as if it lost power."""
     pid = cluster.local.pid(f"slurmd-{node}")
@@ -160,6 +167,24 @@ def test_srun_whose_node_fails_ends_with_its_job(quick_cluster: TestCluster) -> 
     assert pid_alive(stepd)  # as in Slurm, the step runs on where nobody can reach it
     cluster.start()  # until the node's agent returns: the step of an ended job goes
     wait_until(lambda: not pid_alive(stepd), 20, "the stale step to be killed")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_job_sent_to_a_node_whose_slurmd_just_died_is_requeued(
+    patient_cluster: TestCluster,
+) -> None:
+    cluster = patient_cluster
+    cluster.kill_agent("n1")  # n1 looks alive for SlurmdTimeout yet
+    job_id = cluster.sbatch("-w", "n1", "--wrap=echo ran $SLURM_RESTART_COUNT")
+    cluster.wait_state(job_id, "RUNNING")  # its launch is retried on the dead agent
+    wait_until(lambda: node_info(cluster, "n1")["State"].startswith("DOWN"), 60, "DOWN")
+    info = cluster.job(job_id)
+    assert (info["JobState"], info["Restarts"]) == ("PENDING", "1"), info
+    cluster.start()  # n1 is back: the job runs there
+    info = cluster.wait_state(job_id, timeout=30)
+    assert (info["JobState"], info["ExitCode"]) == ("COMPLETED", "0:0")
+    assert (cluster.workdir / f"slurm-{job_id}.out").read_text() == "ran 1\n"
 
 
 @pytest.mark.timeout(90)
