@@ -72,15 +72,8 @@ class Factors:
         }
 
     def priority(self, weights: PriorityWeights) -> int:
-        """The priority these factors give, at least 1: the sum of :meth:`weighted`, in order."""
-        total = (
-            weights.age * self.age
-            + weights.fairshare * self.fairshare
-            + weights.job_size * self.job_size
-            + weights.partition * self.partition
-            + weights.qos * self.qos
-        )
-        return max(int(total - self.nice), 1)
+        """The priority these factors give: at least 1."""
+        return max(int(sum(self.weighted(weights).values()) - self.nice), 1)
 
 
 def job_factors(
