@@ -300,19 +300,25 @@ class Controller:
         )
         batch_host = job.allocation.node_names[0]
 
+        def this_run() -> Job | None:
+            """The job, while the run being launched is still its current one."""
+            current = self.state.jobs.get(job_id)
+            if current is None or (current.state, current.restarts) != (job.state, job.restarts):
+                return None
+            return current
+
         def address() -> str | None:
             # A launch retried while its agent was away must not start a run
             # that has since been requeued or ended.
-            current = self.state.jobs.get(job_id)
-            if current is None or (current.state, current.restarts) != (job.state, job.restarts):
+            if this_run() is None:
                 raise AgentUnreachable(f"job={job_id} run {job.restarts} is over")
             return self._address_of(batch_host)
 
         try:
             await self.agents.launch_batch(address, request, nodeops.launch_patience(self.conf))
         except AgentUnreachable as err:
-            current = self.state.jobs.get(job_id)
-            if current is None or (current.state, current.restarts) != (job.state, job.restarts):
+            current = this_run()
+            if current is None:
                 return  # its node was declared DOWN meanwhile: the job was requeued or ended
             # Its node still looks alive (SlurmdTimeout=0, or only slurmd's port is cut off):
             # the job is lost with it all the same.
