@@ -119,9 +119,13 @@ class StepRun:
             try:
                 link.stream = link.agent.stream("LaunchTasks", self.request)
             except RpcError as err:
-                self._node_failed(link, f"{link.name}: {err.details or err.code}")
+                self._node_failed(link, err)
 
-    def _node_failed(self, link: NodeLink, message: str) -> None:
+    def _node_failed(self, link: NodeLink, err: RpcError) -> None:
+        self._give_up(link, f"{link.name}: {err.details or err.code}")
+
+    def _give_up(self, link: NodeLink, message: str) -> None:
+        """Be done with a node whose tasks srun can no longer follow: they count as exit 1."""
         _error(self.prog, message)
         link.done = True
         for task in link.task_ids:
@@ -181,7 +185,7 @@ class StepRun:
             events = link.stream.read(block=False)
         except RpcError as err:
             if err.code != "UNAVAILABLE":
-                self._node_failed(link, f"{link.name}: {err.details or err.code}")
+                self._node_failed(link, err)
                 return
             link.stream = None  # slurmd went away: the step runs on; find it again
             link.lost = link.lost or time.monotonic()
@@ -208,12 +212,11 @@ class StepRun:
             if link.done or link.stream is not None or now < link.retry_at:
                 continue
             if now - link.lost > REATTACH_SECONDS:
-                self._node_failed(
-                    link, f"{link.name}: lost its slurmd for {REATTACH_SECONDS:.0f} seconds"
-                )
+                reason = f"lost its slurmd for {REATTACH_SECONDS:.0f} seconds"
+                self._node_failed(link, RpcError("UNAVAILABLE", reason))
                 continue
             if not self._relocate(link):  # the controller ended the job: the node failed
-                self._node_failed(link, f"Node failure on {link.name}")
+                self._give_up(link, f"Node failure on {link.name}")
                 continue
             try:
                 link.stream = link.agent.stream(
