@@ -33,9 +33,7 @@ def patient_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[
 
 def kill_node(cluster: TestCluster, node: str) -> None:
     """SIGKILL a node's agent and every process of its jobs, as if it lost power."""
-    pid = cluster.local.pid(f"slurmd-{node}")
-    assert pid is not None
-    os.kill(pid, signal.SIGKILL)
+    cluster.kill_agent(node)
     spool = Path(cluster.local.path("spool", node))
     for jobdir in spool.glob("job*"):
         for name in ("task.pid", "stepd.pid"):
@@ -46,7 +44,6 @@ def kill_node(cluster: TestCluster, node: str) -> None:
                 os.killpg(pid, signal.SIGKILL)  # the task's session, with its children
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-    wait_until(lambda: cluster.local.pid(f"slurmd-{node}") is None, 10, "slurmd to die")
 
 
 def node_info(cluster: TestCluster, node: str) -> dict[str, str]:
