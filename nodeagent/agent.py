@@ -24,6 +24,7 @@ from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from nodeagent import hostsfile
 from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
@@ -51,6 +52,19 @@ class AgentSettings:
     spool_dir: str
     controller: str  # host:port
     cluster_key: bytes  # checks step credentials (slurm.key)
+
+
+def _hosts_file(settings: AgentSettings) -> str:
+    """The hosts file this node's jobs see ("" when every node name resolves already)."""
+    nodes = [(node.name, node.addr) for node in settings.conf.nodes]
+    try:
+        path = hostsfile.write_for(nodes, settings.spool_dir, settings.conf.cluster_name)
+    except OSError as err:
+        log.warning("cannot write the hosts file of the jobs: %s; node names may not resolve", err)
+        return ""
+    if path:
+        log.info("jobs see node names through %s", path)
+    return path
 
 
 def status_message(outcome: StepOutcome) -> pb.JobStatus:
@@ -84,6 +98,7 @@ class Agent:
         self.resources = resources
         self.stepds = StepdPool()
         self.launcher = Launcher(settings.spool_dir, self._step_ended, self.stepds)
+        self.hosts_file = _hosts_file(settings)
         host, _, port = settings.controller.rpartition(":")
         facts = NodeFacts(
             node_name=settings.node_name,
@@ -96,6 +111,7 @@ class Agent:
             kill_wait=settings.conf.kill_wait,
             acct_freq=settings.conf.job_acct_gather_frequency,
             key=settings.cluster_key,
+            hosts_file=self.hosts_file,
         )
         self.steps = StepManager(facts, self._step_done, self.stepds.spawn)
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
@@ -342,6 +358,7 @@ class Agent:
                 open_mode=request.spec.open_mode,
                 restarts=job.restarts,
                 fence_after=float(self.settings.conf.slurmd_timeout),
+                hosts_file=self.hosts_file,
             )
         )
 

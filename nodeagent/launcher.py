@@ -71,6 +71,7 @@ class StepLaunch:
     open_mode: str = ""  # --open-mode: "append" keeps the output files' content
     restarts: int = 0  # the job's Restarts: which run this is
     fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
+    hosts_file: str = ""  # the job's /etc/hosts (nodeagent.hostsfile); "" for the host's own
 
 
 class EarlierRunRunning(Exception):
@@ -194,6 +195,7 @@ class Launcher:
             "restarts": step.restarts,
             "alive_file": os.path.join(self.spool, ALIVE_FILE),
             "fence_after": step.fence_after,
+            "hosts_file": step.hosts_file,
         }
         with open(os.path.join(jobdir, "job.json"), "w") as f:
             json.dump(description, f)

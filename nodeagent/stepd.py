@@ -44,9 +44,9 @@ script or the tasks run, and completed with the children's ``getrusage``.
 Imports the standard library, all of it up front: stepd starts for every
 job and step, and once it runs as the job's user the interpreter's own
 files may be unreadable (a Python under /root); os.wait4 imports
-``resource`` lazily. Of our modules, minislurm.procs, nodeagent.stdfiles
-(the standard streams' files) and nodeagent.usage (which imports psutil
-only when it first samples).
+``resource`` lazily. Of our modules, minislurm.procs, nodeagent.hostsfile
+(the job's /etc/hosts), nodeagent.stdfiles (the standard streams' files)
+and nodeagent.usage (which imports psutil only when it first samples).
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to 
 from collections import deque
 
 from minislurm import procs
+from nodeagent import hostsfile
 from nodeagent.stdfiles import (
     DIR_GRACE_SECONDS,
     STREAMS_FAILED,
@@ -1209,6 +1210,11 @@ def main(argv: list[str]) -> int:
         job = json.load(f)
     procs.write_pid_file(os.path.join(jobdir, "stepd.pid"))
     become_subreaper()
+    if job.get("hosts_file"):
+        try:
+            hostsfile.enter_namespace(str(job["hosts_file"]))
+        except OSError as error:
+            _log(f"node names will not resolve in the job: {error}")
     # Files slurmd reads are opened while still root; the job's user only writes them.
     status_fd = _open_private(os.path.join(jobdir, "status.json"))
     if job.get("mode") == "step":

@@ -129,6 +129,7 @@ class StepSpec:
     tasks: Sequence[TaskSpec]
     stdin_to: str = "none"
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
+    hosts_file: str = ""  # the tasks' /etc/hosts (nodeagent.hostsfile); "" for the host's own
 
 
 class EventKind(enum.StrEnum):
@@ -243,7 +244,7 @@ def describe(spec: StepSpec) -> dict[str, object]:
     return {
         "mode": "step",
         **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
-        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq")},
+        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq", "hosts_file")},
         "socket": SOCKET_NAME,
         "tasks": tasks,
     }

@@ -58,6 +58,7 @@ class NodeFacts:
     kill_wait: int
     key: bytes
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
+    hosts_file: str = ""  # the jobs' /etc/hosts (nodeagent.hostsfile); "" for the host's own
 
 
 def check_credential(
@@ -235,6 +236,7 @@ class StepManager:
             node=self.facts.node_name,
             kill_wait=self.facts.kill_wait,
             acct_freq=self.facts.acct_freq,
+            hosts_file=self.facts.hosts_file,
             tasks=tasks,
             stdin_to=stdin_to,
         )
