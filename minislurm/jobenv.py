@@ -32,7 +32,6 @@ class NodeContext:
     conf_path: str
     controller_host: str
     controller_port: int
-    node_addr: str = ""  # the address other nodes reach this one at (NodeAddr)
 
 
 def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
@@ -55,20 +54,39 @@ def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
     }
 
 
-MASTER_PORT_BASE = 20000
-MASTER_PORT_SPAN = 20000
+MASTER_PORT_BASE = 15000
 
 
 def master_port(job_id: int) -> int:
-    """The MASTER_PORT of a job's steps: stable for the job, spread over 20000-39999.
+    """The MASTER_PORT of a job: 15000 + the job id's last four digits.
+
+    The rule PyTorch Lightning applies on real Slurm (``SLURMEnvironment``),
+    so that a job sees the same port whether it reads ours or derives it.
 
     Args:
-        job_id: the job.
+        job_id: the job (an array task's own id).
 
     Returns:
-        The port.
+        The port, 15000-24999.
     """
-    return MASTER_PORT_BASE + job_id % MASTER_PORT_SPAN
+    return MASTER_PORT_BASE + int(str(job_id)[-4:])
+
+
+def rendezvous_defaults(job: Job) -> dict[str, str]:
+    """``MASTER_ADDR`` and ``MASTER_PORT`` as the batch script gets them.
+
+    The address is the job's first node by name (where the batch script runs,
+    and what ``scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1``
+    prints); node names resolve in every job (nodeagent.hostsfile).
+
+    Args:
+        job: the job, with its allocation.
+
+    Returns:
+        The two variables.
+    """
+    first = job.allocation.node_names[0] if job.allocation and job.allocation.nodes else ""
+    return {"MASTER_ADDR": first, "MASTER_PORT": str(master_port(job.job_id))}
 
 
 def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
@@ -142,8 +160,8 @@ def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[
     env.update(job_node_variables(job, ctx))
     # Beyond Slurm: where a torch.distributed rendezvous of the job can meet
     # (the batch host), so that `srun torchrun --rdzv-endpoint=$MASTER_ADDR` works.
-    env.setdefault("MASTER_ADDR", ctx.node_addr or ctx.node_name)
-    env.setdefault("MASTER_PORT", str(master_port(job.job_id)))
+    for name, value in rendezvous_defaults(job).items():
+        env.setdefault(name, value)
     env.update(
         {
             "ENVIRONMENT": "BATCH",
@@ -257,7 +275,10 @@ def task_environment(
     ``base`` is srun's environment (inside a batch job it holds the job's
     variables); Slurm's step variables override it. Beyond Slurm, the
     variables torch.distributed reads with ``init_method="env://"`` are set,
-    but a value the user exported for them wins.
+    ``MASTER_ADDR`` to the step's first node: a value the user exported for
+    them wins, but not the batch script's own ``MASTER_ADDR``/``MASTER_PORT``
+    passed on unchanged (a step on other nodes than the job's first meets on
+    its own first node).
 
     Args:
         base: srun's environment.
@@ -285,8 +306,10 @@ def task_environment(
         "MASTER_ADDR": step.master_addr,
         "MASTER_PORT": str(step.master_port),
     }
+    inherited = rendezvous_defaults(job)
     for name, value in torch.items():
-        env.setdefault(name, value)
+        if name not in base or base[name] == inherited.get(name):
+            env[name] = value
     tasks_per_node = compress_counts(list(step.tasks_per_node))
     env.update(
         {

@@ -334,7 +334,6 @@ class Agent:
             conf_path=request.conf_path,
             controller_host=request.controller.rpartition(":")[0],
             controller_port=int(request.controller.rpartition(":")[2] or 0),
-            node_addr=self.settings.advertise_addr,
         )
         env = jobenv.batch_environment(dict(request.spec.environment), job, ctx)
         stdout, stderr, stdin = convert.std_paths(job, node)

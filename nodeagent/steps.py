@@ -124,7 +124,7 @@ def task_specs(
         cpus_on_node=mine.cpus,
         gpus_on_node=tuple(mine.gpus),
         distribution=request.step.distribution or "block",
-        master_addr=content.nodes[0].addr or content.nodes[0].node,
+        master_addr=content.nodes[0].node,
         master_port=jobenv.master_port(content.job_id),
         launch_host=request.launch_host,
         gpus_per_task=request.step.gpus_per_task,

@@ -14,6 +14,8 @@ from conftest import TestCluster
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
+ALLREDUCE = Path(__file__).resolve().parents[2] / "examples" / "ddp_allreduce.py"
+
 # Rank 0 listens on the first node's name; every other rank connects to it there.
 RENDEZVOUS = """\
 import os, socket, subprocess, time
@@ -71,3 +73,22 @@ def test_a_socket_bound_on_the_first_nodes_name_is_reached_from_the_other_node(
     out = (cluster.workdir / f"slurm-{job_id}.out").read_text()
     assert info["JobState"] == "COMPLETED", out
     assert out.splitlines() == ["rank 0 on n1 got hello from n2"]
+
+
+def test_gloo_allreduce_meets_at_the_first_hostname_of_the_node_list(
+    cluster: TestCluster,
+) -> None:
+    pytest.importorskip("torch")
+    script = f"""#!/bin/bash
+export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n1)
+echo "master=$MASTER_ADDR:$MASTER_PORT"
+srun python {ALLREDUCE}
+"""
+    job_id = cluster.sbatch("-N2", "--ntasks-per-node=1", "-o", "gloo-%j.out", script=script)
+    info = cluster.wait_state(job_id, timeout=240)
+    out = (cluster.workdir / f"gloo-{job_id}.out").read_text()
+    assert info["JobState"] == "COMPLETED", out
+    assert f"master=n1:{15000 + int(str(job_id)[-4:])}" in out.splitlines()
+    ranks = sorted(line for line in out.splitlines() if line.startswith("rank="))
+    assert len(ranks) == 2 and all(" world=2 " in r and r.endswith(" sum=1") for r in ranks)
+    assert [r.split(" node=")[1].split()[0] for r in ranks] == ["n1", "n2"]

@@ -104,7 +104,8 @@ def test_step_environment_matches_the_reference(cluster: TestCluster) -> None:
             "8",
             str(rank % 4),
         )
-        assert env["MASTER_ADDR"] == "127.0.0.1" and env["MASTER_PORT"].isdigit()
+        assert env["MASTER_ADDR"] == "n1"
+        assert env["MASTER_PORT"] == str(15000 + int(str(job_id)[-4:]))
 
 
 def test_gpus_per_task_binds_one_distinct_gpu_to_each_task(cluster: TestCluster) -> None:

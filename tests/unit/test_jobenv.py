@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from minislurm.jobenv import NodeContext, batch_environment, compress_counts, gpu_variables
+from minislurm.jobenv import (
+    NodeContext,
+    StepContext,
+    TaskPlace,
+    batch_environment,
+    compress_counts,
+    gpu_variables,
+    task_environment,
+)
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest
 from minislurm.states import JobState
 
@@ -286,8 +294,62 @@ def test_bad_gpu_bind_is_an_error() -> None:
         bind_gpus((0, 1), 0, "closest", 0)
 
 
-def test_master_port_is_stable_per_job_and_in_range() -> None:
+@pytest.mark.parametrize(
+    ("job_id", "port"),
+    [(7, 15007), (1234, 16234), (12345, 17345), (4560000, 15000), (99999, 24999)],
+)
+def test_master_port_is_lightnings_15000_plus_the_job_ids_last_four_digits(
+    job_id: int, port: int
+) -> None:
     from minislurm.jobenv import master_port
 
-    assert master_port(7) == master_port(7) != master_port(8)
-    assert all(20000 <= master_port(j) < 40000 for j in (1, 19999, 20000, 123456))
+    assert master_port(job_id) == port
+
+
+# ---------------------------------------------------------------- MASTER_ADDR / MASTER_PORT
+
+
+def _step_on(node: str, node_index: int) -> tuple[StepContext, TaskPlace]:
+    step = StepContext(
+        step_id=0,
+        ntasks=1,
+        nodelist=node,
+        tasks_per_node=(1,),
+        cpus_on_node=4,
+        gpus_on_node=(),
+        distribution="block",
+        master_addr=node,
+        master_port=15005,
+        launch_host="n1",
+    )
+    return step, TaskPlace(rank=0, local_id=0, node_index=node_index, gpus=(), node_tasks=(0,))
+
+
+def test_the_batch_script_meets_on_the_jobs_first_node_by_name() -> None:
+    env = batch_environment({}, n2_tpn4_gres4_job(), CTX)
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("n1", "15005")
+
+
+def test_the_users_own_rendezvous_wins_in_the_batch_script() -> None:
+    env = batch_environment(
+        {"MASTER_ADDR": "head", "MASTER_PORT": "1234"}, n2_tpn4_gres4_job(), CTX
+    )
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("head", "1234")
+
+
+def test_a_step_on_other_nodes_meets_on_its_own_first_node() -> None:
+    job = n2_tpn4_gres4_job()
+    inherited = batch_environment({}, job, CTX)  # srun's environment in the batch script
+    step, task = _step_on("n2", 1)
+    ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
+    env = task_environment(inherited, job, ctx, step, task, 0o022)
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("n2", "15005")
+
+
+def test_a_users_export_wins_in_a_step() -> None:
+    job = n2_tpn4_gres4_job()
+    base = {**batch_environment({}, job, CTX), "MASTER_ADDR": "head", "MASTER_PORT": "29500"}
+    step, task = _step_on("n2", 1)
+    ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
+    env = task_environment(base, job, ctx, step, task, 0o022)
+    assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("head", "29500")
