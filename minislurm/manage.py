@@ -104,7 +104,10 @@ def up(
 @HOME_OPTION
 def down(home: str) -> None:
     """Stop the cluster's daemons and any job still running on it."""
-    stopped = open_cluster(home).down()
+    local = open_cluster(home)
+    if not os.path.exists(local.conf_path):
+        raise click.ClickException(f"no cluster in {local.home}")
+    stopped = local.down()
     click.echo(f"stopped {', '.join(stopped)}" if stopped else "cluster was not running")
 
 
@@ -113,10 +116,9 @@ def down(home: str) -> None:
 def status(home: str) -> None:
     """Say which of the cluster's daemons run (exit 1 when any is down)."""
     local = open_cluster(home)
-    try:
-        daemons = local.daemons()
-    except OSError:
-        raise click.ClickException(f"no cluster in {local.home}") from None
+    if not os.path.exists(local.conf_path):
+        raise click.ClickException(f"no cluster in {local.home}")
+    daemons = local.daemons()
     down_count = 0
     for daemon in daemons:
         pid = local.pid(daemon)

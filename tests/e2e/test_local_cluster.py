@@ -62,6 +62,13 @@ def test_cluster_lifecycle_through_the_minislurm_command(home: Path) -> None:
     assert run_command(["squeue"], env).rc == 1  # nothing running to find any more
 
 
+@pytest.mark.parametrize("verb", ["status", "down"])
+def test_status_and_down_of_a_home_without_a_cluster_say_so(home: Path, verb: str) -> None:
+    result = run_command(["minislurm", "cluster", verb], _env(home))
+    assert (result.rc, result.out) == (1, "")
+    assert result.err == f"Error: no cluster in {home}\n"
+
+
 def test_two_local_clusters_coexist(tmp_path: Path) -> None:
     homes = [tmp_path / "a", tmp_path / "b"]
     try:
