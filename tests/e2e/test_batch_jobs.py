@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 from conftest import TestCluster
-from helpers import pid_alive, wait_until
+from helpers import BIN, pid_alive, run_command, wait_until
 
 # The repository's checkout sits beside ../shared (locally and in CI).
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
@@ -258,3 +260,33 @@ def test_hold_and_release(cluster: TestCluster) -> None:
     assert cluster.state(queued) == "PENDING"
     assert cluster.run("scontrol", "release", str(queued)).rc == 0
     cluster.wait_state(queued, "COMPLETED")
+
+
+def test_a_login_shell_script_gets_the_login_path_and_finds_the_commands_through_a_profile(
+    cluster: TestCluster, tmp_path: Path
+) -> None:
+    # As on a site: the commands are found by login shells through the user's profile.
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bash_profile").write_text(f'export PATH="{BIN}:$PATH"\n')
+    submitter_path = f"{tmp_path / 'only-at-submit'}{os.pathsep}/usr/bin{os.pathsep}/bin"
+    env = {**cluster.env, "HOME": str(home), "PATH": submitter_path}
+    login = subprocess.run(
+        ["bash", "-l", "-c", 'echo "$PATH"'],
+        env={"HOME": str(home), "PATH": submitter_path},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    script = cluster.workdir / "login.sh"
+    script.write_text('#!/bin/bash -l\necho "PATH=$PATH"\nsrun -n1 echo ran\n')
+    submitted = run_command(
+        [str(BIN / "sbatch"), "--parsable", "-o", "login-%j.out", str(script)], env, cluster.workdir
+    )
+    assert submitted.rc == 0, submitted.err
+    job_id = int(submitted.out)
+    info = cluster.wait_state(job_id)
+    out = (cluster.workdir / f"login-{job_id}.out").read_text()
+    assert info["JobState"] == "COMPLETED", out
+    assert out.splitlines() == [f"PATH={login}", "ran"]
+    assert login.startswith(f"{BIN}:")
