@@ -50,13 +50,26 @@ def recorded_pid(path: str) -> int:
         path: the file.
 
     Returns:
-        The pid, or 0 when the file is missing, empty or malformed.
+        The pid (the first, of several), or 0 when the file is missing, empty or malformed.
+    """
+    return next(iter(recorded_pids(path)), 0)
+
+
+def recorded_pids(path: str) -> list[int]:
+    """The numbers a plain pid file holds, one a line (a step's ``task.pid``: its groups).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The positive pids, none when the file is missing or malformed.
     """
     try:
         with open(path) as f:
-            return int(f.read().strip() or 0)
+            pids = [int(line) for line in f.read().split()]
     except (OSError, ValueError):
-        return 0
+        return []
+    return [pid for pid in pids if pid > 0]
 
 
 def live_pid(path: str) -> int | None:

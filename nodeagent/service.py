@@ -94,6 +94,8 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
             await self.agent.steps.task_input(request)
         except CredentialError as err:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        except ValueError as err:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(err))
         return pb.TaskInputReply()
 
     async def SignalTasks(

@@ -11,7 +11,7 @@ event is kept, so an srun that lost the old slurmd and attaches again
 
 Signals and kills go to the processes directly (stepd reads
 ``terminate.json`` on SIGTERM); stdin cannot reach the tasks any more
-(stepd closed their pipes when slurmd went).
+(stepd closed their pipes, and hung up a terminal, when slurmd went).
 
 Imports nodeagent.stepio and the standard library; no gRPC.
 """
@@ -112,15 +112,24 @@ class AdoptedStep:
             task_id: one task, or None.
         """
 
+    def set_window(self, rows: int, cols: int) -> None:
+        """Dropped: stepd hung the step's terminal up when the old slurmd went.
+
+        Args:
+            rows: rows.
+            cols: columns.
+        """
+
     def signal(self, signum: int, task_id: int | None = None) -> None:
-        """Signal the step's tasks (their process group).
+        """Signal the step's tasks (their process groups).
 
         Args:
             signum: the signal.
             task_id: ignored: every task of the step gets it.
         """
-        pgid = procs.recorded_pid(os.path.join(self.step_dir, "task.pid"))
-        if pgid > 0 and not self.done:
+        if self.done:
+            return
+        for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signum)
 
@@ -169,8 +178,7 @@ class AdoptedStep:
         error = ""
         if result is None:
             # No supervisor is left: its tasks must not run on unwatched.
-            pgid = procs.recorded_pid(os.path.join(self.step_dir, "task.pid"))
-            if pgid > 0:
+            for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
                 with contextlib.suppress(OSError):
                     os.killpg(pgid, signal.SIGKILL)
             log.error("job=%d step=%d stepd left no status", self.job_id, self.step_id)

@@ -22,9 +22,13 @@ starts the work. ``job.json``'s ``"mode"`` chooses what:
   then starts every task of the step on this node in ONE process group
   (led by the first task, as Slurm's ``job->pgid``), each with its own
   argv, environment, working directory and standard streams (files opened
-  as the user, or pipes relayed to and from slurmd as frames). Signals go
-  to that group with ``killpg`` and, individually, to any other descendant
-  (a ``setsid`` escapee), so they reach every task and its children. A
+  as the user, or pipes relayed to and from slurmd as frames). A ``pty``
+  task (srun ``--pty``'s task 0) runs instead in a session of its own on a
+  pseudo-terminal (:mod:`nodeagent.ptyio`) that is its stdin, stdout and
+  stderr: its output is relayed as STDOUT, its input and window size
+  (WINSIZE frames) go to the pty's master. Signals go to those groups
+  with ``killpg`` and, individually, to any other descendant (a ``setsid``
+  escapee, a shell's job), so they reach every task and its children. A
   TERMINATE frame (or SIGTERM with ``terminate.json``) kills the step as a
   batch job is killed, with ``*** STEP J.S ON node CANCELLED AT ... ***``
   on the first task's stderr. Each task's start and exit is reported as it
@@ -33,7 +37,8 @@ starts the work. ``job.json``'s ``"mode"`` chooses what:
   (per-task results too) and a DONE frame sent. If slurmd goes away the
   step runs on: the frames meant for it are appended to
   ``JOBDIR/lost-output`` (same format, at most LOST_OUTPUT_LIMIT bytes of
-  output) and task stdin gets EOF.
+  output) and task stdin gets EOF; a terminal is hung up (SIGHUP to its
+  session), as nobody can type into it any more.
 
 The frame format (defined here, documented in :mod:`nodeagent.stepio`) is
 a 9-byte header ``!BII`` (kind, task id, payload length) then the payload.
@@ -45,8 +50,9 @@ Imports the standard library, all of it up front: stepd starts for every
 job and step, and once it runs as the job's user the interpreter's own
 files may be unreadable (a Python under /root); os.wait4 imports
 ``resource`` lazily. Of our modules, minislurm.procs, nodeagent.hostsfile
-(the job's /etc/hosts), nodeagent.stdfiles (the standard streams' files)
-and nodeagent.usage (which imports psutil only when it first samples).
+(the job's /etc/hosts), nodeagent.ptyio (a task's terminal),
+nodeagent.stdfiles (the standard streams' files) and nodeagent.usage (which
+imports psutil only when it first samples).
 """
 
 from __future__ import annotations
@@ -66,7 +72,7 @@ import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to 
 from collections import deque
 
 from minislurm import procs
-from nodeagent import hostsfile
+from nodeagent import hostsfile, ptyio
 from nodeagent.stdfiles import (
     DIR_GRACE_SECONDS,
     STREAMS_FAILED,
@@ -87,6 +93,7 @@ HEADER = struct.Struct("!BII")  # kind, task id, payload length
 PID = struct.Struct("!i")  # STARTED payload
 EXIT = struct.Struct("!ii")  # EXITED payload head: exit code, signal (then the error text)
 SIGNUM = struct.Struct("!i")  # SIGNAL payload
+WINDOW = struct.Struct("!HH")  # WINSIZE payload: rows, columns
 ALL_TASKS = 0xFFFFFFFF  # the task id of frames about the whole step
 MAX_PAYLOAD = 16 << 20
 SOCKET_NAME = "stepio.sock"
@@ -106,6 +113,7 @@ class Kind(enum.IntEnum):
     STDIN_EOF = 17
     SIGNAL = 18
     TERMINATE = 19
+    WINSIZE = 20
 
 
 def encode_frame(kind: int, task_id: int, payload: bytes = b"") -> bytes:
@@ -582,6 +590,9 @@ class TaskRun:
         self.stderr: str | None = _opt_str(desc.get("stderr"))
         self.stdin: str | None = _opt_str(desc.get("stdin"))  # None: a pipe from slurmd
         self.append = bool(desc.get("append", False))
+        self.pty = bool(desc.get("pty", False))  # srun --pty: task 0's streams are a terminal
+        self.terminal: ptyio.Terminal | None = None
+        self.deferred_exit: bytes | None = None  # a pty task's EXITED, sent after its output
         self.pid = 0
         self.out_r = self.err_r = self.in_w = -1
         self.stdin_buf = bytearray()
@@ -672,7 +683,8 @@ class StepSupervisor:
         self.readers: dict[int, tuple[TaskRun, Kind]] = {}  # task pipe -> its task and stream
         self.files: dict[str, int] = {}  # output path -> descriptor, shared by the tasks
         self.files_deadline = 0.0  # until when a missing output directory may still appear
-        self.pgid = 0
+        self.pgid = 0  # the group of the tasks (a pty task has a session of its own)
+        self.window: tuple[int, int] = tuple(job.get("window") or (0, 0))  # type: ignore[assignment,arg-type]
         self.killing: dict[str, object] | None = None
         self.kill_deadline = float("inf")
         self.cleanup_deadline = float("inf")
@@ -710,6 +722,8 @@ class StepSupervisor:
 
     def _streams(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
         """The child's stdin/stdout/stderr, and which of them to close after the fork."""
+        if task.pty:
+            return self._terminal(task)
         close: list[int] = []
         try:
             if task.stdin is None:
@@ -733,6 +747,18 @@ class StepSupervisor:
             raise SetupError(f"pipe: {error.strerror}", error.errno or 1) from error
         return (stdin, out, err), close
 
+    def _terminal(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
+        """A pty task's terminal: the master is read and written here, the slave is its stdio."""
+        try:
+            terminal = ptyio.Terminal(*self.window)
+        except OSError as error:
+            raise SetupError(f"pty: {error.strerror}", error.errno or 1) from error
+        task.terminal = terminal
+        task.out_r = terminal.master
+        task.in_w = os.dup(terminal.master)  # closing the task's stdin must not hang it up
+        self.readers[terminal.master] = (task, Kind.STDOUT)
+        return (terminal.slave,) * 3, [terminal.slave]
+
     def _output(self, task: TaskRun, path: str | None, kind: Kind, close: list[int]) -> int:
         if path is None:
             r, w = _pipe(0)
@@ -751,7 +777,11 @@ class StepSupervisor:
         return self.files[path]
 
     def _spawn(self, task: TaskRun, fds: tuple[int, int, int]) -> None:
-        """Start one task in the step's process group (the first task leads it)."""
+        """Start one task in the step's process group (the first task leads it).
+
+        A pty task starts a session of its own instead, whose controlling
+        terminal is its pty (see :mod:`nodeagent.ptyio`).
+        """
         try:
             program = find_program(task.argv[0], task.env.get("PATH", os.defpath))
         except OSError as error:
@@ -770,16 +800,28 @@ class StepSupervisor:
             )
             os.chdir("/tmp")
         env = {**task.env, "SLURM_STEPD_NOFILE": str(_NOFILE[0])}
-        pid = os.posix_spawn(
-            "/bin/sh",
-            ["/bin/sh", "-c", _SHIM, program, *task.argv[1:]],
-            env,
-            file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds)],
-            setpgroup=self.pgid,
-            setsigmask=(),
-            setsigdef=_TASK_DEFAULTS,
-        )
-        self.pgid = self.pgid or pid
+        argv = ["/bin/sh", "-c", _SHIM, program, *task.argv[1:]]
+        if task.terminal is None:
+            pid = os.posix_spawn(
+                "/bin/sh",
+                argv,
+                env,
+                file_actions=[(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds)],
+                setpgroup=self.pgid,
+                setsigmask=(),
+                setsigdef=_TASK_DEFAULTS,
+            )
+            self.pgid = self.pgid or pid
+        else:
+            pid = os.posix_spawn(
+                "/bin/sh",
+                argv,
+                env,
+                file_actions=task.terminal.file_actions(),
+                setsid=True,
+                setsigmask=(),
+                setsigdef=_TASK_DEFAULTS,
+            )
         task.pid = pid
         self.by_pid[pid] = task
         self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
@@ -787,7 +829,27 @@ class StepSupervisor:
     def _never_ran(self, task: TaskRun, message: str, code: int) -> None:
         _log(f"task {task.task_id}: {message}")
         task.error, task.code, task.ended = message, code, True
-        self.link.send(Kind.EXITED, task.task_id, EXIT.pack(code, 0) + message.encode())
+        self._report_exit(task, EXIT.pack(code, 0) + message.encode())
+
+    def _report_exit(self, task: TaskRun, payload: bytes) -> None:
+        """Send a task's EXITED; a pty task's once its terminal's output is all read.
+
+        What a task wrote on a pty reaches the master a moment after it was
+        written, possibly after the task was reaped; srun stops reading a
+        task at its EXITED. So that frame waits until the master is closed
+        (at EIO, when no process holds the terminal any more, or when the
+        step's clean-up closes it).
+        """
+        if task.terminal is not None and task.out_r >= 0:
+            task.deferred_exit = payload
+        else:
+            self.link.send(Kind.EXITED, task.task_id, payload)
+
+    @property
+    def groups(self) -> list[int]:
+        """The step's process groups: the tasks' one and each pty task's session."""
+        sessions = [t.pid for t in self.tasks if t.terminal is not None and t.pid]
+        return [group for group in (self.pgid, *sessions) if group]
 
     # Run
 
@@ -817,9 +879,15 @@ class StepSupervisor:
         return self._outcome()
 
     def _on_link_lost(self) -> None:
-        """Nobody feeds stdin any more: EOF once what was buffered is written."""
+        """Nobody feeds stdin any more: EOF once what was buffered is written.
+
+        A terminal is hung up instead (its master closed): nobody can type
+        into it any more, and a shell waiting there would wait forever.
+        """
         self.link_lost = True
         for task in self.tasks:
+            if task.terminal is not None and task.out_r >= 0:
+                self._close_reader(task.out_r)
             task.stdin_eof = True
             if not task.stdin_buf:
                 self._close_stdin(task)
@@ -887,11 +955,22 @@ class StepSupervisor:
         except OSError:
             data = b""
         if not data:
-            del self.readers[fd]
-            os.close(fd)
+            self._close_reader(fd)
             return False
         self.link.send(entry[1], entry[0].task_id, data)
         return True
+
+    def _close_reader(self, fd: int) -> None:
+        """Stop reading a task's stream; a pty task's deferred EXITED goes out after it."""
+        task, _ = self.readers.pop(fd)
+        os.close(fd)
+        if fd == task.out_r:
+            task.out_r = -1
+        elif fd == task.err_r:
+            task.err_r = -1
+        if task.deferred_exit is not None and task.out_r < 0:
+            self.link.send(Kind.EXITED, task.task_id, task.deferred_exit)
+            task.deferred_exit = None
 
     def _write_stdin(self, task: TaskRun) -> None:
         if task.in_w < 0:
@@ -932,6 +1011,11 @@ class StepSupervisor:
                 self._signal_frame(task_id, tasks, SIGNUM.unpack(payload)[0])
             elif kind == Kind.TERMINATE:
                 self.begin_kill(json.loads(payload))
+            elif kind == Kind.WINSIZE:
+                rows, cols = WINDOW.unpack(payload)
+                for task in tasks:
+                    if task.terminal is not None and task.out_r >= 0:
+                        _try(ptyio.set_window, task.out_r, rows, cols)
             else:
                 _log(f"ignoring a frame of unknown kind {kind}")
         except (ValueError, struct.error) as error:
@@ -971,20 +1055,21 @@ class StepSupervisor:
                 drained += READ_SIZE
         self._close_stdin(task)
         code, sig = _exit_of(status)
-        self.link.send(Kind.EXITED, task.task_id, EXIT.pack(code, sig) + task.error.encode())
+        self._report_exit(task, EXIT.pack(code, sig) + task.error.encode())
 
     def signal_step(self, sig: int) -> None:
-        """Send ``sig`` to the step's process group and every other descendant.
+        """Send ``sig`` to the step's process groups and every other descendant.
 
         Args:
             sig: the signal.
         """
         procs = descendants(os.getpid())
+        groups = set(self.groups)
         # Only while a member lives: an empty group's id could be someone else's.
-        if self.pgid and any(pgid == self.pgid for _, pgid in procs):
-            _try(os.killpg, self.pgid, sig)
+        for group in groups & {pgid for _, pgid in procs}:
+            _try(os.killpg, group, sig)
         for pid, pgid in procs:
-            if pgid != self.pgid:
+            if pgid not in groups:
                 _try(os.kill, pid, sig)
 
     def begin_kill(self, request: dict[str, object]) -> None:
@@ -1025,8 +1110,7 @@ class StepSupervisor:
                     if not self._read(fd):
                         break
                 if fd in self.readers:
-                    del self.readers[fd]
-                    os.close(fd)
+                    self._close_reader(fd)
             self.clean = True
         elif not _has_children():
             self.clean = True  # as a subreaper, no child means no descendant at all
@@ -1140,7 +1224,8 @@ def run_step(stepdir: str, job: dict[str, object], status_fd: int) -> int:
     os.umask(int(job.get("umask", 0o022)))  # type: ignore[call-overload]
     supervisor = StepSupervisor(stepdir, job, link)
     supervisor.launch()
-    os.write(pgid_fd, f"{supervisor.pgid}\n".encode())  # the group slurmd may kill as a last resort
+    # The groups slurmd may kill as a last resort.
+    os.write(pgid_fd, "".join(f"{group}\n" for group in supervisor.groups).encode())
     result = supervisor.run()
     _write_status(status_fd, result)
     link.send(Kind.DONE, ALL_TASKS, json.dumps(result).encode())

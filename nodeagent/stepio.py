@@ -10,7 +10,8 @@ the step's end) and carries stdin, signals and the kill request to stepd.
 The step's directory (root-owned, mode 0711: the job's user runs there but
 cannot touch ``job.json``, which stepd reads as root) holds ``job.json``
 (``"mode": "step"``), ``stepio.sock`` (while starting), ``stepd.pid``,
-``stepd.log``, ``task.pid`` (the step's process group), ``terminate.json``
+``stepd.log``, ``task.pid`` (the step's process groups, one a line: the
+tasks' one and a pty task's session), ``terminate.json``
 (a kill's reason), ``status.json`` (the outcome, per task too) and
 ``lost-output`` (frames stepd could not send once slurmd had gone: same
 format, read back with :func:`lost_events`).
@@ -36,12 +37,16 @@ Frames, both ways, are a 9-byte header then the payload::
                              other descendant; a task: that task's process only
      19 TERMINATE  ALL       JSON {"kill_wait": s, "outcome": "CANCELLED"|"TIMEOUT",
                              "time": epoch}: the CANCELLED line, SIGTERM, SIGKILL later
+     20 WINSIZE    task|ALL  !HH rows, columns: the new window size of the task(s)'
+                             pseudo-terminal (srun --pty); others ignore it
 
 Every task gets exactly one EXITED; STARTED precedes it when the task ran.
 Each task's frames keep its order (output written before it ended comes
-before its EXITED; output of its leftover children may follow).
+before its EXITED; output of its leftover children may follow, except on a
+pty, whose task's EXITED waits until no process holds the terminal).
 
-Imports nodeagent.stepd (the wire format) and the standard library; no gRPC.
+Imports nodeagent.stepd (the wire format), minislurm.procs and the standard library;
+no gRPC.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from minislurm import procs
 from nodeagent.stepd import (
     ALL_TASKS,
     EXIT,
@@ -70,6 +76,7 @@ from nodeagent.stepd import (
     PROTOCOL_VERSION,
     SIGNUM,
     SOCKET_NAME,
+    WINDOW,
     Kind,
     encode_frame,
     unix_path,
@@ -106,6 +113,7 @@ class TaskSpec:
     stdin_path: str | None = None
     open_append: bool = False
     cwd: str | None = None
+    pty: bool = False  # a pseudo-terminal is its stdin, stdout and stderr (srun --pty)
 
 
 @dataclass(frozen=True)
@@ -130,6 +138,7 @@ class StepSpec:
     stdin_to: str = "none"
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
     hosts_file: str = ""  # the tasks' /etc/hosts (nodeagent.hostsfile); "" for the host's own
+    window: tuple[int, int] = (0, 0)  # a pty's rows and columns at launch (0: the default)
 
 
 class EventKind(enum.StrEnum):
@@ -238,6 +247,7 @@ def describe(spec: StepSpec) -> dict[str, object]:
             "stderr": t.stderr_path,
             "stdin": t.stdin_path or (None if t.task_id in piped else os.devnull),
             "append": t.open_append,
+            "pty": t.pty,
         }
         for t in spec.tasks
     ]
@@ -245,6 +255,7 @@ def describe(spec: StepSpec) -> dict[str, object]:
         "mode": "step",
         **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
         **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq", "hosts_file")},
+        "window": spec.window,
         "socket": SOCKET_NAME,
         "tasks": tasks,
     }
@@ -612,6 +623,15 @@ class StepSession:
         """
         self._send(Kind.SIGNAL, ALL_TASKS if task_id is None else task_id, SIGNUM.pack(signum))
 
+    def set_window(self, rows: int, cols: int) -> None:
+        """Resize the step's pseudo-terminal (ignored by a step without one, or gone).
+
+        Args:
+            rows: rows.
+            cols: columns.
+        """
+        self._send(Kind.WINSIZE, ALL_TASKS, WINDOW.pack(rows, cols))
+
     def terminate(self, kill_wait: int, outcome: str, when: float) -> None:
         """Kill the step: the CANCELLED line, SIGTERM to all, SIGKILL after ``kill_wait``.
 
@@ -688,12 +708,7 @@ class StepSession:
         )
 
     def _kill_group(self) -> None:
-        try:
-            with open(os.path.join(self.step_dir, "task.pid")) as f:
-                pgid = int(f.read().strip() or 0)
-        except (OSError, ValueError):
-            return
-        if pgid > 0:
+        for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signal.SIGKILL)
 

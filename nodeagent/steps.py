@@ -139,6 +139,9 @@ def task_specs(
         env = jobenv.task_environment(
             dict(request.environment), job, ctx, step, place, request.umask
         )
+        if request.pty:  # as Slurm's srun sets them for a --pty step
+            env["SLURM_PTY_WIN_ROW"] = str(request.window.rows)
+            env["SLURM_PTY_WIN_COL"] = str(request.window.cols)
         values = {
             **convert.pattern_values(job, facts.node_name),
             "t": str(rank),
@@ -150,19 +153,40 @@ def task_specs(
         def path(pattern: str, values: dict[str, str] = values) -> str | None:
             return output_path(pattern, request.cwd, values) if pattern else None
 
+        stdout, stderr = path(request.stdout), path(request.stderr) or path(request.stdout)
+        if request.pty and rank:  # --pty: every task but task 0 writes to /dev/null
+            stdout = stderr = os.devnull
         specs.append(
             stepio.TaskSpec(
                 task_id=rank,
                 local_id=local_id,
                 argv=list(request.argv),
                 env=env,
-                stdout_path=path(request.stdout),
-                stderr_path=path(request.stderr) or path(request.stdout),
+                stdout_path=stdout,
+                stderr_path=stderr,
                 stdin_path=path(request.stdin),
                 open_append=request.open_append,
+                pty=request.pty and rank == 0,
             )
         )
     return specs
+
+
+def window_size(window: pb.WindowSize) -> tuple[int, int]:
+    """A terminal's size as srun sent it, checked.
+
+    Args:
+        window: rows and columns.
+
+    Returns:
+        (rows, columns).
+
+    Raises:
+        ValueError: beyond what a terminal holds (65535).
+    """
+    if window.rows > 0xFFFF or window.cols > 0xFFFF:
+        raise ValueError(f"no terminal has {window.rows} rows and {window.cols} columns")
+    return window.rows, window.cols
 
 
 class StepManager:
@@ -239,6 +263,7 @@ class StepManager:
             hosts_file=self.facts.hosts_file,
             tasks=tasks,
             stdin_to=stdin_to,
+            window=window_size(request.window) if request.pty else (0, 0),
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)
@@ -401,16 +426,21 @@ class StepManager:
             return None
 
     async def task_input(self, request: pb.TaskInputRequest) -> None:
-        """srun's stdin for a step's task(s).
+        """srun's stdin for a step's task(s), or its terminal's new size (``--pty``).
 
         Args:
-            request: the data, or EOF.
+            request: the data, or EOF, or the window size.
 
         Raises:
             CredentialError: a forged credential.
+            ValueError: an impossible window size.
         """
         session = await self._session(request.job_id, request.step_id, request.credential)
-        if session is not None and not session.done:
+        if session is None or session.done:
+            return
+        if request.HasField("window"):
+            session.set_window(*window_size(request.window))
+        if request.data or request.eof:
             await session.write_stdin(request.data, request.eof)
 
     async def signal_tasks(self, request: pb.SignalTasksRequest) -> None:

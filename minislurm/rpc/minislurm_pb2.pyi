@@ -1348,7 +1348,7 @@ class AgentPingReply(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class LaunchTasksRequest(_message.Message):
-    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append")
+    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append", "pty", "window")
     class EnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1379,6 +1379,8 @@ class LaunchTasksRequest(_message.Message):
     STEP_FIELD_NUMBER: _ClassVar[int]
     LAUNCH_HOST_FIELD_NUMBER: _ClassVar[int]
     OPEN_APPEND_FIELD_NUMBER: _ClassVar[int]
+    PTY_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
     credential: SignedCredential
     job_id: int
     step_id: int
@@ -1402,7 +1404,17 @@ class LaunchTasksRequest(_message.Message):
     step: StepInfo
     launch_host: str
     open_append: bool
-    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ...) -> None: ...
+    pty: bool
+    window: WindowSize
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ..., pty: _Optional[bool] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ...) -> None: ...
+
+class WindowSize(_message.Message):
+    __slots__ = ("rows", "cols")
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    COLS_FIELD_NUMBER: _ClassVar[int]
+    rows: int
+    cols: int
+    def __init__(self, rows: _Optional[int] = ..., cols: _Optional[int] = ...) -> None: ...
 
 class TaskEvent(_message.Message):
     __slots__ = ("kind", "task_id", "data", "exit_code", "signal", "node", "error")
@@ -1435,20 +1447,22 @@ class TaskEvent(_message.Message):
     def __init__(self, kind: _Optional[_Union[TaskEvent.Kind, str]] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., node: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class TaskInputRequest(_message.Message):
-    __slots__ = ("job_id", "step_id", "task_id", "data", "eof", "credential")
+    __slots__ = ("job_id", "step_id", "task_id", "data", "eof", "credential", "window")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
     EOF_FIELD_NUMBER: _ClassVar[int]
     CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    WINDOW_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     step_id: int
     task_id: int
     data: bytes
     eof: bool
     credential: SignedCredential
-    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., eof: _Optional[bool] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ...) -> None: ...
+    window: WindowSize
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., eof: _Optional[bool] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ...) -> None: ...
 
 class TaskInputReply(_message.Message):
     __slots__ = ()

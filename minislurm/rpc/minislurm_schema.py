@@ -694,6 +694,12 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (21, 'step', 'message', '', False, 'minislurm.v1.StepInfo', ''),
         (22, 'launch_host', 'string', '', False, '', ''),
         (23, 'open_append', 'bool', '', False, '', ''),
+        (24, 'pty', 'bool', '', False, '', ''),
+        (25, 'window', 'message', '', False, 'minislurm.v1.WindowSize', ''),
+    ),
+    'minislurm.v1.WindowSize': (
+        (1, 'rows', 'uint32', '', False, '', ''),
+        (2, 'cols', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.TaskEvent': (
         (1, 'kind', 'enum', '', False, 'minislurm.v1.TaskEvent.Kind', ''),
@@ -711,6 +717,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (4, 'data', 'bytes', '', False, '', ''),
         (5, 'eof', 'bool', '', False, '', ''),
         (6, 'credential', 'message', '', False, 'minislurm.v1.SignedCredential', ''),
+        (7, 'window', 'message', '', False, 'minislurm.v1.WindowSize', ''),
     ),
     'minislurm.v1.TaskInputReply': (
     ),
