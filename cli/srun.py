@@ -8,7 +8,7 @@ takes the task geometry of the surrounding allocation from ``SLURM_NTASKS``,
 ``SLURM_NTASKS_PER_NODE``, ``SLURM_NNODES``... unless the command line gives
 its own.
 
-Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.steprun.
+Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.steprun, cli.terminal.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from cli.submit import (
     parse_node_range,
     parse_positive,
 )
+from cli.terminal import pty_window
 from minislurm import jobopts, units
 from minislurm.h2grpc import RpcError
 
@@ -80,6 +81,7 @@ OPTIONS = [
     Option("output", "o", REQUIRED),
     Option("overlap", "", NO_ARG),
     Option("partition", "p", REQUIRED),
+    Option("pty", "", NO_ARG),
     Option("qos", "q", REQUIRED),
     Option("reservation", "", REQUIRED),
     Option("quiet", "Q", NO_ARG),
@@ -119,6 +121,7 @@ Parallel run options:
   -o, --output=out            location of stdout redirection
       --overlap               share the allocation's resources with other steps
   -p, --partition=partition   partition requested
+      --pty                   run task zero in pseudo terminal
   -t, --time=minutes          time limit
   -u, --unbuffered            do not line-buffer stdout/err
   -w, --nodelist=hosts...     request a specific list of hosts
@@ -349,7 +352,27 @@ def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -
         "job": reply.job,
         "step": reply.step,
         "launch_host": os.uname().nodename.split(".")[0],
+        "pty": "window" in values,
+        "window": values.get("window", {}),
     }
+
+
+def _check_pty(values: dict[str, object]) -> None:
+    """``--pty``: no stream options beside it; a terminal's size, or no pty after all.
+
+    Args:
+        values: the options; ``window`` (WindowSize fields) is added when a
+            pty will be used, which implies ``--unbuffered``.
+
+    Raises:
+        CommandError: ``-i``, ``-o`` or ``-e`` given too.
+    """
+    if any(key in values for key in ("input", "output", "error")):
+        raise CommandError("error: --error/--input/--output are incompatible with --pty")
+    window = pty_window(PROG)
+    if window is not None:
+        values["window"] = {"rows": window[0], "cols": window[1]}
+        values["unbuffered"] = True
 
 
 def _open_mode(values: dict[str, object]) -> str:
@@ -408,8 +431,9 @@ def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
         "unbuffered": values.get("unbuffered"),
         "kill_on_bad_exit": request["kill_on_bad_exit"],
         "stdin_to": "none" if request["stdin"] else ("all" if stdin == "all" else "task0"),
+        "pty": request["pty"],
     }
-    wake = install_signal_pipe()
+    wake = install_signal_pipe(bool(request["pty"]))
     step_id = int(reply.step.step_id)
     step = StepRun(PROG, reply, request, options, lambda: step_addresses(job_id, step_id))
     try:
@@ -433,6 +457,8 @@ def srun(argv: list[str]) -> int:
         raise CommandError("fatal: No command given to execute.")
     values = with_environment_defaults(values, dict(os.environ))
     values["open_mode"] = _open_mode(values)
+    if values.get("pty"):
+        _check_pty(values)
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(
         str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types

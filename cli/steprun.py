@@ -10,7 +10,14 @@ killed a task. When a node's slurmd goes away mid-step (the step runs on
 under its stepd), srun attaches to the step again once the restarted slurmd
 answers, for up to REATTACH_SECONDS, and gets what the tasks did meanwhile.
 
-Imports cli.common (for the TLS context), minislurm.agentclient and the standard library.
+With ``--pty`` task 0 runs on a terminal of its own on its node: srun's
+terminal is raw for the step's life (cli/terminal.py), so keystrokes (Ctrl-C
+included) go to that terminal as bytes, its output comes back raw, and each
+SIGWINCH sends srun's new window size there. srun's stdin reaching its end
+sends nothing (a terminal has no end of file; Slurm's srun sends none).
+
+Imports cli.common (for the TLS context), cli.terminal, minislurm.agentclient
+and the standard library.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import select
 import sys
 import time
 
-from cli import common
+from cli import common, terminal
 from minislurm.agentclient import AgentClient
 from minislurm.h2grpc import RpcError
 
@@ -95,6 +102,7 @@ class StepRun:
         self.unbuffered = bool(opts.get("unbuffered"))
         self.kill_on_bad_exit = bool(opts.get("kill_on_bad_exit"))
         self.stdin_to: str = str(opts.get("stdin_to", "task0"))
+        self.raw = terminal.RawMode(0) if opts.get("pty") else None
         tls = common.tls_context()
         self.links = [
             NodeLink(
@@ -115,6 +123,8 @@ class StepRun:
 
     def launch(self) -> None:
         """Start the tasks on every node (the calls return at once)."""
+        if self.raw is not None:
+            self.raw.enter()
         for link in self.links:
             try:
                 link.stream = link.agent.stream("LaunchTasks", self.request)
@@ -177,6 +187,8 @@ class StepRun:
                         del by_fd[fd]
                         poller.unregister(fd)
         self._flush_partials()
+        if self.raw is not None:
+            self.raw.restore()  # before srun's own last words
         return self._report()
 
     def _drain(self, link: NodeLink) -> None:
@@ -316,6 +328,12 @@ class StepRun:
 
     def _forward_stdin(self, fd: int) -> bool:
         data = os.read(fd, READ_CHUNK)
+        if data or self.raw is None:  # a terminal gets no end of file
+            self._task_input(data=data, eof=not data)
+        return bool(data)
+
+    def _task_input(self, **fields: object) -> None:
+        """TaskInput to the tasks reading srun's stdin (task 0's node, or every node)."""
         targets = self.links if self.stdin_to == "all" else [self._link_of(0)]
         for link in targets:
             if link is None or link.done:
@@ -326,13 +344,19 @@ class StepRun:
                     job_id=self.job_id,
                     step_id=self.step_id,
                     task_id=0,
-                    data=data,
-                    eof=not data,
                     credential=self.request["credential"],
+                    **fields,
                 )
             except RpcError as err:
                 _error(self.prog, f"{link.name}: cannot forward stdin: {err.details or err.code}")
-        return bool(data)
+
+    def _resize(self) -> None:
+        """Send srun's terminal's new size to task 0's terminal (SIGWINCH under --pty)."""
+        try:
+            rows, cols = terminal.window_size(sys.stdout.fileno())
+        except (OSError, ValueError):
+            return
+        self._task_input(window={"rows": rows, "cols": cols})
 
     def _link_of(self, task: int) -> NodeLink | None:
         return next((link for link in self.links if task in link.task_ids), None)
@@ -374,7 +398,11 @@ class StepRun:
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
                 self.signal_all(signal.SIGKILL if self.killed else signum)
                 self.killed = True
+            elif signum == signal.SIGWINCH:
+                self._resize()
             else:
+                if signum == signal.SIGCONT and self.raw is not None:
+                    self.raw.enter()  # srun was stopped: its shell may have reset the terminal
                 self.signal_all(signum)
 
     # ---------------------------------------------------------------- result
@@ -394,7 +422,9 @@ class StepRun:
         return status
 
     def close(self) -> None:
-        """Close the connections."""
+        """Close the connections; give srun's terminal its settings back."""
+        if self.raw is not None:
+            self.raw.restore()
         for link in self.links:
             link.agent.close()
 
@@ -410,8 +440,11 @@ FORWARDED = (
 )
 
 
-def install_signal_pipe() -> int:
+def install_signal_pipe(pty: bool = False) -> int:
     """Route the signals srun forwards to a self-pipe that the poll loop watches.
+
+    Args:
+        pty: also SIGWINCH, whose new size srun sends to the task's terminal.
 
     Returns:
         The pipe's read end.
@@ -420,7 +453,7 @@ def install_signal_pipe() -> int:
     os.set_blocking(read_end, False)
     os.set_blocking(write_end, False)
     signal.set_wakeup_fd(write_end)
-    for signum in FORWARDED:
+    for signum in (*FORWARDED, signal.SIGWINCH) if pty else FORWARDED:
         signal.signal(signum, lambda *_: None)
     return read_end
 
