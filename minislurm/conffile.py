@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 DEFAULT_CONFIG_PATH = "/etc/slurm/slurm.conf"
 DEFAULT_SLURMCTLD_PORT = 6817
 DEFAULT_MESSAGE_TIMEOUT = 10  # seconds; a command tries the controller once a second that long
+DEFAULT_INTERACTIVE_STEP_OPTIONS = "--interactive --preserve-env --pty $SHELL"
 _MAX_INCLUDE_DEPTH = 16
 _SPACE = " \t\r\n\f\v"
 
@@ -351,6 +352,8 @@ class ClientConfig:
         "cluster_name",
         "gres_types",
         "host",
+        "interactive_step_options",
+        "launch_parameters",
         "message_timeout",
         "path",
         "port",
@@ -376,6 +379,8 @@ class ClientConfig:
         self.auth_type = auth_type
         self.message_timeout = message_timeout
         self.tls_ca = tls_ca  # the CA that signs the servers' certificates ("": no TLS)
+        self.launch_parameters: tuple[str, ...] = ()  # LaunchParameters (salloc reads them)
+        self.interactive_step_options = DEFAULT_INTERACTIVE_STEP_OPTIONS
 
 
 _CLIENT_KEYS = (
@@ -389,6 +394,8 @@ _CLIENT_KEYS = (
     "MessageTimeout",
     "TLSType",
     "TLSParameters",
+    "LaunchParameters",
+    "InteractiveStepOptions",
 )
 
 
@@ -409,7 +416,8 @@ def read_client_config(path: str) -> ClientConfig:
 
     Returns:
         The controller's host and port, GresTypes, ClusterName, AuthType,
-        MessageTimeout and the TLS CA.
+        MessageTimeout, the TLS CA, LaunchParameters and InteractiveStepOptions
+        (salloc's).
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
@@ -449,9 +457,14 @@ def read_client_config(path: str) -> ClientConfig:
         p.partition("=")[::2] for p in found.get("TLSParameters", (None, ""))[1].split(",")
     )
     files = tls.tls_files(path, tls_type, params)
-    return ClientConfig(
+    config = ClientConfig(
         path, host, port, gres_types, cluster, auth_type, message_timeout, files[0] if files else ""
     )
+    launch = found.get("LaunchParameters", (None, ""))[1]
+    config.launch_parameters = tuple(p.strip() for p in launch.split(",") if p.strip())
+    if "InteractiveStepOptions" in found:
+        config.interactive_step_options = found["InteractiveStepOptions"][1]
+    return config
 
 
 def read_controller_address(path: str) -> tuple[str, int]:

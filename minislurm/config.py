@@ -22,7 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from minislurm import hostlist, tls
-from minislurm.conffile import ConfRecord, parse_file, parse_port, parse_slurmctld_host
+from minislurm.conffile import (
+    DEFAULT_INTERACTIVE_STEP_OPTIONS,
+    ConfRecord,
+    parse_file,
+    parse_port,
+    parse_slurmctld_host,
+)
 from minislurm.units import INFINITE, parse_gres, parse_time_limit
 
 logger = logging.getLogger(__name__)
@@ -130,6 +136,8 @@ class SlurmConfig:
     gres_types: tuple[str, ...] = ()
     slurmd_parameters: tuple[str, ...] = ()
     select_type_parameters: tuple[str, ...] = ()
+    launch_parameters: tuple[str, ...] = ()  # use_interactive_step: salloc's shell on a node
+    interactive_step_options: str = DEFAULT_INTERACTIVE_STEP_OPTIONS  # srun's, for that shell
     nodes: tuple[NodeConfig, ...] = ()
     partitions: tuple[PartitionConfig, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -216,6 +224,8 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "GresTypes": ("gres_types", "list"),
     "SlurmdParameters": ("slurmd_parameters", "list"),
     "SelectTypeParameters": ("select_type_parameters", "list"),
+    "LaunchParameters": ("launch_parameters", "list"),
+    "InteractiveStepOptions": ("interactive_step_options", "str"),
 }
 PREEMPT_TYPES = ("preempt/none", "preempt/partition_prio", "preempt/qos")
 PREEMPT_MODES = ("OFF", "CANCEL", "REQUEUE")  # SUSPEND and GANG are not supported
@@ -254,10 +264,10 @@ IGNORED_KEYS = frozenset(
     EpilogSlurmctld ExtSensorsFreq ExtSensorsType FairShareDampeningFactor FastSchedule
     FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GroupUpdateForce GroupUpdateTime
     HashPlugin HealthCheckInterval HealthCheckNodeState HealthCheckProgram InactiveLimit
-    InteractiveStepOptions JobAcctGatherParams JobAcctGatherType
+    JobAcctGatherParams JobAcctGatherType
     JobCompHost JobCompLoc JobCompParams JobCompPass JobCompPort JobCompType JobCompUser
     JobContainerType JobFileAppend JobSubmitPlugins KeepAliveTime KillOnBadExit
-    LaunchParameters Licenses LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU
+    Licenses LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU
     MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode MCSParameters MCSPlugin
     MessageTimeout MpiDefault MpiParams OverTimeLimit PluginDir PlugStackConfig
     PowerParameters PowerPlugin PreemptParameters

@@ -320,3 +320,21 @@ def test_bad_message_timeout_is_a_config_error(tmp_path: Path, value: str) -> No
     conf.write_text(f"SlurmctldHost=ctl\nMessageTimeout={value}\n")
     with pytest.raises(ConfigError, match=f"MessageTimeout={value}"):
         read_client_config(str(conf))
+
+
+# --------------------------------------------------------------------------- salloc's keys
+
+
+def test_salloc_reads_launch_parameters_and_interactive_step_options(tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("SlurmctldHost=ctl\n")
+    plain = read_client_config(str(conf))
+    assert plain.launch_parameters == ()
+    assert plain.interactive_step_options == "--interactive --preserve-env --pty $SHELL"
+    conf.write_text(
+        "SlurmctldHost=ctl\nLaunchParameters=enable_nss_slurm,use_interactive_step\n"
+        'InteractiveStepOptions="--interactive --pty bash -l"\n'
+    )
+    read = read_client_config(str(conf))
+    assert read.launch_parameters == ("enable_nss_slurm", "use_interactive_step")
+    assert read.interactive_step_options == "--interactive --pty bash -l"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ctld.confshow import config_entries
 from minislurm.config import (
     IGNORED_KEYS,
     GresConfig,
@@ -501,3 +502,19 @@ def test_unknown_gres_conf_key_is_logged_not_fatal(
     with caplog.at_level(logging.WARNING, logger="minislurm.config"):
         assert _gres(tmp_path, "Name=gpu Colour=red\n") == [GresConfig("gpu", "", 1)]
     assert "gres.conf:1: unknown key Colour" in caplog.text
+
+
+def test_launch_parameters_and_interactive_step_options_as_scontrol_shows_them(
+    tmp_path: Path,
+) -> None:
+    default = dict(config_entries(_load(tmp_path, "ClusterName=c\n"), 6817))
+    assert default["LaunchParameters"] == "(null)"  # as Slurm 22.05 shows them
+    assert default["InteractiveStepOptions"] == "--interactive --preserve-env --pty $SHELL"
+    conf = _load(
+        tmp_path,
+        'LaunchParameters=use_interactive_step\nInteractiveStepOptions="--interactive --pty sh"\n',
+    )
+    assert conf.launch_parameters == ("use_interactive_step",)
+    shown = dict(config_entries(conf, 6817))
+    assert shown["LaunchParameters"] == "use_interactive_step"
+    assert shown["InteractiveStepOptions"] == "--interactive --pty sh"
