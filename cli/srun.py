@@ -66,6 +66,7 @@ OPTIONS = [
     Option("gres", "", REQUIRED),
     Option("help", "h", NO_ARG),
     Option("input", "i", REQUIRED),
+    Option("interactive", "", NO_ARG),  # salloc's interactive step; undocumented, as in Slurm
     Option("job-name", "J", REQUIRED),
     Option("jobid", "", REQUIRED),
     Option("kill-on-bad-exit", "K", OPTIONAL),
@@ -81,6 +82,7 @@ OPTIONS = [
     Option("output", "o", REQUIRED),
     Option("overlap", "", NO_ARG),
     Option("partition", "p", REQUIRED),
+    Option("preserve-env", "E", NO_ARG),
     Option("pty", "", NO_ARG),
     Option("qos", "q", REQUIRED),
     Option("reservation", "", REQUIRED),
@@ -100,6 +102,8 @@ Parallel run options:
   -c, --cpus-per-task=ncpus   number of cpus required per task
   -D, --chdir=path            change remote current working directory
   -e, --error=err             location of stderr redirection
+  -E, --preserve-env          env vars for node and task counts override
+                              command-line flags
       --exact                 use only the resources requested for the step
       --exclusive             steps do not share CPUs (implies --exact)
       --export=env_vars|NONE  environment passed to the tasks
@@ -235,6 +239,7 @@ def step_spec(values: dict[str, object], argv: list[str], job_id: int) -> dict[s
         exclusive="exclusive" in values,
         exact=bool(values.get("exact")),
         overlap=bool(values.get("overlap")),
+        interactive=bool(values.get("interactive")),
         requester_uid=os.getuid(),
         cwd=_cwd(values),
     )
@@ -352,6 +357,7 @@ def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -
         "job": reply.job,
         "step": reply.step,
         "launch_host": os.uname().nodename.split(".")[0],
+        "preserve_env": bool(values.get("preserve_env")),
         "pty": "window" in values,
         "window": values.get("window", {}),
     }

@@ -14,7 +14,7 @@ Imports minislurm's core modules and the generated messages only.
 from __future__ import annotations
 
 from minislurm import hostlist, units
-from minislurm.model import Job, Step
+from minislurm.model import MAX_NORMAL_STEP, Job, Step, step_id_text
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.units import INFINITE
@@ -39,9 +39,10 @@ def job_records(job: Job, steps: list[Step], now: float, cluster: str) -> list[p
 
     Returns:
         The job's record, then its batch step (a batch job that started), then
-        its steps by id.
+        its steps by id, its interactive step first (as slurmdbd, which stores
+        special steps' ids as negative numbers, orders them).
     """
-    steps = sorted(steps, key=lambda s: s.step_id)
+    steps = sorted(steps, key=lambda s: (s.step_id <= MAX_NORMAL_STEP, s.step_id))
     records = [_job_record(job, steps, now, cluster)]
     if job.batch and job.allocation is not None and job.state is not JobState.PENDING:
         records.append(_batch_record(job, records[0], now))
@@ -326,8 +327,8 @@ def _step_record(job: Job, step: Step, head: pb.AcctRecord, now: float) -> pb.Ac
     gpus = sum(len(n.gpus) for n in step.nodes)
     mem = sum(n.mem for n in step.nodes)
     own = pb.AcctRecord(
-        job_id=f"{head.job_id}.{step.step_id}",
-        step=str(step.step_id),
+        job_id=f"{head.job_id}.{step_id_text(step.step_id)}",
+        step=step_id_text(step.step_id),
         name=step.name,
         state=state,
         cancelled_by=NO_REQUESTER,

@@ -49,6 +49,7 @@ from minislurm.authgrpc import daemon_signer
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import (
+    INTERACTIVE_STEP,
     Allocation,
     Job,
     JobScript,
@@ -898,7 +899,8 @@ class Controller:
             JobNotFound: no such job.
             PermissionDenied: not the job's owner.
             InvalidTransition: the job is not running.
-            InvalidRequest: the step can never fit in the allocation.
+            InvalidRequest: the step can never fit in the allocation, or the
+                job has its interactive step already.
             StepBusy: it must wait for other steps to end.
         """
         job = self._owned_job(spec.job_id, spec.requester_uid)
@@ -908,6 +910,11 @@ class Controller:
             raise InvalidTransition(jobops.ALREADY_DONE)
         now = time.time()
         step_id = self.state.next_step_id(job.job_id)
+        if spec.interactive:
+            step_id = INTERACTIVE_STEP
+            if step_id in self.state.steps.get(job.job_id, {}):
+                raise InvalidRequest(stepops.DUPLICATE)
+            spec = stepops.interactive_spec(spec, job)
         step = stepops.place_step(spec, job, self.state.running_steps(job.job_id), step_id, now)
         with self._transaction() as s:
             repo.save_step(s, step, new=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ctld.reservations import Resv
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node, Step
+from minislurm.model import MAX_NORMAL_STEP, Job, Node, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 
 
@@ -120,10 +120,10 @@ class ClusterState:
             job_id: the job.
 
         Returns:
-            One more than the highest step id so far.
+            One more than the highest step id so far (special steps apart).
         """
-        steps = self.steps.get(job_id)
-        return max(steps) + 1 if steps else 0
+        ids = [i for i in self.steps.get(job_id, {}) if i <= MAX_NORMAL_STEP]
+        return max(ids) + 1 if ids else 0
 
     def usage(self) -> dict[str, NodeUsage]:
         """What the active jobs hold, node by node.

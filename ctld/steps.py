@@ -6,7 +6,9 @@ uses; a step that asks for no GPUs is given all of the job's GPUs on its
 nodes, otherwise exactly those it asks for. A step that does not fit now
 but would fit in the whole allocation waits (``StepBusy``: srun retries);
 one that can never fit is rejected. Task ranks go to nodes in block (by
-default) or cyclic order.
+default) or cyclic order. salloc's interactive step (``srun --interactive``,
+id ``interactive``) is one task on the job's first node, given the job's
+CPUs and GPUs there while holding none: other steps run beside it.
 
 Pure functions; imports ctld.sched.select and minislurm.
 """
@@ -30,6 +32,8 @@ from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobEvent, JobState, next_step_state
 
 NOT_AVAILABLE = "Requested node configuration is not available"
+DUPLICATE = "Duplicate job step id"
+INTERACTIVE_NAME = "interactive"
 BUSY = "Requested nodes are busy"
 UNLIMITED_MEM = 1 << 40  # MiB: a job that asked for no memory does not limit its steps
 
@@ -92,6 +96,42 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
         req_nodes=req_nodes,
         exc_nodes=names(spec.exclude) if spec.exclude else (),
     )
+
+
+def interactive_spec(spec: pb.StepSpec, job: Job) -> pb.StepSpec:
+    """What salloc's interactive step asks for, whatever its srun's geometry.
+
+    Args:
+        spec: srun's request (``interactive`` set).
+        job: the running job.
+
+    Returns:
+        One task on the job's first node, overlapping the other steps, named
+        ``interactive`` (as Slurm names it).
+    """
+    assert job.allocation is not None
+    placed = pb.StepSpec()
+    placed.CopyFrom(spec)
+    for name in (
+        "gres",
+        "exclude",
+        "gpus",
+        "gpus_per_node",
+        "gpus_per_task",
+        "ntasks_per_node",
+        "cpus_per_task",
+        "mem_per_node",
+        "mem_per_cpu",
+        "exclusive",
+        "exact",
+        "distribution",
+    ):
+        placed.ClearField(name)
+    placed.nodelist = job.allocation.node_names[0]
+    placed.min_nodes = placed.max_nodes = placed.ntasks = 1
+    placed.overlap = True
+    placed.name = INTERACTIVE_NAME
+    return placed
 
 
 def step_views(alloc: Allocation, holding: list[Step]) -> list[NodeView]:

@@ -260,6 +260,12 @@ class StepContext:
     launch_host: str
     gpus_per_task: int = 0
     cpus_per_task: int = 0  # 0 when -c was not given
+    preserve_env: bool = False  # srun --preserve-env: the job's counts stay (PRESERVED)
+    interactive: bool = False  # salloc's interactive step: a shell, as a batch script is
+
+
+# What ``srun --preserve-env`` passes on from srun's environment (measured on Slurm 22.05).
+PRESERVED = ("SLURM_NNODES", "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_TASKS_PER_NODE")
 
 
 def task_environment(
@@ -273,12 +279,15 @@ def task_environment(
     """The environment of one task of an srun step (real Slurm's step variables).
 
     ``base`` is srun's environment (inside a batch job it holds the job's
-    variables); Slurm's step variables override it. Beyond Slurm, the
-    variables torch.distributed reads with ``init_method="env://"`` are set,
-    ``MASTER_ADDR`` to the step's first node: a value the user exported for
-    them wins, but not the batch script's own ``MASTER_ADDR``/``MASTER_PORT``
-    passed on unchanged (a step on other nodes than the job's first meets on
-    its own first node).
+    variables); Slurm's step variables override it, except those
+    ``--preserve-env`` keeps. Beyond Slurm, the variables torch.distributed
+    reads with ``init_method="env://"`` are set, ``MASTER_ADDR`` to the step's
+    first node: a value the user exported for them wins, but not the batch
+    script's own ``MASTER_ADDR``/``MASTER_PORT`` passed on unchanged (a step
+    on other nodes than the job's first meets on its own first node).
+    salloc's interactive step is a shell from which sruns start ranks, as a
+    batch script is: it gets the batch script's ``MASTER_ADDR``/``MASTER_PORT``
+    and no rank, which those sruns would otherwise pass on as exported values.
 
     Args:
         base: srun's environment.
@@ -307,6 +316,8 @@ def task_environment(
         "MASTER_PORT": str(step.master_port),
     }
     inherited = rendezvous_defaults(job)
+    if step.interactive:
+        torch = inherited
     for name, value in torch.items():
         if name not in base or base[name] == inherited.get(name):
             env[name] = value
@@ -346,6 +357,8 @@ def task_environment(
         env["SLURM_GPUS_PER_TASK"] = str(step.gpus_per_task)
     if step.cpus_per_task:
         env["SLURM_CPUS_PER_TASK"] = str(step.cpus_per_task)
+    if step.preserve_env:
+        env.update((name, base[name]) for name in PRESERVED if name in base)
     return env
 
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from minislurm import convert, cred, jobenv
 from minislurm.errors import CredentialError
 from minislurm.iopattern import output_path
+from minislurm.model import INTERACTIVE_STEP
 from minislurm.rpc import minislurm_pb2 as pb
 from nodeagent import stepadopt, stepio
 from nodeagent.stepadopt import AdoptedStep
@@ -129,6 +130,8 @@ def task_specs(
         launch_host=request.launch_host,
         gpus_per_task=request.step.gpus_per_task,
         cpus_per_task=request.step.cpus_per_task if request.step.cpus_per_task > 1 else 0,
+        preserve_env=request.preserve_env,
+        interactive=content.step_id == INTERACTIVE_STEP,
     )
     specs = []
     for local_id, rank in enumerate(mine.task_ids):

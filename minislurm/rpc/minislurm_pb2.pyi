@@ -711,7 +711,7 @@ class JobCompleteReply(_message.Message):
     def __init__(self) -> None: ...
 
 class StepSpec(_message.Message):
-    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact")
+    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact", "interactive")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGV_FIELD_NUMBER: _ClassVar[int]
@@ -734,6 +734,7 @@ class StepSpec(_message.Message):
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
     CWD_FIELD_NUMBER: _ClassVar[int]
     EXACT_FIELD_NUMBER: _ClassVar[int]
+    INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     name: str
     argv: _containers.RepeatedScalarFieldContainer[str]
@@ -756,7 +757,8 @@ class StepSpec(_message.Message):
     requester_uid: int
     cwd: str
     exact: bool
-    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ...) -> None: ...
+    interactive: bool
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ..., interactive: _Optional[bool] = ...) -> None: ...
 
 class StepNode(_message.Message):
     __slots__ = ("node", "addr", "port", "cpus", "gpus", "task_ids", "mem")
@@ -1348,7 +1350,7 @@ class AgentPingReply(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class LaunchTasksRequest(_message.Message):
-    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append", "pty", "window")
+    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append", "pty", "window", "preserve_env")
     class EnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1381,6 +1383,7 @@ class LaunchTasksRequest(_message.Message):
     OPEN_APPEND_FIELD_NUMBER: _ClassVar[int]
     PTY_FIELD_NUMBER: _ClassVar[int]
     WINDOW_FIELD_NUMBER: _ClassVar[int]
+    PRESERVE_ENV_FIELD_NUMBER: _ClassVar[int]
     credential: SignedCredential
     job_id: int
     step_id: int
@@ -1406,7 +1409,8 @@ class LaunchTasksRequest(_message.Message):
     open_append: bool
     pty: bool
     window: WindowSize
-    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ..., pty: _Optional[bool] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ...) -> None: ...
+    preserve_env: bool
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ..., pty: _Optional[bool] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ..., preserve_env: _Optional[bool] = ...) -> None: ...
 
 class WindowSize(_message.Message):
     __slots__ = ("rows", "cols")

@@ -385,6 +385,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (20, 'requester_uid', 'uint32', '', False, '', ''),
         (21, 'cwd', 'string', '', False, '', ''),
         (22, 'exact', 'bool', '', False, '', ''),
+        (23, 'interactive', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.StepNode': (
         (1, 'node', 'string', '', False, '', ''),
@@ -696,6 +697,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (23, 'open_append', 'bool', '', False, '', ''),
         (24, 'pty', 'bool', '', False, '', ''),
         (25, 'window', 'message', '', False, 'minislurm.v1.WindowSize', ''),
+        (26, 'preserve_env', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.WindowSize': (
         (1, 'rows', 'uint32', '', False, '', ''),
