@@ -2,7 +2,11 @@
 
 The command runs here, on the submit host, with the job's variables set
 (``SLURM_JOB_ID``, ``SLURM_JOB_NODELIST``, ...), so that ``srun`` inside it
-starts steps in the allocation, as with Slurm's salloc.
+starts steps in the allocation, as with Slurm's salloc. Without a command,
+under ``LaunchParameters=use_interactive_step``, it runs the srun beside it
+with ``InteractiveStepOptions`` (``--interactive --preserve-env --pty
+$SHELL``) through ``/bin/sh -c``, as Slurm's salloc does: the shell then
+runs on the job's first node, in the job's interactive step.
 
 Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.srun's option parsing.
 """
@@ -102,6 +106,20 @@ def allocation_environment(job: object, values: dict[str, object]) -> dict[str, 
     return env
 
 
+def default_command() -> list[str]:
+    """What salloc runs when given no command.
+
+    Returns:
+        The interactive step's srun under ``LaunchParameters=use_interactive_step``,
+        else the user's shell, here.
+    """
+    config = client_config()
+    if "use_interactive_step" not in config.launch_parameters:
+        return [os.environ.get("SHELL", "/bin/sh")]
+    srun = os.path.join(os.path.dirname(sys.argv[0]), "srun")
+    return ["/bin/sh", "-c", f"{srun} {config.interactive_step_options}"]
+
+
 def salloc(argv: list[str]) -> int:
     """salloc's body.
 
@@ -112,7 +130,8 @@ def salloc(argv: list[str]) -> int:
         The command's exit status.
     """
     values, command = parse_or_exit(PROG, OPTIONS, argv, True, help_text=HELP)
-    command = command or [os.environ.get("SHELL", "/bin/sh")]
+    command = command or default_command()
+    values.setdefault("job_name", "interactive")  # Slurm's salloc names its jobs so
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(
         str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types

@@ -139,3 +139,35 @@ def test_pty_refuses_stream_options_and_needs_a_terminal(cluster: TestCluster) -
         "srun: error: n1: task 0: Exited with exit code 1",
     ]
     assert plain.out == "not a tty\n" and plain.rc == 1
+
+
+def test_salloc_runs_its_shell_in_an_interactive_step(cluster: TestCluster, tmp_path: Path) -> None:
+    child = spawn(cluster, "salloc -N2 -n3; echo salloc-exit=$?", tmp_path)  # SHELL=/bin/sh
+    try:
+        child.expect_exact(PROMPT)
+        out = command(
+            child,
+            "tty; echo job=$SLURM_JOB_ID step=$SLURM_STEP_ID node=$SLURMD_NODENAME"
+            " nnodes=$SLURM_NNODES ntasks=$SLURM_NTASKS rank=${RANK-unset}",
+        )
+        assert re.search(r"/dev/pts/\d+\r\n", out), out
+        found = re.search(r"job=(\d+) step=4294967290 node=n1 nnodes=2 ntasks=3 rank=unset", out)
+        assert found is not None, out
+        job_id = found.group(1)
+        ranks = command(child, "srun -l hostname")  # beside the shell, on the job's 3 CPUs
+        assert sorted(re.findall(r"^(\d): ", ranks, re.M)) == ["0", "1", "2"], ranks
+        child.sendline("exit 4")
+        child.expect("salloc-exit=(\\d+)")
+        assert child.match.group(1) == "4"
+        assert f"salloc: Relinquishing job allocation {job_id}" in str(child.before)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    result = cluster.run("sacct", "-j", job_id, "-n", "-P", "-o", "JobID,JobName,State,ExitCode")
+    assert result.out.split() == [
+        f"{job_id}|interactive|FAILED|4:0",
+        f"{job_id}.interactive|interactive|FAILED|4:0",
+        f"{job_id}.0|hostname|COMPLETED|0:0",
+    ], result.out
+    local = cluster.run("salloc", "-Q", "-N1", "sh", "-c", "echo step=${SLURM_STEP_ID-none}")
+    assert local.out == "step=none\n"  # a command given runs here, as before
