@@ -171,3 +171,20 @@ def test_salloc_runs_its_shell_in_an_interactive_step(cluster: TestCluster, tmp_
     ], result.out
     local = cluster.run("salloc", "-Q", "-N1", "sh", "-c", "echo step=${SLURM_STEP_ID-none}")
     assert local.out == "step=none\n"  # a command given runs here, as before
+
+
+def test_a_slurmd_restart_hangs_the_terminal_up(fresh_cluster: TestCluster, tmp_path: Path) -> None:
+    # Nobody could type into the shell any more: it gets SIGHUP, srun ends, nothing is left.
+    child = spawn(fresh_cluster, "srun --pty bash --norc --noprofile; echo srun-exit=$?", tmp_path)
+    try:
+        child.expect_exact(PROMPT)
+        shell = int(command(child, "echo shell=$$").split("shell=")[-1].split()[0])
+        fresh_cluster.kill_agent("n1")
+        fresh_cluster.start()
+        child.expect("srun-exit=(\\d+)")
+        assert child.match.group(1) == "129"
+        assert "srun: error: n1: task 0: Hangup" in str(child.before)
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    wait_until(lambda: not os.path.exists(f"/proc/{shell}"), 20, "the shell's end")
