@@ -3,8 +3,9 @@
 One thread polls every node agent's connection, srun's stdin and a
 self-pipe woken by signals. Task output is written line by line per task
 as it arrives (raw with ``-u``; with ``N: `` labels under ``-l``); srun's
-stdin goes to task 0 (or every task); Ctrl-C forwards SIGINT to the tasks
-and a second one within a second kills the step, as Slurm's srun does.
+stdin goes to task 0 (or every task). As Slurm 22.05's srun, Ctrl-C reports
+the tasks' states (cli/stepstatus.py) and a second one within a second
+aborts the step: SIGINT, then SIGKILL, and no more words about the tasks.
 The exit status is the highest task exit code, or 128 + the signal that
 killed a task. When a node's slurmd goes away mid-step (the step runs on
 under its stepd), srun attaches to the step again once the restarted slurmd
@@ -28,7 +29,7 @@ import select
 import sys
 import time
 
-from cli import common, terminal
+from cli import common, stepstatus, terminal
 from minislurm.agentclient import AgentClient
 from minislurm.h2grpc import RpcError
 
@@ -116,8 +117,10 @@ class StepRun:
         self.locate = locate  # where the nodes' agents listen now (one may have restarted)
         self.exits: dict[int, tuple[int, int]] = {}
         self.partial: dict[tuple[int, int], bytes] = {}
-        self.last_interrupt = 0.0
+        self.last_interrupt = -ABORT_WINDOW
         self.killed = False
+        self.aborted: frozenset[int] | None = None  # tasks ended before a second Ctrl-C
+        self.never_ran: set[int] = set()
 
     # ---------------------------------------------------------------- launch
 
@@ -274,6 +277,7 @@ class StepRun:
             self._flush_task(task)
             if event.error:
                 _error(self.prog, f"{link.name}: task {task}: {event.error}")
+                self.never_ran.add(task)
             self.exits[task] = (int(event.exit_code), int(event.signal))
             bad = event.exit_code or event.signal
             if bad and self.kill_on_bad_exit and not self.killed:
@@ -386,15 +390,7 @@ class StepRun:
     def _on_signals(self, wake: int) -> None:
         for signum in os.read(wake, 64):
             if signum == signal.SIGINT:
-                now = time.monotonic()
-                if now - self.last_interrupt <= ABORT_WINDOW:
-                    _say(self.prog, "forcing job termination")
-                    self.signal_all(signal.SIGKILL)
-                    self.killed = True
-                else:
-                    self.last_interrupt = now
-                    _say(self.prog, "interrupt (one more within 1 sec to abort)")
-                    self.signal_all(signal.SIGINT)
+                self._on_interrupt()
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
                 self.signal_all(signal.SIGKILL if self.killed else signum)
                 self.killed = True
@@ -405,20 +401,45 @@ class StepRun:
                     self.raw.enter()  # srun was stopped: its shell may have reset the terminal
                 self.signal_all(signum)
 
+    def _on_interrupt(self) -> None:
+        """Ctrl-C: the tasks' states; a second one within ABORT_WINDOW aborts the step."""
+        now = time.monotonic()
+        step = f"{self.job_id}.{self.step_id}"
+        if now - self.last_interrupt < ABORT_WINDOW:
+            _say(self.prog, f"sending Ctrl-C to StepId={step}")
+            self.signal_all(signal.SIGINT)
+            if self.aborted is None:
+                _say(self.prog, "forcing job termination")
+                self.signal_all(signal.SIGKILL)
+                self.killed, self.aborted = True, frozenset(self.exits)
+                wait = common.client_config().kill_wait + 2  # as Slurm's srun counts it
+                _say(
+                    self.prog,
+                    f"Job step aborted: Waiting up to {wait} seconds for job step to finish.",
+                )
+        elif self.aborted is None:
+            _say(self.prog, "interrupt (one more within 1 sec to abort)")
+            tasks = [task for link in self.links for task in link.task_ids]
+            for line in stepstatus.status_lines(step, tasks, self.exits, self.never_ran):
+                _say(self.prog, line)
+        self.last_interrupt = now
+
     # ---------------------------------------------------------------- result
 
     def _report(self) -> int:
         status = 0
+        reported = self.exits.keys() if self.aborted is None else self.aborted
         for link in self.links:
             for task in link.task_ids:
                 code, sig = self.exits.get(task, (0, 0))
-                if sig:
-                    word = SIGNAL_WORDS.get(sig, f"Signal {sig}")
-                    _error(self.prog, f"{link.name}: task {task}: {word}")
-                    status = max(status, 128 + sig)
-                elif code:
-                    _error(self.prog, f"{link.name}: task {task}: Exited with exit code {code}")
-                    status = max(status, code)
+                status = max(status, 128 + sig if sig else code)
+                if not (code or sig) or task not in reported:
+                    continue  # the end of a task killed by an abort is not reported
+                word = SIGNAL_WORDS.get(sig, f"Signal {sig}") if sig else ""
+                _error(
+                    self.prog,
+                    f"{link.name}: task {task}: {word or f'Exited with exit code {code}'}",
+                )
         return status
 
     def close(self) -> None:

@@ -34,6 +34,7 @@ DEFAULT_CONFIG_PATH = "/etc/slurm/slurm.conf"
 DEFAULT_SLURMCTLD_PORT = 6817
 DEFAULT_MESSAGE_TIMEOUT = 10  # seconds; a command tries the controller once a second that long
 DEFAULT_INTERACTIVE_STEP_OPTIONS = "--interactive --preserve-env --pty $SHELL"
+DEFAULT_KILL_WAIT = 30  # seconds
 _MAX_INCLUDE_DEPTH = 16
 _SPACE = " \t\r\n\f\v"
 
@@ -353,6 +354,7 @@ class ClientConfig:
         "gres_types",
         "host",
         "interactive_step_options",
+        "kill_wait",
         "launch_parameters",
         "message_timeout",
         "path",
@@ -381,6 +383,7 @@ class ClientConfig:
         self.tls_ca = tls_ca  # the CA that signs the servers' certificates ("": no TLS)
         self.launch_parameters: tuple[str, ...] = ()  # LaunchParameters (salloc reads them)
         self.interactive_step_options = DEFAULT_INTERACTIVE_STEP_OPTIONS
+        self.kill_wait = DEFAULT_KILL_WAIT  # KillWait: srun says how long an abort may take
 
 
 _CLIENT_KEYS = (
@@ -396,6 +399,7 @@ _CLIENT_KEYS = (
     "TLSParameters",
     "LaunchParameters",
     "InteractiveStepOptions",
+    "KillWait",
 )
 
 
@@ -417,7 +421,7 @@ def read_client_config(path: str) -> ClientConfig:
     Returns:
         The controller's host and port, GresTypes, ClusterName, AuthType,
         MessageTimeout, the TLS CA, LaunchParameters and InteractiveStepOptions
-        (salloc's).
+        (salloc's), KillWait (srun's).
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
@@ -464,6 +468,9 @@ def read_client_config(path: str) -> ClientConfig:
     config.launch_parameters = tuple(p.strip() for p in launch.split(",") if p.strip())
     if "InteractiveStepOptions" in found:
         config.interactive_step_options = found["InteractiveStepOptions"][1]
+    kill_wait = found.get("KillWait", (None, ""))[1]
+    if kill_wait.isdigit():  # the daemons reject a bad one; a command need not
+        config.kill_wait = int(kill_wait)
     return config
 
 

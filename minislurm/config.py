@@ -24,6 +24,7 @@ from typing import Any
 from minislurm import hostlist, tls
 from minislurm.conffile import (
     DEFAULT_INTERACTIVE_STEP_OPTIONS,
+    DEFAULT_KILL_WAIT,
     ConfRecord,
     parse_file,
     parse_port,
@@ -123,7 +124,7 @@ class SlurmConfig:
     priority_favor_small: bool = False
     accounting_storage_enforce: tuple[str, ...] = ()  # associations, limits
     slurmd_timeout: int = 300  # seconds
-    kill_wait: int = 30  # seconds
+    kill_wait: int = DEFAULT_KILL_WAIT  # seconds
     job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
     job_requeue: bool = True
     requeue_delay: int = 5  # seconds a requeued job waits (Slurm: about 120, fixed)

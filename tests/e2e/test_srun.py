@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -233,14 +234,38 @@ def test_two_ctrl_c_stop_every_task_and_leave_nothing_behind(cluster: TestCluste
         proc.send_signal(signal.SIGINT)
         assert proc.stderr is not None
         first = proc.stderr.readline()  # the kernel would merge two signals sent at once
+        status = proc.stderr.readline()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert first == "srun: interrupt (one more within 1 sec to abort)\n"
-    assert "forcing job termination" in err
-    assert proc.returncode != 0
+    assert re.fullmatch(r"srun: StepId=\d+\.0 tasks 0-3: running\n", status), status
+    lines = err.splitlines()
+    assert lines[0].startswith("srun: sending Ctrl-C to StepId=") and lines[1:] == [
+        "srun: forcing job termination",
+        "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.",  # KillWait+2
+    ], err  # and, as Slurm's srun, nothing about the tasks it killed
+    assert proc.returncode == 128 + signal.SIGKILL
     wait_until(lambda: not any(pid_alive(int(p)) for p in found.split()), 20, "no task left")
+
+
+def test_one_ctrl_c_reports_the_tasks_and_interrupts_nothing(cluster: TestCluster) -> None:
+    gate = cluster.workdir / "ctrlc-gate"
+    script = f"trap 'echo got INT' INT; echo ready; while [ ! -e {gate} ]; do sleep 0.05; done"
+    proc = cluster.spawn(str(BIN / "srun"), "-n2", "bash", "-c", script + "; echo end")
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGINT)
+        first, status = proc.stderr.readline(), proc.stderr.readline()
+        gate.touch()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert first == "srun: interrupt (one more within 1 sec to abort)\n"
+    assert re.fullmatch(r"srun: StepId=\d+\.0 tasks 0-1: running\n", status), status
+    assert out == "end\nend\n" and not err and proc.returncode == 0  # as Slurm 22.05's srun
 
 
 def test_srun_outside_an_allocation_waits_for_one_and_releases_it(cluster: TestCluster) -> None:
