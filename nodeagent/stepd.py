@@ -1082,7 +1082,7 @@ class StepSupervisor:
             return
         request.setdefault("time", time.time())
         self.killing = request
-        step = f"STEP {self.job['job_id']}.{self.job.get('step_id', 0)}"
+        step = f"STEP {self.job['job_id']}.{self.job.get('step_text', self.job.get('step_id'))}"
         line = _cancel_line(step, str(self.job.get("node", "")), request)
         self._write_stderr(min(self.tasks, key=lambda t: t.task_id), line.encode())
         self.signal_step(signal.SIGCONT)

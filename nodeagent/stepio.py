@@ -45,8 +45,8 @@ Each task's frames keep its order (output written before it ended comes
 before its EXITED; output of its leftover children may follow, except on a
 pty, whose task's EXITED waits until no process holds the terminal).
 
-Imports nodeagent.stepd (the wire format), minislurm.procs and the standard library;
-no gRPC.
+Imports nodeagent.stepd (the wire format), minislurm.procs, minislurm.model and the
+standard library; no gRPC.
 """
 
 from __future__ import annotations
@@ -67,6 +67,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm import procs
+from minislurm.model import step_id_text
 from nodeagent.stepd import (
     ALL_TASKS,
     EXIT,
@@ -256,6 +257,7 @@ def describe(spec: StepSpec) -> dict[str, object]:
         **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
         **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq", "hosts_file")},
         "window": spec.window,
+        "step_text": step_id_text(spec.step_id),  # 0, 1... or interactive
         "socket": SOCKET_NAME,
         "tasks": tasks,
     }

@@ -11,12 +11,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
 from helpers import until
 from test_stepio import Watcher, exit_of, run, sh_task, step_spec, stream
 
+from minislurm.model import INTERACTIVE_STEP
 from nodeagent.stepio import EventKind, StepEvent, read_status, start_step
 
 pytestmark = pytest.mark.timeout(60)
@@ -126,3 +128,24 @@ def test_a_lost_slurmd_hangs_the_terminal_up(tmp_path: Path) -> None:
     assert result is not None and [(t.exit_code, t.signal) for t in result.tasks] == [(7, 0)]
     assert mark.read_text() == "hup\n"
     assert not os.path.exists(f"/proc/{result.tasks[0].pid}")
+
+
+def test_the_interactive_steps_cancel_line_names_it(tmp_path: Path) -> None:
+    spec = step_spec(
+        [pty_task("echo ready; exec sleep 100")],
+        tmp_path,
+        step_id=INTERACTIVE_STEP,
+        stdin_to="task0",
+        kill_wait=1,
+    )
+
+    async def body() -> list[StepEvent]:
+        session = await start_step(str(tmp_path / "step"), spec)
+        watcher = Watcher(session)
+        await until(lambda: b"ready" in stream(watcher.events, 0))
+        session.terminate(1, "CANCELLED", time.time())
+        return await watcher.done()
+
+    events = run(body)
+    assert b"*** STEP 7.interactive ON n1 CANCELLED AT " in stream(events, 0, EventKind.STDERR)
+    assert exit_of(events, 0).signal == signal.SIGTERM
