@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minislurm.arrays import TaskSet
-from minislurm.hostlist import compress
+from minislurm.hostlist import compress, expand
 from minislurm.model import Job
 from minislurm.units import compress_counts
 
@@ -282,12 +282,13 @@ def task_environment(
     variables); Slurm's step variables override it, except those
     ``--preserve-env`` keeps. Beyond Slurm, the variables torch.distributed
     reads with ``init_method="env://"`` are set, ``MASTER_ADDR`` to the step's
-    first node: a value the user exported for them wins, but not the batch
-    script's own ``MASTER_ADDR``/``MASTER_PORT`` passed on unchanged (a step
-    on other nodes than the job's first meets on its own first node).
-    salloc's interactive step is a shell from which sruns start ranks, as a
-    batch script is: it gets the batch script's ``MASTER_ADDR``/``MASTER_PORT``
-    and no rank, which those sruns would otherwise pass on as exported values.
+    first node: a value the user exported for them wins, but not the values
+    we gave the batch script or an outer task passed on unchanged (a step on
+    other nodes than the job's first meets on its own first node; an srun
+    typed in ``srun --pty bash`` ranks its own tasks). As in Slurm,
+    ``SLURM_NODELIST`` stays the job's node list. salloc's interactive step
+    is a shell from which sruns start ranks, as a batch script is: it gets
+    the batch script's ``MASTER_ADDR``/``MASTER_PORT`` and no rank.
 
     Args:
         base: srun's environment.
@@ -315,11 +316,11 @@ def task_environment(
         "MASTER_ADDR": step.master_addr,
         "MASTER_PORT": str(step.master_port),
     }
-    inherited = rendezvous_defaults(job)
     if step.interactive:
-        torch = inherited
+        torch = rendezvous_defaults(job)
+    ours = _set_by_us(base, job)
     for name, value in torch.items():
-        if name not in base or base[name] == inherited.get(name):
+        if name not in base or base[name] in ours.get(name, ()):
             env[name] = value
     tasks_per_node = compress_counts(list(step.tasks_per_node))
     env.update(
@@ -333,7 +334,6 @@ def task_environment(
             "SLURM_NODEID": str(task.node_index),
             "SLURM_PROCID": str(task.rank),
             "SLURM_NNODES": str(nnodes),
-            "SLURM_NODELIST": step.nodelist,
             "SLURM_NTASKS": str(step.ntasks),
             "SLURM_NPROCS": str(step.ntasks),
             "SLURM_STEPID": str(step.step_id),
@@ -360,6 +360,29 @@ def task_environment(
     if step.preserve_env:
         env.update((name, base[name]) for name in PRESERVED if name in base)
     return env
+
+
+def _set_by_us(base: dict[str, str], job: Job) -> dict[str, tuple[str, ...]]:
+    """The torch variables of ``base`` that came from us, not from the user.
+
+    srun's environment holds the values we gave the batch script, or, for an
+    srun started inside a task (``srun --pty bash``, nested steps), those we
+    gave that task: they say where the outer process stood, and the new
+    step's own values replace them. Anything else the user exported wins.
+    """
+    ours: dict[str, tuple[str, ...]] = {k: (v,) for k, v in rendezvous_defaults(job).items()}
+    if "SLURM_STEP_ID" not in base or "SLURM_PROCID" not in base:
+        return ours
+    step_nodes = expand(base.get("SLURM_STEP_NODELIST", "")) or [""]
+    ours["MASTER_ADDR"] += (step_nodes[0],)
+    ours.update(
+        RANK=(base["SLURM_PROCID"],),
+        LOCAL_RANK=(base.get("SLURM_LOCALID", ""),),
+        WORLD_SIZE=(base.get("SLURM_STEP_NUM_TASKS", ""),),
+        LOCAL_WORLD_SIZE=(str(len(base.get("SLURM_GTIDS", "").split(","))),),
+        NODE_RANK=(base.get("SLURM_NODEID", ""),),
+    )
+    return ours
 
 
 def bind_gpus(

@@ -8,6 +8,7 @@ same name and value.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -344,6 +345,26 @@ def test_a_step_on_other_nodes_meets_on_its_own_first_node() -> None:
     ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
     env = task_environment(inherited, job, ctx, step, task, 0o022)
     assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("n2", "15005")
+
+
+def test_a_step_keeps_the_jobs_node_list_in_slurm_nodelist_as_slurm_does() -> None:
+    job = n2_tpn4_gres4_job()
+    step, task = _step_on("n2", 0)
+    ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
+    env = task_environment({}, job, ctx, step, task, 0o022)
+    assert (env["SLURM_NODELIST"], env["SLURM_STEP_NODELIST"]) == ("n[1-2]", "n2")
+
+
+def test_an_srun_inside_a_task_ranks_its_own_tasks() -> None:
+    job = n2_tpn4_gres4_job()
+    outer_step = replace(_step_on("n2", 1)[0], ntasks=8, nodelist="n[1-2]", master_addr="n1")
+    outer_task = TaskPlace(rank=5, local_id=1, node_index=1, gpus=(), node_tasks=(4, 5, 6, 7))
+    ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
+    outer = task_environment({}, job, ctx, outer_step, outer_task, 0o022)
+    step, task = _step_on("n2", 0)
+    env = task_environment(outer, job, ctx, step, task, 0o022)
+    names = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "NODE_RANK", "MASTER_ADDR")
+    assert [env[name] for name in names] == ["0", "0", "1", "1", "0", "n2"]
 
 
 def test_a_users_export_wins_in_a_step() -> None:
