@@ -325,6 +325,7 @@ def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
     from minislurm import auth
     from minislurm.conffile import read_controller_address
     from minislurm.ctlclient import ControllerClient
+    from minislurm.protowire import Message
 
     script = "#!/bin/bash\nsrun -N2 -n3 true\nsrun -n1 bash -c 'exit 5'\nexit 0\n"
     job_id = cluster.sbatch("-N2", "-n4", script=script)
@@ -332,12 +333,13 @@ def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
     host, port = read_controller_address(cluster.local.conf_path)
     signer = auth.signer_for(cluster.local.conf_path)
     with ControllerClient(host, port, timeout=10, signer=signer) as ctl:
-        steps = wait_until(
-            lambda: [s for s in ctl.call("GetSteps", job_id=job_id).steps if s.end_time] or None,
-            10,
-            "the steps to end",
-        )
-        steps = ctl.call("GetSteps", job_id=job_id).steps
+
+        def ended() -> list[Message] | None:
+            steps = list(ctl.call("GetSteps", job_id=job_id).steps)
+            return steps if len(steps) == 2 and all(s.end_time for s in steps) else None
+
+        # Each node reports its steps' ends on its own; n2's may come after the job's end.
+        steps = wait_until(ended, 10, "both steps to end")
     assert [(s.step_id, s.state, s.exit_code, s.ntasks) for s in steps] == [
         (0, "COMPLETED", 0, 3),
         (1, "FAILED", 5, 1),
