@@ -199,7 +199,7 @@ def timestamp_or(epoch: int, missing: str = "N/A") -> str:
 
 
 def date_line(now: float | None = None) -> str:
-    """The date line ``squeue -l``, ``sinfo -l`` and ``-i`` print first (``ctime`` form).
+    """The date line ``squeue -l``, ``sinfo -l`` and ``-i`` print first (``%a %b %d %T %Y``).
 
     Args:
         now: the time to print (default: the current time).
@@ -207,7 +207,7 @@ def date_line(now: float | None = None) -> str:
     Returns:
         e.g. ``Mon Nov 30 04:26:12 2026``.
     """
-    return time.asctime(time.localtime(now))
+    return time.strftime("%a %b %d %H:%M:%S %Y", time.localtime(now))
 
 
 _USERS: dict[int, str] = {}

@@ -129,11 +129,13 @@ def test_timestamp_or_prints_local_time_or_the_missing_word() -> None:
 
 def test_date_line_has_the_ctime_shape_of_squeue_long() -> None:
     reference = (REF / "squeue_long.txt").read_text().splitlines()[2]
-    pattern = r"[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}"
+    pattern = r"[A-Z][a-z]{2} [A-Z][a-z]{2} \d\d \d\d:\d\d:\d\d \d{4}"
     assert re.fullmatch(pattern, reference)
     assert re.fullmatch(pattern, fmt.date_line())
     epoch = units.parse_timestamp("2026-11-30T04:26:12")
     assert fmt.date_line(epoch) == reference
+    # Early in a month the day keeps its zero (real sinfo -l: "Tue Dec 01 22:01:32 2026").
+    assert fmt.date_line(units.parse_timestamp("2026-12-01T22:01:32")) == "Tue Dec 01 22:01:32 2026"
 
 
 @pytest.mark.parametrize(
