@@ -711,7 +711,7 @@ class JobCompleteReply(_message.Message):
     def __init__(self) -> None: ...
 
 class StepSpec(_message.Message):
-    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact", "interactive")
+    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact", "interactive", "srun_host", "srun_pid")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGV_FIELD_NUMBER: _ClassVar[int]
@@ -735,6 +735,8 @@ class StepSpec(_message.Message):
     CWD_FIELD_NUMBER: _ClassVar[int]
     EXACT_FIELD_NUMBER: _ClassVar[int]
     INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
+    SRUN_HOST_FIELD_NUMBER: _ClassVar[int]
+    SRUN_PID_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     name: str
     argv: _containers.RepeatedScalarFieldContainer[str]
@@ -758,7 +760,9 @@ class StepSpec(_message.Message):
     cwd: str
     exact: bool
     interactive: bool
-    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ..., interactive: _Optional[bool] = ...) -> None: ...
+    srun_host: str
+    srun_pid: int
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ..., interactive: _Optional[bool] = ..., srun_host: _Optional[str] = ..., srun_pid: _Optional[int] = ...) -> None: ...
 
 class StepNode(_message.Message):
     __slots__ = ("node", "addr", "port", "cpus", "gpus", "task_ids", "mem")
@@ -779,7 +783,7 @@ class StepNode(_message.Message):
     def __init__(self, node: _Optional[str] = ..., addr: _Optional[str] = ..., port: _Optional[int] = ..., cpus: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., task_ids: _Optional[_Iterable[int]] = ..., mem: _Optional[int] = ...) -> None: ...
 
 class StepInfo(_message.Message):
-    __slots__ = ("job_id", "step_id", "name", "state", "nodes", "ntasks", "cpus_per_task", "gpus_per_task", "nodelist", "start_time", "end_time", "exit_code", "signal", "distribution", "argv", "max_rss", "total_cpu", "uid", "gid")
+    __slots__ = ("job_id", "step_id", "name", "state", "nodes", "ntasks", "cpus_per_task", "gpus_per_task", "nodelist", "start_time", "end_time", "exit_code", "signal", "distribution", "argv", "max_rss", "total_cpu", "uid", "gid", "partition", "array_job_id", "array_task_id", "time_limit", "srun_host", "srun_pid", "tres", "num_cpus", "tres_per_node")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -799,6 +803,15 @@ class StepInfo(_message.Message):
     TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
     GID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
+    SRUN_HOST_FIELD_NUMBER: _ClassVar[int]
+    SRUN_PID_FIELD_NUMBER: _ClassVar[int]
+    TRES_FIELD_NUMBER: _ClassVar[int]
+    NUM_CPUS_FIELD_NUMBER: _ClassVar[int]
+    TRES_PER_NODE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     step_id: int
     name: str
@@ -818,7 +831,16 @@ class StepInfo(_message.Message):
     total_cpu: float
     uid: int
     gid: int
-    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., name: _Optional[str] = ..., state: _Optional[str] = ..., nodes: _Optional[_Iterable[_Union[StepNode, _Mapping]]] = ..., ntasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., nodelist: _Optional[str] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., distribution: _Optional[str] = ..., argv: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ...) -> None: ...
+    partition: str
+    array_job_id: int
+    array_task_id: int
+    time_limit: int
+    srun_host: str
+    srun_pid: int
+    tres: str
+    num_cpus: int
+    tres_per_node: str
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., name: _Optional[str] = ..., state: _Optional[str] = ..., nodes: _Optional[_Iterable[_Union[StepNode, _Mapping]]] = ..., ntasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., nodelist: _Optional[str] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., distribution: _Optional[str] = ..., argv: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., partition: _Optional[str] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., srun_host: _Optional[str] = ..., srun_pid: _Optional[int] = ..., tres: _Optional[str] = ..., num_cpus: _Optional[int] = ..., tres_per_node: _Optional[str] = ...) -> None: ...
 
 class StepCredential(_message.Message):
     __slots__ = ("job_id", "step_id", "uid", "gid", "user", "expires", "nodes", "ntasks")
@@ -899,16 +921,66 @@ class StepCompleteReply(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStepsRequest(_message.Message):
-    __slots__ = ("job_id",)
+    __slots__ = ("job_id", "running")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RUNNING_FIELD_NUMBER: _ClassVar[int]
     job_id: int
-    def __init__(self, job_id: _Optional[int] = ...) -> None: ...
+    running: bool
+    def __init__(self, job_id: _Optional[int] = ..., running: _Optional[bool] = ...) -> None: ...
 
 class GetStepsReply(_message.Message):
-    __slots__ = ("steps",)
+    __slots__ = ("steps", "now", "cluster")
     STEPS_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
     steps: _containers.RepeatedCompositeFieldContainer[StepInfo]
-    def __init__(self, steps: _Optional[_Iterable[_Union[StepInfo, _Mapping]]] = ...) -> None: ...
+    now: int
+    cluster: str
+    def __init__(self, steps: _Optional[_Iterable[_Union[StepInfo, _Mapping]]] = ..., now: _Optional[int] = ..., cluster: _Optional[str] = ...) -> None: ...
+
+class StepStatRequest(_message.Message):
+    __slots__ = ("job_id", "step_id", "requester_uid")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    requester_uid: int
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class TaskUsage(_message.Message):
+    __slots__ = ("task_id", "max_rss", "max_vmem", "max_pages", "cpu", "disk_read", "disk_write")
+    TASK_ID_FIELD_NUMBER: _ClassVar[int]
+    MAX_RSS_FIELD_NUMBER: _ClassVar[int]
+    MAX_VMEM_FIELD_NUMBER: _ClassVar[int]
+    MAX_PAGES_FIELD_NUMBER: _ClassVar[int]
+    CPU_FIELD_NUMBER: _ClassVar[int]
+    DISK_READ_FIELD_NUMBER: _ClassVar[int]
+    DISK_WRITE_FIELD_NUMBER: _ClassVar[int]
+    task_id: int
+    max_rss: int
+    max_vmem: int
+    max_pages: int
+    cpu: float
+    disk_read: int
+    disk_write: int
+    def __init__(self, task_id: _Optional[int] = ..., max_rss: _Optional[int] = ..., max_vmem: _Optional[int] = ..., max_pages: _Optional[int] = ..., cpu: _Optional[float] = ..., disk_read: _Optional[int] = ..., disk_write: _Optional[int] = ...) -> None: ...
+
+class NodeStepStat(_message.Message):
+    __slots__ = ("node", "tasks", "pids")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    TASKS_FIELD_NUMBER: _ClassVar[int]
+    PIDS_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    tasks: _containers.RepeatedCompositeFieldContainer[TaskUsage]
+    pids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, node: _Optional[str] = ..., tasks: _Optional[_Iterable[_Union[TaskUsage, _Mapping]]] = ..., pids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class StepStatReply(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[NodeStepStat]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[NodeStepStat, _Mapping]]] = ...) -> None: ...
 
 class CompleteJobRequest(_message.Message):
     __slots__ = ("job_id", "exit_code", "signal", "requester_uid")

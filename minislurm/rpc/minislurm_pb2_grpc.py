@@ -114,6 +114,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsReply.FromString,
                 _registered_method=True)
+        self.GetStepStats = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetStepStats',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.FromString,
+                _registered_method=True)
         self.CompleteJob = channel.unary_unary(
                 '/minislurm.v1.SlurmController/CompleteJob',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.CompleteJobRequest.SerializeToString,
@@ -255,6 +260,12 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetStepStats(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CompleteJob(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -385,6 +396,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.GetSteps,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsReply.SerializeToString,
+            ),
+            'GetStepStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStepStats,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.SerializeToString,
             ),
             'CompleteJob': grpc.unary_unary_rpc_method_handler(
                     servicer.CompleteJob,
@@ -870,6 +886,33 @@ class SlurmController:
             _registered_method=True)
 
     @staticmethod
+    def GetStepStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetStepStats',
+            minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
     def CompleteJob(request,
             target,
             options=(),
@@ -1135,6 +1178,11 @@ class NodeAgentStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.AttachStepRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.FromString,
                 _registered_method=True)
+        self.StepStat = channel.unary_unary(
+                '/minislurm.v1.NodeAgent/StepStat',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.FromString,
+                _registered_method=True)
 
 
 class NodeAgentServicer:
@@ -1188,6 +1236,12 @@ class NodeAgentServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def StepStat(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NodeAgentServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1230,6 +1284,11 @@ def add_NodeAgentServicer_to_server(servicer, server):
                     servicer.AttachStep,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.AttachStepRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.SerializeToString,
+            ),
+            'StepStat': grpc.unary_unary_rpc_method_handler(
+                    servicer.StepStat,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1448,6 +1507,33 @@ class NodeAgent:
             '/minislurm.v1.NodeAgent/AttachStep',
             minislurm_dot_v1_dot_minislurm__pb2.AttachStepRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.TaskEvent.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def StepStat(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/StepStat',
+            minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.FromString,
             options,
             channel_credentials,
             insecure,

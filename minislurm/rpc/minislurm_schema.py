@@ -386,6 +386,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (21, 'cwd', 'string', '', False, '', ''),
         (22, 'exact', 'bool', '', False, '', ''),
         (23, 'interactive', 'bool', '', False, '', ''),
+        (60, 'srun_host', 'string', '', False, '', ''),
+        (61, 'srun_pid', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.StepNode': (
         (1, 'node', 'string', '', False, '', ''),
@@ -416,6 +418,15 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (17, 'total_cpu', 'double', '', False, '', ''),
         (18, 'uid', 'uint32', '', False, '', ''),
         (19, 'gid', 'uint32', '', False, '', ''),
+        (60, 'partition', 'string', '', False, '', ''),
+        (61, 'array_job_id', 'uint32', '', False, '', ''),
+        (62, 'array_task_id', 'uint32', 'optional', False, '', ''),
+        (63, 'time_limit', 'uint32', '', False, '', ''),
+        (64, 'srun_host', 'string', '', False, '', ''),
+        (65, 'srun_pid', 'uint32', '', False, '', ''),
+        (66, 'tres', 'string', '', False, '', ''),
+        (67, 'num_cpus', 'uint32', '', False, '', ''),
+        (68, 'tres_per_node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.StepCredential': (
         (1, 'job_id', 'uint32', '', False, '', ''),
@@ -458,9 +469,34 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     ),
     'minislurm.v1.GetStepsRequest': (
         (1, 'job_id', 'uint32', '', False, '', ''),
+        (60, 'running', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.GetStepsReply': (
         (1, 'steps', 'message', 'repeated', False, 'minislurm.v1.StepInfo', ''),
+        (60, 'now', 'int64', '', False, '', ''),
+        (61, 'cluster', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.StepStatRequest': (
+        (1, 'job_id', 'uint32', '', False, '', ''),
+        (2, 'step_id', 'uint32', '', False, '', ''),
+        (3, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.TaskUsage': (
+        (1, 'task_id', 'uint32', '', False, '', ''),
+        (2, 'max_rss', 'uint64', '', False, '', ''),
+        (3, 'max_vmem', 'uint64', '', False, '', ''),
+        (4, 'max_pages', 'uint64', '', False, '', ''),
+        (5, 'cpu', 'double', '', False, '', ''),
+        (6, 'disk_read', 'uint64', '', False, '', ''),
+        (7, 'disk_write', 'uint64', '', False, '', ''),
+    ),
+    'minislurm.v1.NodeStepStat': (
+        (1, 'node', 'string', '', False, '', ''),
+        (2, 'tasks', 'message', 'repeated', False, 'minislurm.v1.TaskUsage', ''),
+        (3, 'pids', 'uint32', 'repeated', True, '', ''),
+    ),
+    'minislurm.v1.StepStatReply': (
+        (1, 'nodes', 'message', 'repeated', False, 'minislurm.v1.NodeStepStat', ''),
     ),
     'minislurm.v1.CompleteJobRequest': (
         (1, 'job_id', 'uint32', '', False, '', ''),
@@ -761,6 +797,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'CreateStep': ('minislurm.v1.CreateStepRequest', 'minislurm.v1.CreateStepReply', False, False),
         'StepComplete': ('minislurm.v1.StepCompleteRequest', 'minislurm.v1.StepCompleteReply', False, False),
         'GetSteps': ('minislurm.v1.GetStepsRequest', 'minislurm.v1.GetStepsReply', False, False),
+        'GetStepStats': ('minislurm.v1.StepStatRequest', 'minislurm.v1.StepStatReply', False, False),
         'CompleteJob': ('minislurm.v1.CompleteJobRequest', 'minislurm.v1.CompleteJobReply', False, False),
         'WaitJob': ('minislurm.v1.WaitJobRequest', 'minislurm.v1.WaitJobReply', False, False),
         'GetAccounting': ('minislurm.v1.GetAccountingRequest', 'minislurm.v1.GetAccountingReply', False, False),
@@ -779,5 +816,6 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'TaskInput': ('minislurm.v1.TaskInputRequest', 'minislurm.v1.TaskInputReply', False, False),
         'SignalTasks': ('minislurm.v1.SignalTasksRequest', 'minislurm.v1.SignalTasksReply', False, False),
         'AttachStep': ('minislurm.v1.AttachStepRequest', 'minislurm.v1.TaskEvent', False, True),
+        'StepStat': ('minislurm.v1.StepStatRequest', 'minislurm.v1.StepStatReply', False, False),
     },
 }
