@@ -14,6 +14,7 @@ Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.steprun, cli.terminal.
 from __future__ import annotations
 
 import os
+import socket
 import sys
 import time
 
@@ -242,8 +243,15 @@ def step_spec(values: dict[str, object], argv: list[str], job_id: int) -> dict[s
         interactive=bool(values.get("interactive")),
         requester_uid=os.getuid(),
         cwd=_cwd(values),
+        srun_host=srun_host(),
+        srun_pid=os.getpid(),
     )
     return spec
+
+
+def srun_host() -> str:
+    """Where this srun runs, as scontrol show step names it: the node inside a job."""
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
 def _cwd(values: dict[str, object]) -> str:

@@ -22,7 +22,7 @@ from itertools import chain
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from ctld import acctruns, preemption
+from ctld import acctruns, preemption, steplist
 from ctld import arrays as arrayops
 from ctld import depend as depops
 from ctld import jobrequests as jobreq
@@ -989,6 +989,20 @@ class Controller:
         """
         jobs = [job_id] if job_id else sorted(self.state.steps)
         return [step for j in jobs for _, step in sorted(self.state.steps.get(j, {}).items())]
+
+    def step_list(self, job_id: int) -> list[pb.StepInfo]:
+        """Slurm's list of running steps (squeue -s, scontrol show step, sstat).
+
+        Args:
+            job_id: one job (an array's id: all its tasks), or 0 for every job.
+
+        Returns:
+            The running steps, batch steps included, per job in Slurm's order.
+
+        Raises:
+            JobNotFound: ``job_id`` names no job the controller knows.
+        """
+        return steplist.running_steps(self.state, job_id)
 
     async def release_job(self, request: pb.CompleteJobRequest) -> None:
         """:meth:`complete_job`, once the job's running steps have reported their ends.

@@ -205,9 +205,13 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
+        now, cluster = int(time.time()), self.ctl.conf.cluster_name
+        if request.running:
+            steps = self.ctl.step_list(request.job_id)
+            return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
         addresses = self.ctl.addresses()
         steps = [step_info(s, addresses) for s in self.ctl.steps_of(request.job_id)]
-        return pb.GetStepsReply(steps=steps)
+        return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
 
     @grpc_errors
     async def CompleteJob(

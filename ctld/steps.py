@@ -247,7 +247,17 @@ def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, n
         argv=" ".join(spec.argv),
         uid=job.uid,
         gid=job.gid,
+        srun_host=spec.srun_host,
+        srun_pid=spec.srun_pid,
+        tres_per_node=_tres_per_node(req, job),
     )
+
+
+def _tres_per_node(req: ResourceRequest, job: Job) -> str:
+    """The GPUs a step asked per node, or its job's when it asked none (as Slurm shows them)."""
+    inherited = 0 if req.gpus or req.gpus_per_task else job.request.gpus_per_node
+    per_node = req.gpus_per_node or inherited
+    return f"gres:gpu:{per_node}" if per_node else ""
 
 
 def node_reported(step: Step, node: str, exits: list[tuple[int, int]], now: float) -> Step:

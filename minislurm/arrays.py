@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 MAX_ARRAY_SIZE = 1001  # Slurm's default MaxArraySize: task ids 0..1000
 NO_TASK = "4294967294"  # what Slurm prints for the task id of a job that is not an array task
+BATCH_STEP_ID = 0xFFFFFFFB  # the batch script's step (Slurm's SLURM_BATCH_SCRIPT): "batch"
+EXTERN_STEP_ID = 0xFFFFFFFC  # Slurm's extern step (never made here): "extern"
 
 Range = tuple[int, int, int]  # first, last, step (first..last inclusive, last on the step)
 

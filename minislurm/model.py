@@ -386,6 +386,10 @@ class Step:
     reported: frozenset[str] = frozenset()  # nodes that reported their tasks' end
     max_rss: int = 0  # KiB
     total_cpu: float = 0.0
+    srun_host: str = ""  # where its srun runs, and srun's pid
+    srun_pid: int = 0
+    tres_per_node: str = ""  # the GPUs it asked per node (gres:gpu:1), "" for none
+    cancelled_by: int = -1  # uid whose scancel killed it (-1: nobody)
 
     @property
     def node_names(self) -> tuple[str, ...]:

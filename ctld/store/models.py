@@ -136,6 +136,10 @@ class StepRow(Base):
     reported: Mapped[list[str]] = mapped_column(JSON)
     max_rss: Mapped[int] = mapped_column(Integer)
     total_cpu: Mapped[float] = mapped_column(Float)
+    srun_host: Mapped[str] = mapped_column(String)
+    srun_pid: Mapped[int] = mapped_column(Integer)
+    tres_per_node: Mapped[str] = mapped_column(String)
+    cancelled_by: Mapped[int] = mapped_column(Integer, default=-1)
 
 
 class JobRunRow(Base):

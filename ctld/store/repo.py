@@ -356,7 +356,8 @@ def step_from_row(row: StepRow) -> Step:
     Returns:
         The step.
     """
-    values = {name: getattr(row, name) for name in _STEP_FIELDS}
+    # A column an older version lacked (an archived run's steps) keeps the field's default.
+    values = {name: getattr(row, name) for name in _STEP_FIELDS if getattr(row, name) is not None}
     values["state"] = JobState(row.state)
     values["reported"] = frozenset(row.reported)
     values["nodes"] = tuple(

@@ -9,10 +9,15 @@ from sqlalchemy.orm import Session
 from test_accounting import ran
 
 from ctld.store import repo
+from minislurm.model import Step
 from minislurm.states import JobState
 
-# Columns added after the first releases (jobs.reservation, qos.preempt*, jobs.launched).
-LATER = {"jobs": ("reservation", "launched", "warn_sent", "comment"), "qos": ("preempt",)}
+# Columns added after the first releases (jobs.reservation, qos.preempt*, jobs.launched...).
+LATER = {
+    "jobs": ("reservation", "launched", "warn_sent", "comment"),
+    "qos": ("preempt",),
+    "steps": ("srun_host", "srun_pid", "tres_per_node", "cancelled_by"),
+}
 
 
 def test_columns_an_older_database_lacks_are_added_with_empty_values(tmp_path: Path) -> None:
@@ -20,6 +25,7 @@ def test_columns_an_older_database_lacks_are_added_with_empty_values(tmp_path: P
     repo.create_schema(engine)
     with Session(engine) as s, s.begin():
         repo.insert_records(s, [ran(7, "old.sh", JobState.RUNNING, comment="x")])
+        repo.save_step(s, Step(7, 0, "bash", JobState.RUNNING, (), 1, 100.0), new=True)
     with engine.begin() as conn:  # what the older version's database looked like
         for table, columns in LATER.items():
             for column in columns:
@@ -33,6 +39,10 @@ def test_columns_an_older_database_lacks_are_added_with_empty_values(tmp_path: P
         (job,) = repo.load_jobs(s, 0.0)
     assert (job.job_id, job.state, job.reservation, job.comment) == (7, JobState.RUNNING, "", "")
     assert (job.launched, job.warn_sent) == (False, False)
+    with Session(engine) as s:
+        (step,) = repo.load_steps(s, [7])
+    assert (step.srun_host, step.srun_pid, step.tres_per_node) == ("", 0, "")
+    assert step.cancelled_by == -1  # nobody cancelled the steps of before
 
 
 def layout(engine: Engine) -> dict[str, list[tuple[str, str, bool, object]]]:
