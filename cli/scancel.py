@@ -4,7 +4,8 @@ Jobs are named by id, or chosen by filters (name, user, partition, state,
 and client-side account, QOS and nodes); one CancelJobs call does the work
 and its per-job results become Slurm's messages: an unknown or finished job
 is silent for a plain cancel (``-v`` shows why), any failure to signal is an
-error.
+error. Steps (``123.0``) are killed or signalled one by one, with the
+messages and exit statuses of Slurm's step path (:func:`cancel_steps`).
 
 Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
 """
@@ -26,8 +27,11 @@ if TYPE_CHECKING:
 
 PROG = "scancel"
 SIGKILL = 9
+INVALID_JOB_ID = "Invalid job id specified"
+# Slurm's error numbers: scancel exits with a failed step's, cut to 8 bits.
+STEP_ERRNO = {"Access/permission denied": 2002, "Invalid user id": 2010, INVALID_JOB_ID: 2017}
 # A plain cancel of these is not an error (the job is gone or going anyway).
-_QUIET_ERRORS = frozenset(("Invalid job id specified", "Job/step already completing or completed"))
+_QUIET_ERRORS = frozenset((INVALID_JOB_ID, "Job/step already completing or completed"))
 
 OPTIONS = [
     Option("account", "A", REQUIRED),
@@ -383,20 +387,61 @@ def _job_ids(plan: Plan) -> list[int] | None:
     return [job.job_id for job in targets]
 
 
-def cancel_steps(plan: Plan) -> list[Message]:
-    """``scancel 123.0``: one CancelJobs per step.
+def _active_jobs(plan: Plan) -> dict[str, Message]:
+    """The active jobs the steps of the plan belong to, by how the command line named them."""
+    refs = [job for job, _ in plan.steps]
+    named: dict[str, object] = {
+        "job_ids": [int(r) for r in refs if "_" not in r],
+        "array_tasks": [r for r in refs if "_" in r],
+    }
+    try:
+        reply = common.call("GetJobs", **named)
+    except RpcError as err:
+        if err.code == "NOT_FOUND":
+            return {}
+        raise
+    jobs: dict[str, Message] = {}
+    for job in reply.jobs:
+        jobs[str(job.job_id)] = job
+        if job.has("array_task_id"):
+            jobs[f"{job.array_job_id}_{job.array_task_id}"] = job
+    return jobs
+
+
+def _step_error(plan: Plan, ref: str, error: str) -> None:
+    if not plan.quiet:
+        sys.stderr.write(f"{PROG}: error: Kill job error on job step id {ref}: {error}\n")
+
+
+def cancel_steps(plan: Plan) -> int:
+    """``scancel 123.0``: kill or signal each step named, with Slurm's messages.
+
+    A step of a job that is not active is an error (status 1), of a pending
+    job nothing at all. A running job's step that the controller refuses is
+    reported with the job's id only, and the status is the error's number
+    cut to 8 bits, as Slurm's scancel exits; a signal for a step that is not
+    running is silent, as in Slurm.
 
     Args:
         plan: the plan (its steps and signal).
 
     Returns:
-        The results.
+        The exit status.
     """
-    results = []
-    for job, step in plan.steps:
-        named: dict[str, object] = {"array_tasks": [job]} if "_" in job else {"job_ids": [int(job)]}
+    jobs = _active_jobs(plan)
+    status = 0
+    for ref, step in plan.steps:
+        job = jobs.get(ref)
+        if job is None:
+            _step_error(plan, f"{ref}.{step}", INVALID_JOB_ID)
+            status = max(status, 1)
+            continue
+        if job.state == "PENDING":
+            continue
         if plan.verbose:
-            sys.stderr.write(f"{PROG}: Terminating step {job}.{step}\n")
+            what = f"Signal {plan.signal} to" if plan.signal else "Terminating"
+            sys.stderr.write(f"{PROG}: {what} step {ref}.{step}\n")
+        named = {"array_tasks": [ref]} if "_" in ref else {"job_ids": [int(ref)]}
         reply = common.call(
             "CancelJobs",
             step_id=step,
@@ -405,8 +450,12 @@ def cancel_steps(plan: Plan) -> list[Message]:
             requester_uid=os.getuid(),
             **named,
         )
-        results += list(reply.results)
-    return results
+        for result in reply.results:
+            if not result.error or (plan.signal and result.error == INVALID_JOB_ID):
+                continue
+            _step_error(plan, ref, result.error)
+            status = max(status, STEP_ERRNO.get(result.error, 1) & 0xFF)
+    return status
 
 
 def execute(plan: Plan) -> int:
@@ -424,9 +473,9 @@ def execute(plan: Plan) -> int:
         "full": plan.full,
         "requester_uid": os.getuid(),
     }
-    step_results = cancel_steps(plan) if plan.steps else []
+    step_status = cancel_steps(plan) if plan.steps else 0
     if plan.steps and not (plan.job_ids or plan.array_tasks):
-        return report(plan, step_results)
+        return step_status
     ids = _job_ids(plan)
     if ids is None:
         fields.update(plan.filters)
@@ -435,7 +484,7 @@ def execute(plan: Plan) -> int:
     elif not ids:
         if plan.verbose and not plan.interactive:
             sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
-        return 0
+        return step_status
     else:
         fields["job_ids"] = ids
         if plan.array_tasks:
@@ -447,13 +496,14 @@ def execute(plan: Plan) -> int:
     except RpcError as err:
         if ids is None:
             raise
-        return report(plan, [_failed(job_id, common.rpc_message(err)) for job_id in ids])
+        failed = [_failed(job_id, common.rpc_message(err)) for job_id in ids]
+        return max(step_status, report(plan, failed))
     if plan.verbose and ids is None:
         if not reply.results:
             sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
         for result in reply.results:
             sys.stderr.write(f"{PROG}: {action_text(plan, result.job_id)}\n")
-    return report(plan, [*step_results, *reply.results])
+    return max(step_status, report(plan, list(reply.results)))
 
 
 def _scancel(argv: list[str]) -> int:

@@ -321,6 +321,13 @@ def _step_outcome(job: Job, step: Step) -> tuple[str, float]:
     return step.state.value, step.end_time
 
 
+def _step_requester(step: Step, state: str) -> int:
+    """Who cancelled a step: its own scancel (``CANCELLED by 0``), not its job's."""
+    if state == JobState.CANCELLED.value and step.cancelled_by >= 0:
+        return step.cancelled_by
+    return NO_REQUESTER
+
+
 def _step_record(job: Job, step: Step, head: pb.AcctRecord, now: float) -> pb.AcctRecord:
     state, end = _step_outcome(job, step)
     cpus = sum(n.cpus for n in step.nodes)
@@ -331,7 +338,7 @@ def _step_record(job: Job, step: Step, head: pb.AcctRecord, now: float) -> pb.Ac
         step=step_id_text(step.step_id),
         name=step.name,
         state=state,
-        cancelled_by=NO_REQUESTER,
+        cancelled_by=_step_requester(step, state),
         exit_code=step.exit_code,
         exit_signal=step.signal,
         submit_time=int(step.start_time),

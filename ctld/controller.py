@@ -654,6 +654,12 @@ class Controller:
         """Commit a request's outcome, run its intents, and kick the scheduler."""
         saved, inserted = out.records()
         self._commit(saved, inserted)
+        if out.steps:
+            with self._transaction() as s:
+                for step in out.steps:
+                    repo.save_step(s, step)
+            for step in out.steps:
+                self.state.put_step(step)
         self._run(out.intents)
         if out.changed:
             self.scheduler.kick()

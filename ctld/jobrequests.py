@@ -20,11 +20,13 @@ from ctld.intents import Intent, Signal, SignalStep, Terminate
 from ctld.selection import Selection, select, split_waiting
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, JobNotFound, PermissionDenied
-from minislurm.model import Job
+from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 
 INVALID_ID = "Invalid job id specified"
+INVALID_USER = "Invalid user id"  # Slurm's refusal of a step to one not its job's owner
+SIGKILL = 9
 
 
 @dataclass
@@ -34,6 +36,7 @@ class Outcome:
     changed: dict[int, Job] = field(default_factory=dict)  # by job id
     new_ids: set[int] = field(default_factory=set)  # array tasks split off: to insert
     intents: list[Intent] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)  # steps changed: to save
     results: list[tuple[int, str, str]] = field(default_factory=list)  # (job id, ref, error)
 
     def records(self) -> tuple[list[Job], list[Job]]:
@@ -199,28 +202,34 @@ def _cancel_one(
 def _cancel_step(
     state: ClusterState, request: pb.CancelJobsRequest, operators: Container[int], out: Outcome
 ) -> None:
-    """``scancel 123.0``: signal one step's tasks (SIGKILL unless told)."""
+    """``scancel 123.0``: kill one running step, or send its tasks a signal.
+
+    A kill (no signal, or SIGKILL) records who asked: the step ends
+    CANCELLED (``CANCELLED by <uid>``) however its tasks die. A step that is
+    not running, or whose job is not, is ``Invalid job id specified``.
+    """
     refs = [*map(str, request.job_ids), *request.array_tasks]
+    ref = f"{refs[0] if refs else ''}.{request.step_id}"
     chosen = select(state, list(request.job_ids), list(request.array_tasks))
-    ref = refs[0] if refs else ""
     jobs = [j for _, j in chosen.jobs if j.array_task_id is not None or not j.array_job_id]
     if len(jobs) != 1:
-        out.results.append((0, f"{ref}.{request.step_id}", INVALID_ID))
+        out.results.append((0, ref, INVALID_ID))
         return
     job = jobs[0]
-    step = state.steps.get(job.job_id, {}).get(request.step_id)
-    error = ""
     try:
         authorize(job, request.requester_uid, operators)
-    except PermissionDenied as err:
-        error = str(err)
-    if not error and (step is None or step.state is not JobState.RUNNING):
-        error = jobops.ALREADY_DONE if step is not None else INVALID_ID
-    if not error:
-        assert step is not None
-        signal = request.signal or 9
-        out.intents.append(SignalStep(job.job_id, step.step_id, step.node_names, signal))
-    out.results.append((job.job_id, f"{ref}.{request.step_id}", error))
+    except PermissionDenied:
+        out.results.append((job.job_id, ref, INVALID_USER))
+        return
+    step = state.steps.get(job.job_id, {}).get(request.step_id)
+    if job.state is not JobState.RUNNING or step is None or step.state is not JobState.RUNNING:
+        out.results.append((job.job_id, ref, INVALID_ID))
+        return
+    signal = request.signal or SIGKILL
+    if signal == SIGKILL:
+        out.steps.append(replace(step, cancelled_by=request.requester_uid))
+    out.intents.append(SignalStep(job.job_id, step.step_id, step.node_names, signal))
+    out.results.append((job.job_id, ref, ""))
 
 
 def hold(

@@ -263,9 +263,9 @@ def _tres_per_node(req: ResourceRequest, job: Job) -> str:
 def node_reported(step: Step, node: str, exits: list[tuple[int, int]], now: float) -> Step:
     """A step after one of its nodes reported its tasks' ends.
 
-    The step ends when every node has reported: COMPLETED when every task
-    exited 0, else FAILED, with the highest exit code (and a signal, if one
-    killed a task) as Slurm reports them.
+    The step ends when every node has reported: CANCELLED when scancel
+    killed it, COMPLETED when every task exited 0, else FAILED, with the
+    highest exit code (and a signal, if one killed a task) as Slurm reports them.
 
     Args:
         step: a RUNNING step.
@@ -282,7 +282,10 @@ def node_reported(step: Step, node: str, exits: list[tuple[int, int]], now: floa
     updated = replace(step, exit_code=code, signal=sig, reported=reported)
     if set(step.node_names) - reported:
         return updated
-    event = JobEvent.EXIT_OK if code == 0 and sig == 0 else JobEvent.EXIT_FAIL
+    if step.cancelled_by >= 0:
+        event = JobEvent.KILLED
+    else:
+        event = JobEvent.EXIT_OK if code == 0 and sig == 0 else JobEvent.EXIT_FAIL
     state = next_step_state(step.job_id, step.step_id, step.state, event)
     return replace(updated, state=state, end_time=now)
 

@@ -45,6 +45,8 @@ a 9-byte header ``!BII`` (kind, task id, payload length) then the payload.
 
 Usage (MaxRSS, TotalCPU) is sampled by :mod:`nodeagent.usage` while the
 script or the tasks run, and completed with the children's ``getrusage``.
+A SIGTERM or SIGKILL sent to a whole step writes its CANCELLED line first,
+as Slurm's stepd does.
 
 Imports the standard library, all of it up front: stepd starts for every
 job and step, and once it runs as the job's user the interpreter's own
@@ -686,6 +688,7 @@ class StepSupervisor:
         self.pgid = 0  # the group of the tasks (a pty task has a session of its own)
         self.window: tuple[int, int] = tuple(job.get("window") or (0, 0))  # type: ignore[assignment,arg-type]
         self.killing: dict[str, object] | None = None
+        self.cancel_said = False  # the CANCELLED line is written once
         self.kill_deadline = float("inf")
         self.cleanup_deadline = float("inf")
         self.next_scan = 0.0
@@ -1025,6 +1028,8 @@ class StepSupervisor:
         if not 0 < sig < signal.NSIG:
             raise ValueError(f"no signal {sig}")
         if task_id == ALL_TASKS:
+            if sig in (signal.SIGTERM, signal.SIGKILL):  # scancel J.S, srun's abort: as Slurm
+                self._say_cancelled({"outcome": "CANCELLED", "time": time.time()})
             self.signal_step(sig)
             return
         for task in tasks:  # one task: its own process only (its children share the group)
@@ -1082,12 +1087,23 @@ class StepSupervisor:
             return
         request.setdefault("time", time.time())
         self.killing = request
-        step = f"STEP {self.job['job_id']}.{self.job.get('step_text', self.job.get('step_id'))}"
-        line = _cancel_line(step, str(self.job.get("node", "")), request)
-        self._write_stderr(min(self.tasks, key=lambda t: t.task_id), line.encode())
+        self._say_cancelled(request)
         self.signal_step(signal.SIGCONT)
         self.signal_step(signal.SIGTERM)
         self.kill_deadline = time.monotonic() + float(request.get("kill_wait", 30))  # type: ignore[arg-type]
+
+    def _say_cancelled(self, request: dict[str, object]) -> None:
+        """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on the first task's stderr.
+
+        Args:
+            request: ``outcome`` and ``time`` of the kill.
+        """
+        if self.cancel_said or all(t.ended for t in self.tasks):
+            return
+        self.cancel_said = True
+        step = f"STEP {self.job['job_id']}.{self.job.get('step_text', self.job.get('step_id'))}"
+        line = _cancel_line(step, str(self.job.get("node", "")), request)
+        self._write_stderr(min(self.tasks, key=lambda t: t.task_id), line.encode())
 
     def _write_stderr(self, task: TaskRun, data: bytes) -> None:
         """Something of stepd's own on a task's stderr (a pipe's frame, or its file)."""

@@ -217,5 +217,8 @@ def test_scancel_of_a_step_kills_only_that_step(cluster: TestCluster) -> None:
     assert cluster.wait_state(job_id)["JobState"] == "COMPLETED"
     output = (cluster.workdir / f"slurm-{job_id}.out").read_text()
     assert "srun-rc=137" in output, output
-    missing = cluster.run("scancel", f"{job_id}.5")
-    assert missing.rc == 0  # like a finished job: silent
+    missing = cluster.run("scancel", f"{job_id}.5")  # real Slurm: a finished job's step is an error
+    assert (missing.rc, missing.err) == (
+        1,
+        f"scancel: error: Kill job error on job step id {job_id}.5: Invalid job id specified\n",
+    )

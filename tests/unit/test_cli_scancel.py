@@ -45,24 +45,30 @@ def job(job_id: int, **fields: Any) -> dict[str, Any]:
 
 
 class Fake:
-    """CancelJobs answers from ``errors`` (job id -> Slurm's words); GetJobs from ``jobs``."""
+    """CancelJobs answers from ``errors`` (job id, or (job id, step id) -> Slurm's words);
+    GetJobs from ``jobs``."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
-        self.errors: dict[int, str] = {}
+        self.errors: dict[int | tuple[int, int], str] = {}
         self.jobs: list[dict[str, Any]] = [job(14), job(15, account="other", nodes="n2")]
+
+    def _named(self, job: dict[str, Any], request: dict[str, Any]) -> bool:
+        task = f"{job.get('array_job_id')}_{job.get('array_task_id')}"
+        return job["job_id"] in request.get("job_ids", []) or task in request.get("array_tasks", [])
 
     def __call__(self, method: str, **request: Any) -> Message:
         self.calls.append((method, request))
+        named = bool(request.get("job_ids") or request.get("array_tasks"))
         if method == "GetJobs":
-            jobs = [
-                j
-                for j in self.jobs
-                if not request.get("job_ids") or j["job_id"] in request["job_ids"]
-            ]
-            if request.get("job_ids") and not jobs:
+            jobs = [j for j in self.jobs if not named or self._named(j, request)]
+            if named and not jobs:
                 raise RpcError("NOT_FOUND", "Invalid job id specified")
             return Message("minislurm.v1.GetJobsReply", {"jobs": jobs})
+        if request.get("has_step"):
+            (job,) = [j for j in self.jobs if self._named(j, request)]
+            error = self.errors.get((job["job_id"], request["step_id"]), "")
+            return Message("minislurm.v1.CancelJobsReply", {"results": [{"error": error}]})
         ids = request.get("job_ids") or [j["job_id"] for j in self.jobs]
         results = [{"job_id": i, "error": self.errors.get(i, "")} for i in ids]
         return Message("minislurm.v1.CancelJobsReply", {"results": results})
@@ -273,6 +279,106 @@ def test_bad_input_fails_with_slurms_words_and_calls_nothing(
 ) -> None:
     assert run(argv, capsys) == ("", err, 1)
     assert fake.calls == []
+
+
+# --------------------------------------------------------------------------- steps, as real Slurm
+
+
+def step_request(job_id: int, step_id: int, signal: int = 0) -> tuple[str, dict[str, Any]]:
+    fields = {"step_id": step_id, "has_step": True, "signal": signal, "requester_uid": UID}
+    return "CancelJobs", {**fields, "job_ids": [job_id]}
+
+
+def test_a_running_step_is_killed_silently(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["14.0"], capsys) == ("", "", 0)
+    assert fake.calls == [
+        ("GetJobs", {"job_ids": [14], "array_tasks": []}),
+        step_request(14, 0),
+    ]
+    assert run(["-v", "14.0"], capsys) == ("", "scancel: Terminating step 14.0\n", 0)
+    assert run(["-v", "--signal=USR1", "14.0"], capsys) == (
+        "",
+        "scancel: Signal 10 to step 14.0\n",
+        0,
+    )
+    assert fake.calls[-1] == step_request(14, 0, signal=10)
+
+
+def test_a_step_the_running_job_lacks_exits_with_slurms_error_number(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {(14, 7): "Invalid job id specified"}
+    # Real Slurm names the job alone and exits with ESLURM_INVALID_JOB_ID (2017) & 0xff.
+    assert run(["14.7"], capsys) == (
+        "",
+        "scancel: error: Kill job error on job step id 14: Invalid job id specified\n",
+        225,
+    )
+    assert run(["--signal=USR1", "14.7"], capsys) == ("", "", 0)  # as real Slurm: silent
+    assert run(["-Q", "14.7"], capsys) == ("", "", 225)
+
+
+def test_a_step_of_someone_elses_job_is_invalid_user_id(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {(14, 0): "Invalid user id"}
+    expected = ("", "scancel: error: Kill job error on job step id 14: Invalid user id\n", 218)
+    assert run(["14.0"], capsys) == expected
+    assert run(["-s", "USR1", "14.0"], capsys) == expected
+
+
+def test_a_step_of_a_job_that_is_not_active_is_an_error(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    expected = "scancel: error: Kill job error on job step id {}: Invalid job id specified\n"
+    assert run(["99.0", "98.1"], capsys) == (
+        "",
+        expected.format("99.0") + expected.format("98.1"),
+        1,
+    )
+    assert run(["-v", "--signal=USR1", "99.0"], capsys) == ("", expected.format("99.0"), 1)
+    assert run(["-Q", "99.0"], capsys) == ("", "", 1)
+    assert [m for m, _ in fake.calls] == ["GetJobs"] * 3  # nothing was cancelled
+
+
+def test_a_step_of_a_pending_job_is_left_alone_silently(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.jobs = [job(14, state="PENDING")]
+    assert run(["-v", "14.0"], capsys) == ("", "", 0)
+    assert [m for m, _ in fake.calls] == ["GetJobs"]
+
+
+def test_an_array_tasks_step_is_named_by_its_task(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.jobs = [job(26, array_job_id=24, array_task_id=1)]
+    assert run(["24_1.0"], capsys) == ("", "", 0)
+    assert fake.calls == [
+        ("GetJobs", {"job_ids": [], "array_tasks": ["24_1"]}),
+        (
+            "CancelJobs",
+            {
+                "step_id": 0,
+                "has_step": True,
+                "signal": 0,
+                "requester_uid": UID,
+                "array_tasks": ["24_1"],
+            },
+        ),
+    ]
+
+
+def test_steps_and_jobs_together_exit_with_the_worst_status(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {(14, 7): "Invalid job id specified"}
+    _, err, status = run(["14.7", "15"], capsys)
+    assert (err, status) == (
+        "scancel: error: Kill job error on job step id 14: Invalid job id specified\n",
+        225,
+    )
+    assert fake.calls[-1] == cancel_request(job_ids=[15])
 
 
 def test_action_text_names_the_scope() -> None:

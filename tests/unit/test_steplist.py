@@ -1,18 +1,24 @@
-"""Slurm's list of running steps, in the controller (pure parts).
+"""Slurm's list of running steps and a step's cancel, in the controller (pure parts).
 
-ctld.steplist builds what squeue -s, scontrol show step and sstat see.
+ctld.steplist builds what squeue -s, scontrol show step and sstat see;
+ctld.jobrequests and ctld.steps decide what ``scancel J.S`` does to a step.
 """
 
 from __future__ import annotations
 
-import pytest
-from test_accounting import N1_N2, T0, ran, step
+from dataclasses import replace
 
-from ctld import steplist
+import pytest
+from test_accounting import CANCELLED, N1_N2, T0, ran, records_of, render, step
+
+from ctld import jobrequests, steplist
+from ctld import steps as stepops
+from ctld.intents import SignalStep
 from ctld.state import ClusterState
 from minislurm.arrays import BATCH_STEP_ID
 from minislurm.errors import JobNotFound
 from minislurm.model import Job, Step
+from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 from minislurm.units import INFINITE
 
@@ -88,3 +94,69 @@ def test_an_unknown_job_is_not_found_and_a_finished_one_has_no_steps() -> None:
     with pytest.raises(JobNotFound):
         steplist.running_steps(state, 99)
     assert steplist.running_steps(state, 3) == []
+
+
+def cancel(state: ClusterState, job_id: int, step_id: int, signal: int = 0, uid: int = 0):
+    request = pb.CancelJobsRequest(
+        job_ids=[job_id], step_id=step_id, has_step=True, signal=signal, requester_uid=uid
+    )
+    return jobrequests.cancel(state, request, frozenset(), T0 + 20)
+
+
+def test_scancel_of_a_step_records_who_killed_it_and_kills_its_tasks() -> None:
+    state = cluster([running(1, uid=1000)], [srun_step(1, 0, uid=1000)])
+    out = cancel(state, 1, 0, uid=1000)
+    assert out.results == [(1, "1.0", "")]
+    assert [s.cancelled_by for s in out.steps] == [1000]
+    assert out.intents == [SignalStep(1, 0, ("n1", "n2"), 9)]
+    assert not out.changed  # the job goes on
+
+
+def test_a_signal_to_a_step_changes_nothing_but_its_tasks() -> None:
+    state = cluster([running(1)], [srun_step(1, 0)])
+    out = cancel(state, 1, 0, signal=10)
+    assert (out.results, out.steps, out.intents) == (
+        [(1, "1.0", "")],
+        [],
+        [SignalStep(1, 0, ("n1", "n2"), 10)],
+    )
+
+
+def test_steps_that_do_not_run_and_other_users_get_slurms_errors() -> None:
+    ended = JobState.COMPLETED
+    steps = [srun_step(1, 0, uid=1000), srun_step(1, 1, state=ended), srun_step(3, 0, state=ended)]
+    state = cluster([running(1, uid=1000), ran(3, "done")], steps)
+    assert cancel(state, 1, 1, uid=1000).results == [(1, "1.1", "Invalid job id specified")]
+    assert cancel(state, 3, 0).results == [(3, "3.0", "Invalid job id specified")]
+    assert cancel(state, 99, 0).results == [(0, "99.0", "Invalid job id specified")]
+    denied = cancel(state, 1, 0, uid=2000)
+    assert (denied.results, denied.intents) == ([(1, "1.0", "Invalid user id")], [])
+
+
+def test_a_killed_step_ends_cancelled_whatever_its_tasks_exit_with() -> None:
+    killed = replace(srun_step(1, 0), cancelled_by=0)
+    after_n1 = stepops.node_reported(killed, "n1", [(0, 9)], T0 + 21)
+    done = stepops.node_reported(after_n1, "n2", [(0, 9)], T0 + 22)
+    assert (done.state, done.signal, done.end_time) == (CANCELLED, 9, T0 + 22)
+    plain = stepops.node_reported(srun_step(1, 1), "n1", [(0, 9)], T0 + 22)
+    assert plain.state is JobState.FAILED
+
+
+def test_sacct_shows_the_step_cancelled_by_its_requester_while_the_job_completed() -> None:
+    """Real sacct after scancel 31.0 of a job whose script went on and ended well."""
+    done = ran(31, "stepsoracle")
+    victim = step(31, (("n1", 1, 0),), name="victim", state=CANCELLED, cancelled_by=0, signal=9)
+    keeper = step(31, (("n1", 1, 0),), step_id=1, name="keeper")
+    text = render(records_of([(done, [victim, keeper])]), "JobID,JobName,State,ExitCode", True)
+    assert text == (
+        "JobID|JobName|State|ExitCode\n"
+        "31|stepsoracle|COMPLETED|0:0\n"
+        "31.batch|batch|COMPLETED|0:0\n"
+        "31.0|victim|CANCELLED by 0|0:9\n"
+        "31.1|keeper|COMPLETED|0:0\n"
+    )
+    job_cancelled = ran(30, "j", CANCELLED, cancelled_by=0, exit_signal=15)
+    left = step(30, (("n1", 1, 0),), state=CANCELLED, signal=15)
+    assert render(records_of([(job_cancelled, [left])]), "JobID,State", True).splitlines()[-1] == (
+        "30.0|CANCELLED"  # ended with its job: no requester of its own
+    )
