@@ -18,6 +18,7 @@ import pwd
 import time
 
 from minislurm import units
+from minislurm.arrays import step_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -198,6 +199,19 @@ def timestamp_or(epoch: int, missing: str = "N/A") -> str:
     return units.format_timestamp(epoch)
 
 
+def step_id_text(step: Message) -> str:
+    """A step as squeue and scontrol name it: ``12.0``, ``12.batch``, an array task's ``16_4.0``.
+
+    Args:
+        step: a StepInfo.
+
+    Returns:
+        The text.
+    """
+    job = f"{step.array_job_id}_{step.array_task_id}" if step.array_job_id else str(step.job_id)
+    return f"{job}.{step_text(step.step_id)}"
+
+
 def date_line(now: float | None = None) -> str:
     """The date line ``squeue -l``, ``sinfo -l`` and ``-i`` print first (``%a %b %d %T %Y``).
 
@@ -270,6 +284,26 @@ def resolve_user(text: str) -> int | None:
         return pwd.getpwnam(text).pw_uid
     except (KeyError, OverflowError):
         return None
+
+
+def strtol(text: str) -> tuple[int, str]:
+    """C's ``strtol(text, &end, 10)``, as Slurm's commands read ids: ``"12.0"`` is ``(12, ".0")``.
+
+    Args:
+        text: the text.
+
+    Returns:
+        The leading number (0 when there is none) and the text after it (all
+        of it when there is no number).
+    """
+    stripped = text.lstrip()
+    i = 1 if stripped[:1] in ("+", "-") else 0
+    j = i
+    while j < len(stripped) and stripped[j].isdigit():
+        j += 1
+    if j == i:
+        return 0, text
+    return int(stripped[:j]), stripped[j:]
 
 
 def split_list(text: str) -> list[str]:

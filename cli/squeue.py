@@ -2,7 +2,8 @@
 
 Parses the options, asks the controller for the jobs (GetJobs, filtered
 there by id, user, partition, state and name), sorts them with Slurm's sort
-keys and prints the ``-o``/``-O`` columns (cli.squeue_fields), or ``--json``.
+keys and prints the ``-o``/``-O`` columns (cli.squeue_fields), or ``--json``;
+``-s`` lists job steps instead (cli.squeue_steps).
 
 Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
 """
@@ -58,6 +59,7 @@ OPTIONS = [
     Option("sort", "S", REQUIRED),
     Option("start"),
     Option("states", "t", REQUIRED),
+    Option("steps", "s", OPTIONAL),
     Option("usage"),
     Option("user", "u", REQUIRED),
     Option("verbose", "v", NO_ARG, many=True),
@@ -91,6 +93,8 @@ Usage: squeue [OPTIONS]
   -q, --qos=qos(s)                comma separated list of qos's
                                   to view, default is all qos's
   -r, --array                     display one job array element per line
+  -s, --step=step(s)              comma separated list of job steps
+                                  to view, default is all
   -S, --sort=fields               comma separated list of fields to sort on
       --start                     print expected start times of pending jobs
   -t, --states=states             comma separated list of states to view,
@@ -199,7 +203,15 @@ def _users(values: dict[str, object], query: Query) -> list[str]:
     return valid
 
 
-def _columns(values: dict[str, object], query: Query) -> None:
+def check_format_options(values: dict[str, object]) -> None:
+    """Reject ``-o`` with ``-O``, and either with ``-l``, in Slurm's words.
+
+    Args:
+        values: the parsed options.
+
+    Raises:
+        CommandError: two of them were given.
+    """
     if "format" in values and "Format" in values:
         names = ["-o (--format)", "-O (--Format)"]
         if list(values).index("Format") < list(values).index("format"):
@@ -210,6 +222,10 @@ def _columns(values: dict[str, object], query: Query) -> None:
             "fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
             "Please remove one and retry."
         )
+
+
+def _columns(values: dict[str, object], query: Query) -> None:
+    check_format_options(values)
     if "Format" in values:
         query.long_names = True
         query.columns, errors = fmt.parse_long_format(str(values["Format"]), fields.LONG)
@@ -267,7 +283,7 @@ def build_query(values: dict[str, object], rest: list[str]) -> Query:
     _columns(values, query)
     query.sort = str(values.get("sort") or ("S" if values.get("start") else fields.DEFAULT_SORT))
     query.header = not values.get("noheader")
-    query.iterate = _iterate(values)
+    query.iterate = iterate_seconds(values)
     query.date = (bool(values.get("long")) or query.iterate > 0) and query.header
     query.json = bool(values.get("json"))
     query.expand = bool(values.get("array"))
@@ -292,7 +308,18 @@ def expand_nodes(expr: str) -> set[str]:
         raise common.CommandError(f"error: Invalid node name {expr}") from None
 
 
-def _iterate(values: dict[str, object]) -> int:
+def iterate_seconds(values: dict[str, object]) -> int:
+    """Read ``-i``: seconds between reports (0: report once).
+
+    Args:
+        values: the parsed options.
+
+    Returns:
+        The period.
+
+    Raises:
+        CommandError: not a positive number.
+    """
     if "iterate" not in values:
         return 0
     text = str(values["iterate"])
@@ -425,6 +452,10 @@ def run(values: dict[str, object], rest: list[str]) -> int:
     Returns:
         The exit status.
     """
+    if "steps" in values:
+        from cli import squeue_steps  # only -s pays for it
+
+        return squeue_steps.run(values, rest)
     query = build_query(values, rest)
     if query.json:
         reply = fetch({"all_states": True})

@@ -219,6 +219,22 @@ def array_label(tasks: str, throttle: int) -> str:
     return f"{tasks}%{throttle}" if throttle else tasks
 
 
+def step_text(step_id: int) -> str:
+    """A step id as Slurm writes it after the dot: ``0``, ``batch``, ``extern``.
+
+    Args:
+        step_id: the step id.
+
+    Returns:
+        The text.
+    """
+    if step_id == BATCH_STEP_ID:
+        return "batch"
+    if step_id == EXTERN_STEP_ID:
+        return "extern"
+    return str(step_id)
+
+
 def parse_job_ref(text: str) -> tuple[int, TaskSet | None, str]:
     """A job as users name it: ``123``, ``123_4``, ``123_[1-3]``, ``123.0``, ``123.batch``.
 
