@@ -1,9 +1,10 @@
 """scontrol: show and change jobs, nodes and partitions, as Slurm 22.05's scontrol.
 
-Supported: ``show job|node|partition|config|hostnames|hostlist|hostlistsorted``,
+Supported: ``show job|node|partition|step|config|hostnames|hostlist|hostlistsorted``,
 ``hold|uhold|release``, ``update JobId=...`` and ``update NodeName=...``,
 ``ping``, ``version``; keywords may be abbreviated as Slurm allows
-(``scontrol sho jo 5``). The records are formatted by cli.scontrol_show.
+(``scontrol sho jo 5``). The records are formatted by cli.scontrol_show
+(steps: cli.scontrol_steps).
 
 Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
 """
@@ -17,6 +18,7 @@ import time
 from cli import common, fmt
 from cli import scontrol_resv as resv
 from cli import scontrol_show as show
+from cli import scontrol_steps as steps
 from cli import scontrol_update as update
 from cli.opts import NO_ARG, Option
 from minislurm import VERSION_LINE, conffile, hostlist
@@ -78,7 +80,7 @@ scontrol [<OPTION>] [<COMMAND>]
      version                  display tool version number.
 
   <ENTITY> may be "config", "hostnames", "hostlist", "hostlistsorted",
-       "job", "node" or "partition".
+       "job", "node", "partition" or "step".
 
   <SPECIFICATIONS> are specified in the same format as the configuration
   file. You may wish to use the "show" keyword then use its output as
@@ -268,6 +270,7 @@ SHOW_ENTITIES: list[tuple[str, int, Callable[[list[str], Settings], int]]] = [
     ("nodes", 1, show_nodes),
     ("partitions", 2, show_partitions),
     ("reservations", 3, lambda a, s: resv.show_reservations(a, s.oneliner)),
+    ("steps", 2, lambda a, s: steps.show_steps(a, s.oneliner)),
 ]
 
 
