@@ -19,6 +19,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import replace
 from itertools import chain
 
+import grpc
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -1009,6 +1010,40 @@ class Controller:
             JobNotFound: ``job_id`` names no job the controller knows.
         """
         return steplist.running_steps(self.state, job_id)
+
+    async def step_stats(self, request: pb.StepStatRequest) -> pb.StepStatReply:
+        """sstat: a running step's live usage, from the agents of its nodes.
+
+        A node whose agent does not answer in time is left out, as Slurm's
+        sstat reports the nodes that answered.
+
+        Args:
+            request: the step and who asks.
+
+        Returns:
+            Each answering node's figures, in the step's node order.
+
+        Raises:
+            JobNotFound: no such job, or the step is not running.
+            PermissionDenied: not the job's owner, root or an operator (``Invalid user id``).
+        """
+        job, nodes = steplist.stat_nodes(self.state, request.job_id, request.step_id)
+        try:
+            self._authorize(job, request.requester_uid)
+        except PermissionDenied:
+            raise PermissionDenied(jobreq.INVALID_USER) from None
+        asked = pb.StepStatRequest(job_id=request.job_id, step_id=request.step_id)
+        replies = await asyncio.gather(*(self._stat_on(node, asked) for node in nodes))
+        return pb.StepStatReply(nodes=[n for reply in replies for n in reply])
+
+    async def _stat_on(self, node: str, request: pb.StepStatRequest) -> list[pb.NodeStepStat]:
+        try:
+            reply = await self.agents.step_stat(lambda: self._address_of(node), request)
+        except (AgentUnreachable, grpc.aio.AioRpcError) as err:
+            job, step = request.job_id, request.step_id
+            log.warning("step=%d.%d node=%s no usage: %s", job, step, node, err)
+            return []
+        return list(reply.nodes)
 
     async def release_job(self, request: pb.CompleteJobRequest) -> None:
         """:meth:`complete_job`, once the job's running steps have reported their ends.

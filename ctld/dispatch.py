@@ -1,4 +1,4 @@
-"""Calls from the controller to node agents: launch, terminate, signal.
+"""Calls from the controller to node agents: launch, terminate, signal, step usage.
 
 One gRPC channel per node address. Each call is retried with backoff while
 the agent is unreachable, for up to ``give_up_after`` seconds; every call is
@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 _RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 CALL_TIMEOUT = 10.0
+STAT_PATIENCE = 2.0  # seconds sstat waits for an unreachable agent: it reports what the others have
 
 
 class AgentUnreachable(Exception):
@@ -165,6 +166,28 @@ class AgentDispatcher:
             address_of,
             f"signal step={request.job_id}.{request.step_id}",
             lambda stub: stub.SignalTasks(request, timeout=CALL_TIMEOUT),
+        )
+
+    async def step_stat(
+        self, address_of: Callable[[], str | None], request: pb.StepStatRequest
+    ) -> pb.StepStatReply:
+        """Ask an agent for the live usage of one step's tasks on its node (sstat).
+
+        Args:
+            address_of: returns the agent's current ``host:port``.
+            request: the step.
+
+        Returns:
+            The node's figures (no node when the step no longer runs there).
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        return await self._call(
+            address_of,
+            f"stat step={request.job_id}.{request.step_id}",
+            lambda stub: stub.StepStat(request, timeout=CALL_TIMEOUT),
+            patience=STAT_PATIENCE,
         )
 
     async def close(self) -> None:

@@ -214,6 +214,10 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
 
     @grpc_errors
+    async def GetStepStats(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
+        return await self.ctl.step_stats(request)
+
+    @grpc_errors
     async def CompleteJob(
         self, request: pb.CompleteJobRequest, context: Ctx
     ) -> pb.CompleteJobReply:

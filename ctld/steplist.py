@@ -148,3 +148,28 @@ def running_steps(state: ClusterState, job_id: int) -> list[pb.StepInfo]:
             shown_step(steps[i], job) for i in sorted(steps) if steps[i].state is JobState.RUNNING
         ]
     return out
+
+
+def stat_nodes(state: ClusterState, job_id: int, step_id: int) -> tuple[Job, tuple[str, ...]]:
+    """Where a running step's tasks run, for sstat.
+
+    Args:
+        state: the cluster.
+        job_id: the step's job.
+        step_id: the step (BATCH_STEP_ID: the batch script).
+
+    Returns:
+        The job, and the step's nodes in order.
+
+    Raises:
+        JobNotFound: no such job, or the step is not running.
+    """
+    job = state.jobs.get(job_id)
+    if job is None or job.state is not JobState.RUNNING or job.allocation is None:
+        raise JobNotFound(job_id)
+    if step_id == BATCH_STEP_ID and job.batch:
+        return job, job.allocation.node_names[:1]
+    step = state.steps.get(job_id, {}).get(step_id)
+    if step is None or step.state is not JobState.RUNNING:
+        raise JobNotFound(job_id)
+    return job, step.node_names

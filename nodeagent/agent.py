@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import grpc
 
 from minislurm import SLURM_VERSION, convert, jobenv, tls
+from minislurm.arrays import BATCH_STEP_ID
 from minislurm.authgrpc import SignCalls, daemon_signer
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
@@ -29,6 +30,7 @@ from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import NodeFacts, StepManager
+from nodeagent.stepstat import node_stat
 
 log = logging.getLogger(__name__)
 
@@ -373,6 +375,22 @@ class Agent:
         self.launcher.terminate(job_id, outcome, kill_wait, when)
         for session in self.steps.of_job(job_id):
             session.terminate(kill_wait, outcome, when)
+
+    def step_stat(self, request: pb.StepStatRequest) -> pb.StepStatReply:
+        """sstat: the live usage of a step's tasks on this node.
+
+        Args:
+            request: the job and step (BATCH_STEP_ID: the batch script).
+
+        Returns:
+            This node's figures, or no node when the step does not run here.
+        """
+        if request.step_id == BATCH_STEP_ID:
+            stepdir = self.launcher.jobdir(request.job_id)
+        else:
+            stepdir = self.steps.step_dir(request.job_id, request.step_id)
+        stat = node_stat(stepdir, self.settings.node_name)
+        return pb.StepStatReply(nodes=[stat] if stat is not None else [])
 
     def signal_job(self, request: pb.SignalJobRequest) -> None:
         """scancel --signal: the job's steps, and the batch shell with -b or -f.

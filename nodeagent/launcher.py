@@ -1,7 +1,8 @@
 """Batch steps on this node: spool directories, stepd processes, kills and outcomes.
 
 Each job has ``SPOOL/job<ID>/`` holding its script, ``job.json`` (what stepd
-runs), ``stepd.pid``, ``task.pid`` and, once stepd exits, ``status.json``.
+runs), ``stepd.pid``, ``task.pid``, ``usage.json`` (for sstat) and, once
+stepd exits, ``status.json``.
 The spool is the truth about what runs here: after a restart of slurmd,
 ``adopt()`` finds live stepds again and ended jobs not yet reported.
 A stepd's exit is noticed through a pidfd on the event loop, for children

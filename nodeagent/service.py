@@ -8,6 +8,7 @@ Imports nodeagent.agent, nodeagent.launcher and minislurm.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 # srun's calls: each carries a step credential the handler checks. Every other
 # method is the controller's (minislurm.authgrpc checks its credential).
 STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks", "AttachStep"})
-CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Ping"})
+CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat"})
 
 
 class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # generated base is untyped
@@ -61,6 +62,9 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def SignalJob(self, request: pb.SignalJobRequest, context: Ctx) -> pb.SignalJobReply:
         self.agent.signal_job(request)
         return pb.SignalJobReply()
+
+    async def StepStat(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
+        return await asyncio.to_thread(self.agent.step_stat, request)
 
     async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
         return pb.AgentPingReply(name=self.agent.settings.node_name)

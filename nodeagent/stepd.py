@@ -44,9 +44,10 @@ The frame format (defined here, documented in :mod:`nodeagent.stepio`) is
 a 9-byte header ``!BII`` (kind, task id, payload length) then the payload.
 
 Usage (MaxRSS, TotalCPU) is sampled by :mod:`nodeagent.usage` while the
-script or the tasks run, and completed with the children's ``getrusage``.
-A SIGTERM or SIGKILL sent to a whole step writes its CANCELLED line first,
-as Slurm's stepd does.
+script or the tasks run, and completed with the children's ``getrusage``;
+each sample's per-task peaks go to ``JOBDIR/usage.json`` for sstat. A
+SIGTERM or SIGKILL sent to a whole step writes its CANCELLED line first, as
+Slurm's stepd does.
 
 Imports the standard library, all of it up front: stepd starts for every
 job and step, and once it runs as the job's user the interpreter's own
@@ -82,7 +83,7 @@ from nodeagent.stdfiles import (
     open_output,
     open_streams,
 )
-from nodeagent.usage import UsageSampler, preload_psutil
+from nodeagent.usage import USAGE_FILE, UsageSampler, preload_psutil
 
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.5
@@ -250,7 +251,7 @@ def _exit_of(status: int | None) -> tuple[int, int]:
 class Step:
     """The running batch script and everything it starts."""
 
-    def __init__(self, jobdir: str, job: dict[str, object]) -> None:
+    def __init__(self, jobdir: str, job: dict[str, object], usage_fd: int = -1) -> None:
         self.jobdir = jobdir
         self.job = job
         self.pid = 0
@@ -259,7 +260,8 @@ class Step:
         self.killing: dict[str, object] | None = None  # the terminate request, once made
         self.kill_deadline = float("inf")
         self.start_time = 0.0
-        self.usage = UsageSampler(float(job.get("acct_freq", 30)), per_task=False)  # type: ignore[arg-type]
+        freq = float(job.get("acct_freq", 30))  # type: ignore[arg-type]
+        self.usage = UsageSampler(freq, per_task=False, record_fd=usage_fd)
 
     def launch(self) -> None:
         """Fork and exec the script.
@@ -287,6 +289,7 @@ class Step:
         if pid == 0:
             self._exec_child(argv, env, stdin, out, err)
         self.pid = pid
+        self.usage.track(pid, 0)
         for fd in {stdin, out}:
             if fd != err:
                 os.close(fd)
@@ -674,7 +677,9 @@ _NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)  # the limit tasks get back
 class StepSupervisor:
     """The tasks of one srun step on this node, their I/O and their end."""
 
-    def __init__(self, stepdir: str, job: dict[str, object], link: AgentLink) -> None:
+    def __init__(
+        self, stepdir: str, job: dict[str, object], link: AgentLink, usage_fd: int = -1
+    ) -> None:
         self.stepdir = stepdir
         self.job = job
         self.link = link
@@ -695,7 +700,8 @@ class StepSupervisor:
         self.clean = False
         self.link_lost = False
         self.start_time = 0.0
-        self.usage = UsageSampler(float(job.get("acct_freq", 30)), per_task=True)  # type: ignore[arg-type]
+        freq = float(job.get("acct_freq", 30))  # type: ignore[arg-type]
+        self.usage = UsageSampler(freq, per_task=True, record_fd=usage_fd)
         self.wake_r, wake_w = _pipe(0)
         os.set_blocking(wake_w, False)
         # The signals stay blocked until the tasks are forked; then they wake poll().
@@ -827,6 +833,7 @@ class StepSupervisor:
             )
         task.pid = pid
         self.by_pid[pid] = task
+        self.usage.track(pid, task.task_id)
         self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
 
     def _never_ran(self, task: TaskRun, message: str, code: int) -> None:
@@ -1206,13 +1213,14 @@ def connect_agent(stepdir: str, name: str) -> socket.socket:
     return sock
 
 
-def run_step(stepdir: str, job: dict[str, object], status_fd: int) -> int:
+def run_step(stepdir: str, job: dict[str, object], status_fd: int, usage_fd: int) -> int:
     """Run an srun step's tasks on this node (the ``"mode": "step"`` of job.json).
 
     Args:
         stepdir: the step's spool directory.
         job: its job.json.
         status_fd: status.json, opened as root.
+        usage_fd: usage.json, opened as root.
 
     Returns:
         0 when the status was recorded after running the tasks, 1 when the
@@ -1238,7 +1246,7 @@ def run_step(stepdir: str, job: dict[str, object], status_fd: int) -> int:
     resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE[1], _NOFILE[1]))
     drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))  # type: ignore[call-overload]
     os.umask(int(job.get("umask", 0o022)))  # type: ignore[call-overload]
-    supervisor = StepSupervisor(stepdir, job, link)
+    supervisor = StepSupervisor(stepdir, job, link, usage_fd)
     supervisor.launch()
     # The groups slurmd may kill as a last resort.
     os.write(pgid_fd, "".join(f"{group}\n" for group in supervisor.groups).encode())
@@ -1318,12 +1326,13 @@ def main(argv: list[str]) -> int:
             _log(f"node names will not resolve in the job: {error}")
     # Files slurmd reads are opened while still root; the job's user only writes them.
     status_fd = _open_private(os.path.join(jobdir, "status.json"))
+    usage_fd = _open_private(os.path.join(jobdir, USAGE_FILE))
     if job.get("mode") == "step":
-        return run_step(jobdir, job, status_fd)
+        return run_step(jobdir, job, status_fd, usage_fd)
     task_fd = _open_private(os.path.join(jobdir, "task.pid"))
     drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))
     os.umask(int(job.get("umask", 0o022)))
-    step = Step(jobdir, job)
+    step = Step(jobdir, job, usage_fd)
     try:
         step.launch()
         os.write(task_fd, f"{step.pid}\n".encode())

@@ -12,7 +12,8 @@ cannot touch ``job.json``, which stepd reads as root) holds ``job.json``
 (``"mode": "step"``), ``stepio.sock`` (while starting), ``stepd.pid``,
 ``stepd.log``, ``task.pid`` (the step's process groups, one a line: the
 tasks' one and a pty task's session), ``terminate.json``
-(a kill's reason), ``status.json`` (the outcome, per task too) and
+(a kill's reason), ``usage.json`` (the tasks' usage so far, for sstat),
+``status.json`` (the outcome, per task too) and
 ``lost-output`` (frames stepd could not send once slurmd had gone: same
 format, read back with :func:`lost_events`).
 

@@ -1,13 +1,19 @@
 """Usage sampling of a step's processes (Slurm's ``jobacct_gather/linux``).
 
-stepd samples the resident memory of the process trees below it with
-psutil: once soon after the start (so that short steps get a figure too),
-then every ``JobAcctGatherFrequency`` seconds (0: never). A task's RSS is
-the sum over its whole process tree, as Slurm counts it; MaxRSS is the
-largest sample of the largest task. What stepd reports is the larger of
-that and ``ru_maxrss`` of the reaped children (exact for a single process,
-blind to trees running side by side). TotalCPU needs no sampling: it is
-the children's ``getrusage`` user and system time.
+stepd samples the process trees below it with psutil: once soon after the
+start (so that short steps get a figure too), then every
+``JobAcctGatherFrequency`` seconds (0: never). A task's figures (resident
+and virtual memory, major page faults, CPU time, bytes read and written)
+are sums over its whole process tree, as Slurm counts them; a batch
+script and its orphans make one task. MaxRSS is the largest sample of the
+largest task. What stepd reports at the end is the larger of that and
+``ru_maxrss`` of the reaped children (exact for a single process, blind to
+trees running side by side). TotalCPU needs no sampling: it is the
+children's ``getrusage`` user and system time.
+
+While the step runs, each sample's per-task peaks go to ``usage.json`` in
+its directory; slurmd reads them back (:func:`read_record`) and adds a
+sample of its own when sstat asks (nodeagent.stepstat).
 
 psutil is not imported when stepd starts: a spare stepd must be ready
 within tens of milliseconds of the previous launch and psutil costs 20-50
@@ -22,10 +28,13 @@ Imports only the standard library, and psutil lazily.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import sys
 import time
+from typing import Any, NamedTuple
 
+USAGE_FILE = "usage.json"  # in the step's directory: what stepd last sampled
 FIRST_SAMPLE_SECONDS = 0.3  # after the start: long enough for a task to exist, short for a step
 
 
@@ -37,14 +46,58 @@ def preload_psutil() -> None:
         pass
 
 
-def rss_by_child(root: int) -> dict[int, int]:
-    """The resident memory of each child of ``root`` with all its descendants.
+class Usage(NamedTuple):
+    """What a task's process tree uses: sizes now (or the largest seen) and counters."""
+
+    rss: int = 0  # KiB
+    vmem: int = 0  # KiB
+    pages: int = 0  # major page faults
+    cpu: float = 0.0  # seconds of user and system time
+    read: int = 0  # bytes read (rchar, as Slurm's jobacct_gather/linux)
+    write: int = 0  # bytes written (wchar)
+
+    def plus(self, other: Usage) -> Usage:
+        """Two trees' usage together."""
+        return Usage(*(a + b for a, b in zip(self, other, strict=True)))  # type: ignore[arg-type]
+
+    def peak(self, other: Usage) -> Usage:
+        """The larger of each figure (sizes peak; counters never go back)."""
+        return Usage(*(max(a, b) for a, b in zip(self, other, strict=True)))  # type: ignore[arg-type]
+
+
+def _major_faults(pid: int) -> int:
+    """Field 12 of ``/proc/PID/stat`` (psutil does not give it); 0 when unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        return int(fields[9])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _process_usage(proc: Any) -> Usage:
+    """One process's figures (psutil ``Process``, inside ``oneshot``)."""
+    import psutil
+
+    mem = proc.memory_info()
+    times = proc.cpu_times()
+    try:
+        io = proc.io_counters()
+        read, write = io.read_chars, io.write_chars
+    except (psutil.Error, AttributeError):  # not ours to read, or no /proc/PID/io
+        read, write = 0, 0
+    cpu = times.user + times.system + times.children_user + times.children_system
+    return Usage(mem.rss // 1024, mem.vms // 1024, _major_faults(proc.pid), cpu, read, write)
+
+
+def usage_by_child(root: int) -> dict[int, Usage]:
+    """The usage of each child of ``root`` with all its descendants.
 
     Args:
         root: the parent (stepd itself).
 
     Returns:
-        KiB per child pid; processes that vanish while being read count 0.
+        Usage per child pid; processes that vanish while being read count nothing.
 
     Raises:
         ImportError: psutil is not available.
@@ -52,41 +105,79 @@ def rss_by_child(root: int) -> dict[int, int]:
     import psutil
 
     parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
+    each: dict[int, Usage] = {}
     for proc in psutil.Process(root).children(recursive=True):
         try:
             with proc.oneshot():
                 parents[proc.pid] = proc.ppid()
-                rss[proc.pid] = proc.memory_info().rss
+                each[proc.pid] = _process_usage(proc)
         except psutil.Error:
             pass  # gone, a zombie, or not ours to read
-    totals: dict[int, int] = {}
-    for pid, size in rss.items():
+    totals: dict[int, Usage] = {}
+    for pid, usage in each.items():
         top = pid
         for _ in parents:  # climb to the child of root it descends from (bounded: pid reuse)
             parent = parents.get(top, root)
             if parent == root:
                 break
             top = parent
-        totals[top] = totals.get(top, 0) + size
-    return {pid: size // 1024 for pid, size in totals.items()}
+        totals[top] = totals.get(top, Usage()).plus(usage)
+    return totals
+
+
+def by_task(children: dict[int, Usage], tasks: dict[int, int], per_task: bool) -> dict[int, Usage]:
+    """Children's usage as tasks' usage.
+
+    Args:
+        children: usage per child pid of stepd.
+        tasks: task id per child pid (a step's tasks).
+        per_task: each task apart; otherwise every child makes task 0 (a batch
+            script and its orphans).
+
+    Returns:
+        Usage per task id (a step's children that are no task are left out).
+    """
+    out: dict[int, Usage] = {}
+    for pid, usage in children.items():
+        task = tasks.get(pid) if per_task else 0
+        if task is not None:
+            out[task] = out.get(task, Usage()).plus(usage)
+    return out
 
 
 class UsageSampler:
-    """When to sample, and the largest resident set seen so far.
+    """When to sample, and the largest figures seen so far, per task.
+
+    After each sample the figures go to ``record_fd`` (``usage.json``, see
+    :func:`read_record`) for slurmd to answer sstat.
 
     Args:
         interval: seconds between samples after the first (0: never sample).
         per_task: each child of stepd is a task of its own (a step's tasks);
             otherwise all of them make one task (a batch script and its orphans).
+        record_fd: where to write the figures (-1: nowhere).
     """
 
-    def __init__(self, interval: float, per_task: bool) -> None:
+    def __init__(self, interval: float, per_task: bool, record_fd: int = -1) -> None:
         self.interval = interval
         self.per_task = per_task
+        self.record_fd = record_fd
+        self.tasks: dict[int, int] = {}  # child pid -> task id
+        self.peaks: dict[int, Usage] = {}  # task id -> largest figures seen
         self.max_rss = 0  # KiB
         self.samples = 0
         self.next_at = time.monotonic() + FIRST_SAMPLE_SECONDS if interval > 0 else float("inf")
+
+    def track(self, pid: int, task_id: int) -> None:
+        """Count a child's tree as a task's (a step's task, or the batch script as task 0).
+
+        Args:
+            pid: the child.
+            task_id: its task.
+        """
+        self.tasks[pid] = task_id
+        self.peaks.setdefault(task_id, Usage())
+        self._record()
 
     def seconds_left(self, now: float) -> float:
         """Seconds until the next sample is due.
@@ -109,14 +200,28 @@ class UsageSampler:
             return
         self.next_at = now + self.interval
         try:
-            totals = rss_by_child(os.getpid())
+            children = usage_by_child(os.getpid())
         except ImportError as error:
             sys.stderr.write(f"slurmstepd: usage sampling off: {error}\n")
             self.next_at = float("inf")
             return
         self.samples += 1
-        rss = max(totals.values(), default=0) if self.per_task else sum(totals.values())
-        self.max_rss = max(self.max_rss, rss)
+        for task, usage in by_task(children, self.tasks, self.per_task).items():
+            self.peaks[task] = self.peaks.get(task, Usage()).peak(usage)
+        self.max_rss = max((u.rss for u in self.peaks.values()), default=0)
+        self._record()
+
+    def _record(self) -> None:
+        if self.record_fd < 0:
+            return
+        tasks = {str(t): u._asdict() for t, u in self.peaks.items()}
+        pids = {str(pid): task for pid, task in self.tasks.items()}
+        data = json.dumps({"per_task": self.per_task, "tasks": tasks, "pids": pids}).encode()
+        try:
+            os.pwrite(self.record_fd, data, 0)
+            os.ftruncate(self.record_fd, len(data))
+        except OSError:
+            self.record_fd = -1  # the disk is full or gone: sstat sees the live figures alone
 
     def max_rss_with(self, ru_maxrss: int) -> int:
         """MaxRSS to report: the largest sample, or the largest reaped process if larger.
@@ -128,3 +233,32 @@ class UsageSampler:
             KiB.
         """
         return max(self.max_rss, ru_maxrss)
+
+
+class Record(NamedTuple):
+    """What stepd last wrote to ``usage.json``."""
+
+    per_task: bool
+    peaks: dict[int, Usage]  # task id -> largest figures seen
+    tasks: dict[int, int]  # child pid -> task id
+
+
+def read_record(path: str) -> Record | None:
+    """Read ``usage.json`` (None when missing, or caught while being rewritten).
+
+    Args:
+        path: the file.
+
+    Returns:
+        The record.
+    """
+    try:
+        with open(path) as f:
+            raw = json.load(f)
+        return Record(
+            bool(raw["per_task"]),
+            {int(t): Usage(**u) for t, u in raw["tasks"].items()},
+            {int(p): int(t) for p, t in raw["pids"].items()},
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

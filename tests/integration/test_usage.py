@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 from helpers import wait_until
 
-from nodeagent.stepio import StepSpec, TaskSpec, read_status, start_step
-from nodeagent.usage import FIRST_SAMPLE_SECONDS, UsageSampler, rss_by_child
+from minislurm.rpc import minislurm_pb2 as pb
+from nodeagent.stepio import StepSession, StepSpec, TaskSpec, read_status, start_step
+from nodeagent.stepstat import node_stat
+from nodeagent.usage import FIRST_SAMPLE_SECONDS, UsageSampler, read_record, usage_by_child
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -38,12 +40,20 @@ def two_side_by_side(mib: int, seconds: float) -> str:
     return f"{hold(mib, seconds)} & {hold(mib, seconds)}; wait"
 
 
+def rss_by_child() -> dict[int, int]:
+    return {pid: usage.rss for pid, usage in usage_by_child(os.getpid()).items()}
+
+
 def test_rss_is_summed_per_child_over_its_whole_tree() -> None:
     alone = subprocess.Popen(["sh", "-c", hold(30, 5)])
     pair = subprocess.Popen(["sh", "-c", two_side_by_side(30, 5)])
     try:
         totals = wait_until(
-            lambda: (t := rss_by_child(os.getpid())).get(pair.pid, 0) > 60 * MIB and t,
+            lambda: (
+                (t := rss_by_child()).get(pair.pid, 0) > 60 * MIB
+                and t.get(alone.pid, 0) > 30 * MIB
+                and t
+            ),
             20,
             "both trees to hold their memory",
         )
@@ -126,3 +136,46 @@ def test_an_idle_spare_stepd_loads_psutil_and_still_starts_on_demand() -> None:
     finally:
         spare.stdin.close()  # slurmd went away: the spare exits unused
         assert spare.wait(10) == 0
+
+
+def test_a_running_steps_usage_is_there_for_sstat(tmp_path: Path) -> None:
+    """slurmd's answer to sstat: stepd's record of each task plus a sample of its own."""
+    env = {"PATH": "/usr/bin:/bin"}
+    tasks = [
+        TaskSpec(0, 0, ["sh", "-c", hold(40, 30)], env),
+        TaskSpec(1, 1, ["sh", "-c", hold(10, 30)], env),
+    ]
+    user = pwd.getpwuid(os.getuid()).pw_name
+    spec = StepSpec(
+        8, 0, os.getuid(), os.getgid(), user, 0o022, str(tmp_path), "n1", 5, tasks, acct_freq=30
+    )
+    step_dir = str(tmp_path / "step")
+
+    def both_hold_their_memory() -> pb.NodeStepStat | None:
+        stat = node_stat(step_dir, "n1")
+        rss = {t.task_id: t.max_rss for t in stat.tasks} if stat else {}
+        return stat if rss.get(0, 0) > 40 * MIB and rss.get(1, 0) > 10 * MIB else None
+
+    async def body() -> pb.NodeStepStat:
+        session = await start_step(step_dir, spec)
+        events = asyncio.create_task(_drain(session))
+        try:
+            return await asyncio.to_thread(wait_until, both_hold_their_memory, 20, "the memory")
+        finally:
+            session.terminate(0, "CANCELLED", 0.0)
+            await asyncio.wait_for(events, 20)
+
+    stat = asyncio.run(body())
+    assert stat.node == "n1" and [t.task_id for t in stat.tasks] == [0, 1]
+    assert 40 * MIB < stat.tasks[0].max_rss < 60 * MIB  # its own tree, not the other task's
+    assert stat.tasks[0].max_vmem >= stat.tasks[0].max_rss and stat.tasks[0].cpu > 0
+    assert stat.tasks[0].disk_read > 0  # the interpreter read its modules
+    assert len(stat.pids) >= 2  # each task's shell and its python, at least
+    record = read_record(os.path.join(step_dir, "usage.json"))
+    assert record is not None and record.per_task and sorted(record.tasks.values()) == [0, 1]
+    assert node_stat(step_dir, "n1") is None  # stepd is gone: nothing runs here any more
+
+
+async def _drain(session: StepSession) -> None:
+    async for _ in session.events():
+        pass

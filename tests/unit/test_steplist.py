@@ -96,6 +96,15 @@ def test_an_unknown_job_is_not_found_and_a_finished_one_has_no_steps() -> None:
     assert steplist.running_steps(state, 3) == []
 
 
+def test_stat_nodes_are_the_steps_or_the_batch_hosts() -> None:
+    state = cluster([running(1)], [srun_step(1, 0), srun_step(1, 1, state=JobState.COMPLETED)])
+    assert steplist.stat_nodes(state, 1, 0)[1] == ("n1", "n2")
+    assert steplist.stat_nodes(state, 1, BATCH_STEP_ID)[1] == ("n1",)
+    for job_id, step_id in ((1, 1), (1, 5), (99, 0)):
+        with pytest.raises(JobNotFound):
+            steplist.stat_nodes(state, job_id, step_id)
+
+
 def cancel(state: ClusterState, job_id: int, step_id: int, signal: int = 0, uid: int = 0):
     request = pb.CancelJobsRequest(
         job_ids=[job_id], step_id=step_id, has_step=True, signal=signal, requester_uid=uid
