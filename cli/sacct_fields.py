@@ -16,10 +16,11 @@ from minislurm import units
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import Any
 
     from minislurm.protowire import Message
 
-    Getter = Callable[[Message, int], str | None]
+    Getter = Callable[[Any, int], str | None]  # a record (an AcctRecord for sacct), now
 
 STR, NUM, DATE = "str", "num", "date"  # how a cell is cut: with "+", never, plainly
 DEFAULT_FIELDS = "jobid,jobname,partition,account,alloccpus,state,exitcode"
@@ -100,26 +101,42 @@ def cpu_time_text(seconds: float) -> str:
     return f"00:{minutes:02d}:{secs:02d}"
 
 
+KIB_UNITS = ("K", "M", "G", "T", "P")
+BYTE_UNITS = ("", *KIB_UNITS)
+
+
+def exact_size(value: int, unit_names: tuple[str, ...] = KIB_UNITS) -> str:
+    """A size as Slurm's ``CONVERT_NUM_UNIT_EXACT`` prints it: ``1234K``, ``2M``, ``2.50M``, ``0``.
+
+    Up a unit while no precision is lost, halves counting as precise.
+
+    Args:
+        value: the size in the first unit.
+        unit_names: the suffixes, from the value's own unit up.
+
+    Returns:
+        The size in the largest such unit.
+    """
+    if not value:
+        return "0"
+    number, index = float(value), 0
+    while number >= 1024 and int(number) % 512 == 0 and index < len(unit_names) - 1:
+        number /= 1024
+        index += 1
+    text = str(int(number)) if number.is_integer() else f"{number:.2f}"
+    return text + unit_names[index]
+
+
 def rss_text(kib: int) -> str:
     """MaxRSS as sacct prints it: ``1234K``, ``2M``, ``2.50M``, ``0``.
-
-    Slurm's ``CONVERT_NUM_UNIT_EXACT``: up a unit while no precision is lost,
-    halves counting as precise.
 
     Args:
         kib: kibibytes.
 
     Returns:
-        The size in the largest such unit.
+        The size in the largest exact unit.
     """
-    if not kib:
-        return "0"
-    value, index = float(kib), 0
-    while value >= 1024 and int(value) % 512 == 0 and index < 4:
-        value /= 1024
-        index += 1
-    number = str(int(value)) if value.is_integer() else f"{value:.2f}"
-    return number + "KMGTP"[index]
+    return exact_size(kib)
 
 
 def state_text(record: Message) -> str:

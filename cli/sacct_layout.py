@@ -1,4 +1,4 @@
-"""How sacct lays out its lines, as Slurm's ``src/common/print_fields.c`` does.
+"""How sacct (and sstat) lay out their lines, as Slurm's ``src/common/print_fields.c`` does.
 
 Reads ``--format`` lists into columns (names abbreviate to the first field
 they start, ``%width`` sets a width, negative for left-justified); writes
@@ -14,6 +14,9 @@ from cli.sacct_fields import DATE, FIELDS, STR, Field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     from minislurm.protowire import Message
 
 
@@ -44,11 +47,12 @@ def _atoi(text: str) -> int:
     return sign * int(digits) if digits else 0
 
 
-def find_field(name: str) -> Field:
+def find_field(name: str, fields: Sequence[Field] = FIELDS) -> Field:
     """The field a ``--format`` name means: the first whose name starts with it, any case.
 
     Args:
         name: e.g. ``jobid``, ``State``, ``elap``.
+        fields: the command's fields (sacct's by default).
 
     Returns:
         The field.
@@ -57,7 +61,7 @@ def find_field(name: str) -> Field:
         InvalidField: no field starts with it.
     """
     lower = name.lower()
-    for field in FIELDS:
+    for field in fields:
         if field.name.lower().startswith(lower):
             return field
     raise InvalidField(name)
@@ -146,12 +150,12 @@ def header_lines(columns: list[Column], layout: Layout) -> list[str]:
     return [names, dashes]
 
 
-def record_line(columns: list[Column], record: Message, now: int, layout: Layout) -> str:
+def record_line(columns: list[Column], record: Message | Any, now: int, layout: Layout) -> str:
     """One record's line.
 
     Args:
         columns: the columns.
-        record: an AcctRecord.
+        record: an AcctRecord (or what the columns' fields read: sstat's figures).
         now: the reply's time.
         layout: how to write it.
 
@@ -166,14 +170,17 @@ def record_line(columns: list[Column], record: Message, now: int, layout: Layout
     )
 
 
-def help_format() -> str:
+def help_format(fields: Sequence[Field] = FIELDS) -> str:
     """What ``--helpformat`` prints: every field name, four to a line.
+
+    Args:
+        fields: the command's fields (sacct's by default).
 
     Returns:
         The text, ending in a newline.
     """
     out = []
-    for i, field in enumerate(FIELDS):
+    for i, field in enumerate(fields):
         if i & 3:
             out.append(" ")
         elif i:
