@@ -64,9 +64,9 @@ def test_a_step_is_waited_for_with_squeue_steps_and_shown_by_scontrol(cluster: T
 def test_scancel_of_one_step_lets_the_script_and_its_other_step_go_on(cluster: TestCluster) -> None:
     """A step cancelled, another signalled: the script traps nothing, yet it completes."""
     usr1, stop = cluster.workdir / "keeper-usr1", cluster.workdir / "keeper-stop"
-    keeper = cluster.workdir / "keeper.sh"
+    keeper, ready = cluster.workdir / "keeper.sh", cluster.workdir / "keeper-ready"
     keeper.write_text(
-        f"trap 'echo keeper got USR1; touch {usr1}' USR1\n"
+        f"trap 'echo keeper got USR1; touch {usr1}' USR1\ntouch {ready}\n"
         f"while [ ! -e {stop} ]; do sleep 0.1; done\necho keeper done\n"
     )
     script = (
@@ -77,6 +77,7 @@ def test_scancel_of_one_step_lets_the_script_and_its_other_step_go_on(cluster: T
     )
     job_id = cluster.sbatch("-n2", script=script)
     wait_until(lambda: len(steps_shown(cluster, job_id)) == 3, 30, "both steps to run")
+    wait_until(ready.exists, 30, "the keeper to trap USR1")
     names = dict(line.split() for line in steps_shown(cluster, job_id))
     victim, kept = (next(i for i, n in names.items() if n == want) for want in ("victim", "keeper"))
 
@@ -149,3 +150,29 @@ def test_sstat_shows_a_busy_steps_live_usage(cluster: TestCluster) -> None:
     assert cluster.wait_state(job_id)["JobState"] == "COMPLETED"
     gone = cluster.run("sstat", "-n", "-j", f"{job_id}.0")
     assert (gone.rc, gone.err) == (0, f"sstat: error: StepId={job_id}.0 not found running.\n")
+
+
+def test_a_jobs_signal_goes_to_its_steps_and_with_full_to_its_script_too(
+    cluster: TestCluster,
+) -> None:
+    """As real Slurm: scancel --signal=USR1 J signals the steps, --full the batch shell as well."""
+    at = cluster.workdir
+    step_usr1, batch_usr1, stop = at / "step-usr1", at / "batch-usr1", at / "signal-stop"
+    trapper, ready = at / "trapper.sh", at / "trapper-ready"
+    trapper.write_text(
+        f"trap 'touch {step_usr1}' USR1\ntouch {ready}\nwhile [ ! -e {stop} ]; do sleep 0.1; done\n"
+    )
+    script = (
+        f"#!/bin/bash\ntrap 'touch {batch_usr1}' USR1\nsrun bash {trapper} &\n"
+        f"while [ ! -e {stop} ]; do sleep 0.1; done\nwait\n"
+    )
+    job_id = cluster.sbatch(script=script)
+    wait_until(ready.exists, 30, "the step to trap USR1")
+    assert cluster.run("scancel", "--signal=USR1", str(job_id)).rc == 0
+    wait_until(step_usr1.exists, 30, "the step to get USR1")
+    assert not batch_usr1.exists()
+    step_usr1.unlink()
+    assert cluster.run("scancel", "--full", "--signal=USR1", str(job_id)).rc == 0
+    wait_until(lambda: batch_usr1.exists() and step_usr1.exists(), 30, "both to get USR1")
+    stop.touch()
+    assert cluster.wait_state(job_id)["JobState"] == "COMPLETED"
