@@ -18,7 +18,7 @@ import pwd
 import time
 
 from minislurm import units
-from minislurm.arrays import step_text
+from minislurm.stepids import step_id_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -199,7 +199,7 @@ def timestamp_or(epoch: int, missing: str = "N/A") -> str:
     return units.format_timestamp(epoch)
 
 
-def step_id_text(step: Message) -> str:
+def step_ref(step: Message) -> str:
     """A step as squeue and scontrol name it: ``12.0``, ``12.batch``, an array task's ``16_4.0``.
 
     Args:
@@ -209,7 +209,7 @@ def step_id_text(step: Message) -> str:
         The text.
     """
     job = f"{step.array_job_id}_{step.array_task_id}" if step.array_job_id else str(step.job_id)
-    return f"{job}.{step_text(step.step_id)}"
+    return f"{job}.{step_id_text(step.step_id)}"
 
 
 def date_line(now: float | None = None) -> str:

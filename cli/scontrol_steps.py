@@ -15,8 +15,8 @@ import sys
 
 from cli import common, fmt
 from minislurm import hostlist, units
-from minislurm.arrays import BATCH_STEP_ID, step_text
 from minislurm.h2grpc import RpcError
+from minislurm.stepids import BATCH_STEP, step_id_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,9 +53,9 @@ def show_text(step: Message, oneliner: bool = False) -> str:
     """
     sep = " " if oneliner else "\n   "
     job = f"{step.array_job_id}_{step.array_task_id}" if step.array_job_id else str(step.job_id)
-    batch = step.step_id == BATCH_STEP_ID
+    batch = step.step_id == BATCH_STEP
     lines = [
-        f"StepId={job}.{step_text(step.step_id)} UserId={step.uid} "
+        f"StepId={job}.{step_id_text(step.step_id)} UserId={step.uid} "
         f"StartTime={units.format_timestamp(step.start_time)} "
         f"TimeLimit={units.format_limit_long(step.time_limit)}",
         f"State={step.state} Partition={step.partition} NodeList={step.nodelist}",
@@ -85,7 +85,7 @@ def not_found_text(job_id: int, task: int | None, step_id: int | None) -> str:
         e.g. ``Job step 12.7 not found``.
     """
     job = f"{job_id}_{task}" if task is not None else str(job_id)
-    step = "" if step_id is None else step_text(step_id)
+    step = "" if step_id is None else step_id_text(step_id)
     return f"Job step {job}.{step} not found\n"
 
 

@@ -15,7 +15,7 @@ import string
 
 from cli import fmt
 from minislurm import hostlist, units
-from minislurm.arrays import BATCH_STEP_ID
+from minislurm.stepids import BATCH_STEP
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def _per_task(step: Message, view: View) -> str:
 
 
 def _cpu_freq(step: Message, view: View) -> str:
-    return BATCH_FREQ if step.step_id == BATCH_STEP_ID else NO_FREQ
+    return BATCH_FREQ if step.step_id == BATCH_STEP else NO_FREQ
 
 
 def _null(step: Message, view: View) -> str:
@@ -65,7 +65,7 @@ def _null(step: Message, view: View) -> str:
 SHORT: dict[str, tuple[str, Getter]] = {
     "A": ("TASKS", lambda s, v: str(s.ntasks)),
     "b": ("TRES_PER_JOB", lambda s, v: s.tres_per_node or NULL),
-    "i": ("STEPID", lambda s, v: fmt.step_id_text(s)),
+    "i": ("STEPID", lambda s, v: fmt.step_ref(s)),
     "j": ("NAME", lambda s, v: str(s.name)),
     "l": ("TIME_LIMIT", lambda s, v: units.format_limit_short(s.time_limit)),
     "M": ("TIME", _run_time),

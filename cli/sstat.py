@@ -18,17 +18,14 @@ import sys
 from cli import common, fmt, sacct_layout
 from cli.opts import NO_ARG, REQUIRED, Option
 from cli.sstat_fields import DEFAULT_FIELDS, FIELDS, PID_FIELDS, StepFigures
-from minislurm.arrays import BATCH_STEP_ID, EXTERN_STEP_ID, step_text
 from minislurm.h2grpc import RpcError
+from minislurm.stepids import MAX_NORMAL_STEP, STEP_IDS, step_id_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from minislurm.protowire import Message
 
 PROG = "sstat"
-INTERACTIVE_STEP_ID = 0xFFFFFFFA  # Slurm's SLURM_INTERACTIVE_STEP
-MAX_NORMAL_STEP_ID = 0xFFFFFFF0  # above: batch, extern, interactive... (SLURM_MAX_NORMAL_STEP_ID)
-NAMED_STEPS = {"batch": BATCH_STEP_ID, "extern": EXTERN_STEP_ID, "interactive": INTERACTIVE_STEP_ID}
 
 OPTIONS = [
     Option("allsteps", "a"),
@@ -119,7 +116,7 @@ def parse_ref(item: str) -> Ref:
     head, dot, step = item.partition(".")
     step_id = None
     if dot:
-        step_id = NAMED_STEPS.get(step)
+        step_id = STEP_IDS.get(step)
         if step_id is None and step[:1].isdigit():
             step_id = fmt.strtol(step)[0]
         if step_id is None:
@@ -204,13 +201,13 @@ def chosen_steps(steps: list[Message], ref: Ref, all_steps: bool) -> list[Messag
     if all_steps:
         return steps
     if step_id is None:
-        normal = [s for s in steps if s.step_id <= MAX_NORMAL_STEP_ID]
+        normal = [s for s in steps if s.step_id <= MAX_NORMAL_STEP]
         return normal[:1]
     return [s for s in steps if s.step_id == step_id]
 
 
 def _step_name(job_id: int, step_id: int) -> str:
-    return f"StepId={job_id}.{step_text(step_id)}"
+    return f"StepId={job_id}.{step_id_text(step_id)}"
 
 
 def stat_step(step: Message, pid_format: bool, convert: bool) -> list[StepFigures]:
@@ -224,7 +221,7 @@ def stat_step(step: Message, pid_format: bool, convert: bool) -> list[StepFigure
     Returns:
         What to print (nothing when the step ended meanwhile or the call failed).
     """
-    job_text = f"{step.job_id}.{step_text(step.step_id)}"
+    job_text = f"{step.job_id}.{step_id_text(step.step_id)}"
     try:
         reply = common.call("GetStepStats", job_id=step.job_id, step_id=step.step_id)
     except RpcError as err:

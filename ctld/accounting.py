@@ -14,9 +14,10 @@ Imports minislurm's core modules and the generated messages only.
 from __future__ import annotations
 
 from minislurm import hostlist, units
-from minislurm.model import MAX_NORMAL_STEP, Job, Step, step_id_text
+from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
+from minislurm.stepids import MAX_NORMAL_STEP, step_id_text
 from minislurm.units import INFINITE
 
 BATCH_STEP = "batch"

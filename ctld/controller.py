@@ -50,7 +50,6 @@ from minislurm.authgrpc import daemon_signer
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import (
-    INTERACTIVE_STEP,
     Allocation,
     Job,
     JobScript,
@@ -62,6 +61,7 @@ from minislurm.model import (
 )
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
+from minislurm.stepids import INTERACTIVE_STEP
 
 log = logging.getLogger(__name__)
 

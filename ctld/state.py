@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from ctld.reservations import Resv
 from minislurm.config import PartitionConfig
-from minislurm.model import MAX_NORMAL_STEP, Job, Node, Step
+from minislurm.model import Job, Node, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
+from minislurm.stepids import MAX_NORMAL_STEP
 
 
 @dataclass(frozen=True)

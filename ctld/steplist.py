@@ -15,11 +15,11 @@ from ctld.accounting import step_tres
 from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm import hostlist
-from minislurm.arrays import BATCH_STEP_ID
 from minislurm.errors import JobNotFound
 from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.stepids import BATCH_STEP
 from minislurm.units import INFINITE
 
 BATCH_NAME = "batch"
@@ -62,7 +62,7 @@ def batch_step(job: Job) -> pb.StepInfo:
     host = job.allocation.node_names[0]
     info = pb.StepInfo(
         job_id=job.job_id,
-        step_id=BATCH_STEP_ID,
+        step_id=BATCH_STEP,
         name=BATCH_NAME,
         state=JobState.RUNNING.value,
         ntasks=1,
@@ -156,7 +156,7 @@ def stat_nodes(state: ClusterState, job_id: int, step_id: int) -> tuple[Job, tup
     Args:
         state: the cluster.
         job_id: the step's job.
-        step_id: the step (BATCH_STEP_ID: the batch script).
+        step_id: the step (BATCH_STEP: the batch script).
 
     Returns:
         The job, and the step's nodes in order.
@@ -167,7 +167,7 @@ def stat_nodes(state: ClusterState, job_id: int, step_id: int) -> tuple[Job, tup
     job = state.jobs.get(job_id)
     if job is None or job.state is not JobState.RUNNING or job.allocation is None:
         raise JobNotFound(job_id)
-    if step_id == BATCH_STEP_ID and job.batch:
+    if step_id == BATCH_STEP and job.batch:
         return job, job.allocation.node_names[:1]
     step = state.steps.get(job_id, {}).get(step_id)
     if step is None or step.state is not JobState.RUNNING:

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
 
 MAX_ARRAY_SIZE = 1001  # Slurm's default MaxArraySize: task ids 0..1000
 NO_TASK = "4294967294"  # what Slurm prints for the task id of a job that is not an array task
-BATCH_STEP_ID = 0xFFFFFFFB  # the batch script's step (Slurm's SLURM_BATCH_SCRIPT): "batch"
-EXTERN_STEP_ID = 0xFFFFFFFC  # Slurm's extern step (never made here): "extern"
 
 Range = tuple[int, int, int]  # first, last, step (first..last inclusive, last on the step)
 
@@ -217,22 +215,6 @@ def array_label(tasks: str, throttle: int) -> str:
         The label.
     """
     return f"{tasks}%{throttle}" if throttle else tasks
-
-
-def step_text(step_id: int) -> str:
-    """A step id as Slurm writes it after the dot: ``0``, ``batch``, ``extern``.
-
-    Args:
-        step_id: the step id.
-
-    Returns:
-        The text.
-    """
-    if step_id == BATCH_STEP_ID:
-        return "batch"
-    if step_id == EXTERN_STEP_ID:
-        return "extern"
-    return str(step_id)
 
 
 def parse_job_ref(text: str) -> tuple[int, TaskSet | None, str]:

@@ -335,22 +335,6 @@ class Node:
     free_memory: int = 0
 
 
-MAX_NORMAL_STEP = 0xFFFFFFF0  # step ids above are Slurm's special steps
-INTERACTIVE_STEP = 0xFFFFFFFA  # salloc's interactive step, shown as ``12.interactive``
-
-
-def step_id_text(step_id: int) -> str:
-    """A step id as Slurm writes it after the job id: ``0``, ``1``... or ``interactive``.
-
-    Args:
-        step_id: the id.
-
-    Returns:
-        Its text.
-    """
-    return "interactive" if step_id == INTERACTIVE_STEP else str(step_id)
-
-
 @dataclass(frozen=True)
 class StepNodeAlloc:
     """The part of a job step on one node: its CPUs, memory, GPUs and tasks."""

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 import grpc
 
 from minislurm import SLURM_VERSION, convert, jobenv, tls
-from minislurm.arrays import BATCH_STEP_ID
 from minislurm.authgrpc import SignCalls, daemon_signer
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.stepids import BATCH_STEP
 from nodeagent import hostsfile
 from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load
@@ -380,12 +380,12 @@ class Agent:
         """sstat: the live usage of a step's tasks on this node.
 
         Args:
-            request: the job and step (BATCH_STEP_ID: the batch script).
+            request: the job and step (BATCH_STEP: the batch script).
 
         Returns:
             This node's figures, or no node when the step does not run here.
         """
-        if request.step_id == BATCH_STEP_ID:
+        if request.step_id == BATCH_STEP:
             stepdir = self.launcher.jobdir(request.job_id)
         else:
             stepdir = self.steps.step_dir(request.job_id, request.step_id)

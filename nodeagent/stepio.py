@@ -68,7 +68,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from minislurm import procs
-from minislurm.model import step_id_text
+from minislurm.stepids import step_id_text
 from nodeagent.stepd import (
     ALL_TASKS,
     EXIT,

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from minislurm import convert, cred, jobenv
 from minislurm.errors import CredentialError
 from minislurm.iopattern import output_path
-from minislurm.model import INTERACTIVE_STEP
 from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.stepids import INTERACTIVE_STEP
 from nodeagent import stepadopt, stepio
 from nodeagent.stepadopt import AdoptedStep
 

@@ -18,7 +18,7 @@ import pytest
 from helpers import until
 from test_stepio import Watcher, exit_of, run, sh_task, step_spec, stream
 
-from minislurm.model import INTERACTIVE_STEP
+from minislurm.stepids import INTERACTIVE_STEP
 from nodeagent.stepio import EventKind, StepEvent, read_status, start_step
 
 pytestmark = pytest.mark.timeout(60)

@@ -13,9 +13,9 @@ import pytest
 
 from cli import common, scontrol
 from minislurm import units
-from minislurm.arrays import BATCH_STEP_ID
 from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
+from minislurm.stepids import BATCH_STEP
 
 START = units.parse_timestamp("2026-12-01T21:40:23")
 ARRAY_START = units.parse_timestamp("2026-12-01T21:44:08")
@@ -93,7 +93,7 @@ def step(job_id: int, step_id: int, name: str, **fields: Any) -> dict[str, Any]:
 
 
 JOB_1 = [
-    step(1, BATCH_STEP_ID, "batch"),
+    step(1, BATCH_STEP, "batch"),
     step(1, 0, "stepb", num_cpus=3, tres="cpu=3,mem=0,node=1", distribution="cyclic",
          srun_host="n1", srun_pid=6621),
     step(1, 1, "stepa", ntasks=2, num_cpus=3, tres="cpu=3,mem=0,node=1", distribution="block",

@@ -16,9 +16,9 @@ import pytest
 
 from cli import common, squeue
 from minislurm import units
-from minislurm.arrays import BATCH_STEP_ID
 from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
+from minislurm.stepids import BATCH_STEP
 
 START = units.parse_timestamp("2026-12-01T21:40:23")
 NOW = START + 4
@@ -48,7 +48,7 @@ def step(step_id: int, name: str, **fields: Any) -> dict[str, Any]:
 
 # In the controller's order: the batch step first, then the srun steps.
 STEPS = [
-    step(BATCH_STEP_ID, "batch", num_cpus=0),
+    step(BATCH_STEP, "batch", num_cpus=0),
     step(0, "stepb", srun_host="n1", srun_pid=6621),
     step(1, "stepa", ntasks=2, distribution="block", srun_host="n1", srun_pid=6620),
 ]
@@ -219,9 +219,9 @@ def test_array_task_steps_are_named_by_task_and_sort_by_raw_job_id(
 ) -> None:
     task = {"array_job_id": 24, "partition": "gpu"}
     controller.steps = [
-        step(BATCH_STEP_ID, "batch", job_id=26, array_task_id=1, num_cpus=0, **task),
+        step(BATCH_STEP, "batch", job_id=26, array_task_id=1, num_cpus=0, **task),
         step(0, "gstep", job_id=26, array_task_id=1, ntasks=2, tres_per_node="gres:gpu:1", **task),
-        step(BATCH_STEP_ID, "batch", job_id=24, array_task_id=2, num_cpus=0, **task),
+        step(BATCH_STEP, "batch", job_id=24, array_task_id=2, num_cpus=0, **task),
         step(0, "gstep", job_id=24, array_task_id=2, ntasks=2, tres_per_node="gres:gpu:1", **task),
     ]
     out, _, _ = run(["-s", "-o", "%i %b", "-h"], capsys)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from cli import common, sstat
-from minislurm.arrays import BATCH_STEP_ID
 from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
+from minislurm.stepids import BATCH_STEP
 
 # Real sstat's default output for step 29.0, and its -e list.
 DEFAULT_HEADER = (
@@ -79,13 +79,13 @@ def task(task_id: int, rss: int, cpu: float) -> dict[str, Any]:
 
 
 STEPS = [
-    {"job_id": 29, "step_id": BATCH_STEP_ID, "name": "batch", "nodelist": "n2"},
+    {"job_id": 29, "step_id": BATCH_STEP, "name": "batch", "nodelist": "n2"},
     {"job_id": 29, "step_id": 0, "name": "python3", "nodelist": "n2"},
 ]
 TASKS = [task(0, 218108, 0.6), task(1, 218204, 0.5)]
 STATS = {
     (29, 0): [{"node": "n2", "pids": [16663, 16664], "tasks": TASKS}],
-    (29, BATCH_STEP_ID): [{"node": "n2", "pids": [16646, 16647], "tasks": [task(0, 13876, 0.0)]}],
+    (29, BATCH_STEP): [{"node": "n2", "pids": [16646, 16647], "tasks": [task(0, 13876, 0.0)]}],
 }
 
 

@@ -15,11 +15,11 @@ from ctld import jobrequests, steplist
 from ctld import steps as stepops
 from ctld.intents import SignalStep
 from ctld.state import ClusterState
-from minislurm.arrays import BATCH_STEP_ID
 from minislurm.errors import JobNotFound
 from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.stepids import BATCH_STEP
 from minislurm.units import INFINITE
 
 RUNNING = JobState.RUNNING
@@ -51,7 +51,7 @@ def test_each_running_job_lists_its_batch_step_then_its_running_steps() -> None:
          srun_step(2, 0), srun_step(3, 0, state=JobState.COMPLETED)],
     )  # fmt: skip
     listed = [(s.job_id, s.step_id, s.name) for s in steplist.running_steps(state, 0)]
-    assert listed == [(1, BATCH_STEP_ID, "batch"), (1, 0, "bash"), (1, 1, "bash"), (2, 0, "bash")]
+    assert listed == [(1, BATCH_STEP, "batch"), (1, 0, "bash"), (1, 1, "bash"), (2, 0, "bash")]
 
 
 def test_the_batch_step_is_one_task_on_the_batch_host_without_cpus_or_tres() -> None:
@@ -99,7 +99,7 @@ def test_an_unknown_job_is_not_found_and_a_finished_one_has_no_steps() -> None:
 def test_stat_nodes_are_the_steps_or_the_batch_hosts() -> None:
     state = cluster([running(1)], [srun_step(1, 0), srun_step(1, 1, state=JobState.COMPLETED)])
     assert steplist.stat_nodes(state, 1, 0)[1] == ("n1", "n2")
-    assert steplist.stat_nodes(state, 1, BATCH_STEP_ID)[1] == ("n1",)
+    assert steplist.stat_nodes(state, 1, BATCH_STEP)[1] == ("n1",)
     for job_id, step_id in ((1, 1), (1, 5), (99, 0)):
         with pytest.raises(JobNotFound):
             steplist.stat_nodes(state, job_id, step_id)
