@@ -1100,17 +1100,20 @@ class StepSupervisor:
         self.kill_deadline = time.monotonic() + float(request.get("kill_wait", 30))  # type: ignore[arg-type]
 
     def _say_cancelled(self, request: dict[str, object]) -> None:
-        """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on the first task's stderr.
+        """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on task 0's stderr.
+
+        As Slurm's, only the step's first node (the one running task 0) says it.
 
         Args:
             request: ``outcome`` and ``time`` of the kill.
         """
-        if self.cancel_said or all(t.ended for t in self.tasks):
+        first_node = any(t.task_id == 0 for t in self.tasks)
+        if self.cancel_said or not first_node or all(t.ended for t in self.tasks):
             return
         self.cancel_said = True
         step = f"STEP {self.job['job_id']}.{self.job.get('step_text', self.job.get('step_id'))}"
         line = _cancel_line(step, str(self.job.get("node", "")), request)
-        self._write_stderr(min(self.tasks, key=lambda t: t.task_id), line.encode())
+        self._write_stderr(next(t for t in self.tasks if t.task_id == 0), line.encode())
 
     def _write_stderr(self, task: TaskRun, data: bytes) -> None:
         """Something of stepd's own on a task's stderr (a pipe's frame, or its file)."""

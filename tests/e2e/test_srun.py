@@ -242,10 +242,14 @@ def test_two_ctrl_c_stop_every_task_and_leave_nothing_behind(cluster: TestCluste
     assert first == "srun: interrupt (one more within 1 sec to abort)\n"
     assert re.fullmatch(r"srun: StepId=\d+\.0 tasks 0-3: running\n", status), status
     lines = err.splitlines()
-    assert lines[0].startswith("srun: sending Ctrl-C to StepId=") and lines[1:] == [
+    assert lines[0].startswith("srun: sending Ctrl-C to StepId=") and lines[1:3] == [
         "srun: forcing job termination",
         "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.",  # KillWait+2
     ], err  # and, as Slurm's srun, nothing about the tasks it killed
+    # The step's first node says it was cancelled, as real Slurm's stepd does (once, on n1).
+    assert len(lines) == 4 and re.fullmatch(
+        r"slurmstepd-n1: error: \*\*\* STEP \d+\.0 ON n1 CANCELLED AT [\dT:-]+ \*\*\*", lines[3]
+    ), err
     assert proc.returncode == 128 + signal.SIGKILL
     wait_until(lambda: not any(pid_alive(int(p)) for p in found.split()), 20, "no task left")
 
