@@ -192,6 +192,29 @@ def test_a_user_cannot_touch_another_users_job(
     cluster.wait_state(job, "CANCELLED")
 
 
+def test_a_user_cannot_cancel_signal_or_stat_another_users_step(
+    multiuser_cluster: TestCluster, users: tuple[User, User]
+) -> None:
+    """Real Slurm refuses another's step with 'Invalid user id' (scancel exits 2010 & 0xff)."""
+    cluster, (a, b) = multiuser_cluster, users
+    job = _submit(cluster, b, "-t", "10", "--wrap=srun sleep 300")
+    step = f"{job}.0"
+    shown = lambda: cluster.run("squeue", "-s", step, "-h", "-o", "%i").out.strip()  # noqa: E731
+    wait_until(lambda: shown() == step, 30, "the step to run")
+    refused = f"scancel: error: Kill job error on job step id {job}: Invalid user id\n"
+    assert _as(cluster, a, "scancel", step) == Result("", refused, 218)
+    assert _as(cluster, a, "scancel", "--signal=USR1", step) == Result("", refused, 218)
+    stat = _as(cluster, a, "sstat", "-n", "-j", step, "-o", "jobid")
+    assert (stat.rc, stat.out, stat.err.splitlines()[-1]) == (
+        0,
+        "",
+        f"sstat: error: problem getting step_layout for StepId={step}: Invalid user id",
+    )
+    assert shown() == step  # still running
+    assert _as(cluster, b, "scancel", step).rc == 0
+    cluster.wait_state(job)
+
+
 def test_admin_level_makes_a_user_an_operator_then_an_administrator(
     multiuser_cluster: TestCluster, users: tuple[User, User]
 ) -> None:
