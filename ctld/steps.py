@@ -15,6 +15,7 @@ Pure functions; imports ctld.sched.select and minislurm.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ctld.sched.select import select_nodes
@@ -35,6 +36,7 @@ NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"
 INTERACTIVE_NAME = "interactive"
 BUSY = "Requested nodes are busy"
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")  # srun's host, as it reports it
 UNLIMITED_MEM = 1 << 40  # MiB: a job that asked for no memory does not limit its steps
 
 
@@ -75,6 +77,8 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
         gres = sum(c for name, _t, c in units.parse_gres(spec.gres) if name == "gpu")
     except ValueError:
         raise InvalidRequest("Invalid generic resource (gres) specification") from None
+    if spec.srun_host and not HOST_NAME.fullmatch(spec.srun_host):
+        raise InvalidRequest(f"Invalid srun host name: {spec.srun_host[:64]}")
     req_nodes = names(spec.nodelist) if spec.nodelist else ()
     tpn = spec.ntasks_per_node
     min_nodes = max(spec.min_nodes, len(req_nodes), 1)

@@ -15,7 +15,7 @@ from ctld import jobrequests, steplist
 from ctld import steps as stepops
 from ctld.intents import SignalStep
 from ctld.state import ClusterState
-from minislurm.errors import JobNotFound
+from minislurm.errors import InvalidRequest, JobNotFound
 from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
@@ -169,3 +169,13 @@ def test_sacct_shows_the_step_cancelled_by_its_requester_while_the_job_completed
     assert render(records_of([(job_cancelled, [left])]), "JobID,State", True).splitlines()[-1] == (
         "30.0|CANCELLED"  # ended with its job: no requester of its own
     )
+
+
+@pytest.mark.parametrize("host", ["n1 n2", "-n1", "x" * 300, "n1\n"])
+def test_a_step_whose_srun_host_is_no_host_name_is_refused(host: str) -> None:
+    spec = pb.StepSpec(job_id=1, ntasks=1, srun_host=host, srun_pid=7)
+    with pytest.raises(InvalidRequest, match="Invalid srun host name"):
+        stepops.place_step(spec, running(1), [], 0, T0 + 20)
+    spec.srun_host = "n1.cluster"
+    good = stepops.place_step(spec, running(1), [], 0, T0 + 20)
+    assert (good.srun_host, good.srun_pid) == ("n1.cluster", 7)
