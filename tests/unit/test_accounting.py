@@ -1,7 +1,7 @@
 """Tests of ctld.accounting and ctld.acctselect against real Slurm's sacct captures.
 
 The reference cluster's jobs (2 nodes n1, n2 with 8 CPUs and 8 GPUs each;
-see /work/shared/reference/outputs/INDEX.md) are rebuilt as Job and Step
+see ../shared/reference/outputs/INDEX.md) are rebuilt as Job and Step
 records; their accounting records must be what sacct printed for them.
 """
 
@@ -29,7 +29,7 @@ from minislurm.protowire import decode
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 
-REF = Path("/work/shared/reference/outputs")
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 T0 = 1796012754  # the reference jobs' first submit time
 NOW = T0 + 300
 

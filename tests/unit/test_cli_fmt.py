@@ -12,7 +12,7 @@ import pytest
 from cli import fmt
 from minislurm import units
 
-REF = Path("/work/shared/reference/outputs")
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 CODES = frozenset("ijPtTRN")
 
 

@@ -21,7 +21,7 @@ from minislurm.protowire import Message, decode
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.units import INFINITE
 
-REF = Path("/work/shared/reference/outputs")
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 T0 = 1796012754
 NOW = T0 + 300
 NOBODY = INFINITE  # cancelled_by: no user cancelled

@@ -17,7 +17,7 @@ from cli import common, scancel
 from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
 
-REF = Path("/work/shared/reference/outputs")
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 UID = os.getuid()
 
 

@@ -19,7 +19,7 @@ from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
 from minislurm.units import INFINITE, parse_timestamp
 
-REF = Path("/work/shared/reference/outputs")
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 
 
 def reference(name: str) -> tuple[str, str, int]:

@@ -21,7 +21,7 @@ from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
 from minislurm.units import INFINITE
 
-REF = Path("/work/shared/reference/outputs")
+REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 NOW = 1796012772
 TERMINAL = {"COMPLETED", "CANCELLED", "FAILED", "TIMEOUT"}
 

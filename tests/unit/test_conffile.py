@@ -21,7 +21,14 @@ from minislurm.conffile import (
 )
 from minislurm.errors import ConfigError
 
-REAL_SLURM_CONF = Path("/work/shared/reference/real-slurm/conf/slurm.conf")
+REAL_SLURM_CONF = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "reference"
+    / "real-slurm"
+    / "conf"
+    / "slurm.conf"
+)
 
 
 def _pairs(text: str, keys: list[str] | None = None) -> list[list[tuple[str, str]]]:

@@ -20,7 +20,7 @@ from minislurm.config import (
 from minislurm.errors import ConfigError
 from minislurm.units import INFINITE
 
-REAL_CONF = Path("/work/shared/reference/real-slurm/conf")
+REAL_CONF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "real-slurm" / "conf"
 DATA = Path(__file__).resolve().parent.parent / "data" / "conf"
 
 
