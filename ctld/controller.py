@@ -68,7 +68,7 @@ log = logging.getLogger(__name__)
 HOUSEKEEPING_SECONDS = 1.0
 USAGE_CHARGE_SECONDS = 30.0  # how often running jobs' usage is charged (Slurm: PriorityCalcPeriod)
 STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
-STEP_REPORT_GRACE = 1.0  # seconds a released allocation waits for its steps' ends to be reported
+STEP_REPORT_GRACE = 1.0  # seconds a job's end waits for its running steps' ends to be reported
 
 
 class Controller:
@@ -1050,9 +1050,7 @@ class Controller:
 
         srun releases its allocation as soon as its tasks have exited; the
         nodes' reports of the step's end follow a moment later (later still
-        from a slurmd that restarted and adopted the step). Ending the job
-        first would cancel the step and drop its exit codes, so the release
-        waits for them, up to STEP_REPORT_GRACE (a lost node never reports).
+        from a slurmd that restarted and adopted the step).
 
         Args:
             request: the job and the status it ends with.
@@ -1061,17 +1059,43 @@ class Controller:
             As :meth:`complete_job`.
         """
         job = self._owned_job(request.job_id, request.requester_uid)
-        steps = [] if job.batch else self.state.running_steps(job.job_id)
-        if steps:
-            ids = ",".join(str(step.step_id) for step in steps)
-            log.info("job=%d released: waiting for the end of step(s) %s", job.job_id, ids)
-            deadline = time.monotonic() + STEP_REPORT_GRACE
-            while self.state.running_steps(job.job_id):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                await self._job_change(job.job_id, left)
+        if not job.batch:
+            await self._step_reports(job.job_id, "released")
         self.complete_job(request)
+
+    async def batch_ended(self, node: str, status: pb.JobStatus) -> None:
+        """:meth:`job_ended`, once the job's running steps have reported their ends.
+
+        The batch script's last srun returns once its tasks have exited; each
+        node of that step reports its end on its own, and another node's
+        report may come after the batch host's report of the script's end.
+
+        Args:
+            node: the reporting node.
+            status: exit code, signal and times.
+        """
+        job = self.state.jobs.get(status.job_id)
+        if job is not None and job.state is JobState.RUNNING and job.restarts == status.restarts:
+            await self._step_reports(job.job_id, "ended")
+        self.job_ended(node, status)
+
+    async def _step_reports(self, job_id: int, event: str) -> None:
+        """Wait until a job's running steps have reported their ends, up to STEP_REPORT_GRACE.
+
+        Ending the job first would cancel those steps and drop their exit
+        codes; a lost node never reports, hence the limit.
+        """
+        steps = self.state.running_steps(job_id)
+        if not steps:
+            return
+        ids = ",".join(str(step.step_id) for step in steps)
+        log.info("job=%d %s: waiting for the end of step(s) %s", job_id, event, ids)
+        deadline = time.monotonic() + STEP_REPORT_GRACE
+        while self.state.running_steps(job_id):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            await self._job_change(job_id, left)
 
     def complete_job(self, request: pb.CompleteJobRequest) -> None:
         """srun or salloc releases the allocation it created: the job ends.

@@ -189,7 +189,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def JobComplete(
         self, request: pb.JobCompleteRequest, context: Ctx
     ) -> pb.JobCompleteReply:
-        self.ctl.job_ended(request.node, request.status)
+        await self.ctl.batch_ended(request.node, request.status)
         return pb.JobCompleteReply()
 
     @grpc_errors

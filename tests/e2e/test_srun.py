@@ -393,6 +393,44 @@ def test_a_release_waits_for_the_report_of_its_step_end(cluster: TestCluster) ->
     ]
 
 
+def test_a_batch_jobs_end_waits_for_the_report_of_a_step_on_another_node(
+    cluster: TestCluster,
+) -> None:
+    """The batch host reports the script's end; another node of its last step may
+    report that step's end a moment later. The test plays both nodes' reports."""
+    from minislurm import auth
+    from minislurm.conffile import read_controller_address
+    from minislurm.ctlclient import ControllerClient
+
+    host, port = read_controller_address(cluster.local.conf_path)
+    signer = auth.signer_for(cluster.local.conf_path)
+
+    def client() -> ControllerClient:
+        return ControllerClient(host, port, timeout=10, signer=signer)
+
+    log = cluster.home / "log" / "slurmctld.log"
+    job_id = cluster.sbatch("-N2", "-n2", script="#!/bin/sh\nsleep 300\n")
+    cluster.wait_state(job_id, "RUNNING")
+    with client() as ctl, ThreadPoolExecutor(1) as pool:
+        step = {"job_id": job_id, "argv": ["true"], "nodelist": "n2", "requester_uid": os.getuid()}
+        step_id = int(ctl.call("CreateStep", spec={**step, "ntasks": 1}).step.step_id)
+
+        def script_ended() -> None:
+            status = {"job_id": job_id, "exit_code": 0, "start_time": 1, "end_time": 2}
+            with client() as other:
+                other.call("JobComplete", node="n1", status=status)
+
+        ended = pool.submit(script_ended)
+        waiting = f"job={job_id} ended: waiting for the end of step(s) {step_id}"
+        wait_until(lambda: waiting in log.read_text(), 10, "the job's end to wait")
+        exits = [{"task_id": 0, "exit_code": 5}]
+        ctl.call("StepComplete", node="n2", job_id=job_id, step_id=step_id, tasks=exits)
+        ended.result(timeout=10)
+    fields = ("sacct", "-n", "-P", "-j", str(job_id), "-o", "JobID,State,ExitCode")
+    assert f"{job_id}.{step_id}|FAILED|5:0" in cluster.run(*fields).out.split()
+    assert cluster.wait_state(job_id)["JobState"] == "COMPLETED"
+
+
 def test_per_task_output_files_and_cyclic_distribution(cluster: TestCluster) -> None:
     result = cluster.run(
         "srun",
