@@ -15,6 +15,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from ctld import arrays as arrayops
+from ctld import holds
 from ctld import jobs as jobops
 from ctld.intents import Intent, Signal, SignalStep, Terminate
 from ctld.selection import Selection, select, split_waiting
@@ -254,7 +255,7 @@ def hold(
     for ref, job in chosen.jobs:
         try:
             authorize(job, request.requester_uid, operators)
-            out.changed[job.job_id] = jobops.hold_action(job, request.action, operator, now)
+            out.changed[job.job_id] = holds.hold_action(job, request.action, operator, now)
             out.results.append((job.job_id, ref, ""))
         except (PermissionDenied, InvalidTransition) as err:
             out.results.append((job.job_id, ref, str(err)))

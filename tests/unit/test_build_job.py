@@ -18,10 +18,7 @@ from ctld.jobs import (
     cancel_pending,
     check_satisfiable,
     ended,
-    hold,
-    hold_action,
     node_failed,
-    release,
     resolve_request,
     start,
     time_limit_end,
@@ -32,7 +29,6 @@ from ctld.state import ClusterState
 from minislurm.config import PartitionConfig, parse_scheduler_parameters
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import (
-    HOLD_ADMIN,
     HOLD_NONE,
     HOLD_USER,
     Allocation,
@@ -560,27 +556,6 @@ def test_node_failed_ends_an_active_job_with_node_fail(state: JobState) -> None:
 
 
 @pytest.mark.parametrize(
-    ("kind", "reason"), [(HOLD_USER, "JobHeldUser"), (HOLD_ADMIN, "JobHeldAdmin")]
-)
-def test_hold_makes_a_pending_job_ineligible_with_the_holders_reason(
-    kind: str, reason: str
-) -> None:
-    job = hold(pending_job(), kind)
-    assert (job.hold, job.reason, job.eligible_time, job.held) == (kind, reason, 0.0, True)
-    assert job.state is JobState.PENDING
-
-
-def test_release_makes_a_held_job_eligible_again() -> None:
-    job = release(hold(pending_job(), HOLD_ADMIN), NOW + 100)
-    assert (job.hold, job.reason, job.eligible_time, job.held) == (
-        HOLD_NONE,
-        "None",
-        NOW + 100,
-        False,
-    )
-
-
-@pytest.mark.parametrize(
     ("time_limit", "start_time", "end"),
     [(10, 1000.0, 1600.0), (1, 0.0, 60.0), (INFINITE, 1000.0, float("inf"))],
 )
@@ -591,44 +566,6 @@ def test_time_limit_end_is_start_plus_the_limit(
 
 
 # ---------------------------------------------------------------- hold, release, update
-
-HOLD, USER_HOLD, RELEASE = (
-    pb.HoldJobsRequest.HOLD,
-    pb.HoldJobsRequest.USER_HOLD,
-    pb.HoldJobsRequest.RELEASE,
-)
-
-
-@pytest.mark.parametrize(
-    ("action", "operator", "hold", "reason"),
-    [
-        (HOLD, True, HOLD_ADMIN, "JobHeldAdmin"),
-        (HOLD, False, HOLD_USER, "JobHeldUser"),
-        (USER_HOLD, True, HOLD_USER, "JobHeldUser"),
-    ],
-)
-def test_hold_action_picks_admin_or_user_hold(
-    action: int, operator: bool, hold: str, reason: str
-) -> None:
-    job = hold_action(build(), action, operator, NOW)
-    assert (job.hold, job.reason, job.eligible_time) == (hold, reason, 0.0)
-
-
-def test_only_operators_release_admin_holds() -> None:
-    held = hold_action(build(), HOLD, True, NOW)
-    with pytest.raises(PermissionDenied):
-        hold_action(held, RELEASE, False, NOW)
-    released = hold_action(held, RELEASE, True, NOW + 1)
-    assert (released.hold, released.reason, released.eligible_time) == (HOLD_NONE, "None", NOW + 1)
-
-
-def test_hold_needs_a_pending_job() -> None:
-    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
-    with pytest.raises(InvalidTransition, match="no longer pending"):
-        hold_action(running, HOLD, True, NOW)
-    done = ended(running, 0, 0, NOW)
-    with pytest.raises(InvalidTransition, match="already finished"):
-        hold_action(done, RELEASE, True, NOW)
 
 
 def test_update_changes_only_the_fields_present() -> None:
