@@ -15,7 +15,8 @@ import os
 import sys
 import time
 
-from cli import common, fmt
+from cli import common
+from cli import scontrol_hold as holds
 from cli import scontrol_resv as resv
 from cli import scontrol_show as show
 from cli import scontrol_steps as steps
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 PROG = "scontrol"
-HOLD, USER_HOLD, RELEASE, REQUEUE, REQUEUE_HOLD = 0, 1, 2, 3, 4  # HoldJobsRequest.Action
 RESTORE_BANNER = (
     "*****************************************\n"
     "** RESTORE SLURMCTLD DAEMON TO SERVICE **\n"
@@ -294,64 +294,6 @@ def show_command(args: list[str], settings: Settings) -> int:
     return _fail(f"invalid entity:{args[0]} for keyword:show ")
 
 
-# --------------------------------------------------------------------------- hold, release
-
-
-def hold_command(args: list[str], action: int, keyword: str) -> int:
-    """``hold|uhold|release|requeue|requeuehold JOBS...``: one call per argument,
-    Slurm's messages per job.
-
-    Args:
-        args: job ids, each possibly a comma list.
-        action: HOLD, USER_HOLD, RELEASE, REQUEUE or REQUEUE_HOLD.
-        keyword: the command's name, for the usage error.
-
-    Returns:
-        The exit status (1 when any job failed).
-    """
-    if not args:
-        return _fail(f"too few arguments for keyword:{keyword}")
-    status = 0
-    for word in args:
-        items = fmt.split_jobs(word)
-        ids = [int(item) for item in items if item.isdigit()]
-        refs = [item for item in items if not item.isdigit() and _is_task_ref(item)]
-        errors = [
-            (item, "Invalid job id specified")
-            for item in items
-            if not item.isdigit() and item not in refs
-        ]
-        if ids or refs:
-            errors += _hold(ids, refs, action)
-        for job, error in errors:
-            sys.stderr.write(f"{error} for job {job}\n")
-        if errors:
-            if action not in (REQUEUE, REQUEUE_HOLD):  # requeue prints the per-job lines only
-                sys.stderr.write(f"slurm_suspend error: {errors[-1][1]}\n")
-            status = 1
-    return status
-
-
-def _is_task_ref(item: str) -> bool:
-    try:
-        _, tasks, step = parse_job_ref(item)
-    except ValueError:
-        return False
-    return tasks is not None and not step
-
-
-def _hold(ids: list[int], refs: list[str], action: int) -> list[tuple[str, str]]:
-    """One HoldJobs call: ``(job, error)`` for each job that failed (every job when
-    the call itself failed)."""
-    try:
-        reply = common.call(
-            "HoldJobs", job_ids=ids, array_tasks=refs, action=action, requester_uid=os.getuid()
-        )
-    except RpcError as err:
-        return [(str(job), common.rpc_message(err)) for job in [*ids, *refs]]
-    return [(r.ref or str(r.job_id), r.error) for r in reply.results if r.error]
-
-
 # --------------------------------------------------------------------------- ping, dispatch
 
 
@@ -415,14 +357,14 @@ def dispatch(args: list[str], settings: Settings) -> int:
     if keyword_matches(word, "delete", 3):
         return resv.delete_command(rest)
     for keyword, minimum, action in (
-        ("hold", 2, HOLD),
-        ("uhold", 2, USER_HOLD),
-        ("release", 3, RELEASE),
-        ("requeuehold", 8, REQUEUE_HOLD),
-        ("requeue", 3, REQUEUE),
+        ("hold", 2, holds.HOLD),
+        ("uhold", 2, holds.USER_HOLD),
+        ("release", 3, holds.RELEASE),
+        ("requeuehold", 8, holds.REQUEUE_HOLD),
+        ("requeue", 3, holds.REQUEUE),
     ):
         if keyword_matches(word, keyword, minimum):
-            return hold_command(rest, action, keyword)
+            return holds.hold_command(rest, action, keyword)
     if keyword_matches(word, "ping", 3):
         return ping(rest, settings)
     if keyword_matches(word, "version", 4):
