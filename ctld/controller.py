@@ -377,7 +377,7 @@ class Controller:
         for job_id, reason in decided.reasons.items():
             job = self.state.jobs[job_id]
             # Reasons are recomputed each pass, never persisted alone.
-            if job.state is JobState.PENDING and job.reason != reason:
+            if job.state is JobState.PENDING and not job.held and job.reason != reason:
                 self.state.put_job(replace(job, reason=reason, last_sched_eval=now))
         self._run(Launch(j.job_id) for j in started if j.batch)
 
@@ -514,9 +514,10 @@ class Controller:
         Returns:
             The priority.
         """
-        if job.state is not JobState.PENDING:
-            return self.factors(job, job.submit_time).priority(self.weights)
-        return 0 if job.held else self.factors(job, now).priority(self.weights)
+        if job.held:
+            return 0
+        when = now if job.state is JobState.PENDING else job.submit_time
+        return self.factors(job, when).priority(self.weights)
 
     def factors(self, job: Job, now: float) -> Factors:
         """A job's priority factors now (what sprio shows).

@@ -1,4 +1,18 @@
-"""Holds: ``scontrol hold``, ``uhold`` and ``release`` of one job record.
+"""Holds: ``scontrol hold``, ``uhold`` and ``release`` of one job record, as Slurm's.
+
+A hold is Slurm's priority 0: it may be put on any job that has not
+finished, running ones included (a running job keeps running; the hold
+keeps it from starting again after a requeue). ``hold`` by root or an
+operator is an administrator's hold (``JobHeldAdmin``), which only they
+may release; ``uhold``, and ``hold`` by anyone else, a user's
+(``JobHeldUser``). Root or an operator may turn one kind into the other;
+a user holding a held job changes nothing. Releasing a job that is not
+held succeeds and changes nothing.
+
+A pending job's future begin time (``--begin``, a requeue's delay)
+survives a hold and a release, as Slurm's ``EligibleTime`` shows it; a
+past one is forgotten, and the job becomes eligible again on its release
+(unless a dependency still holds it back).
 
 Imports ctld.jobs (reasons and messages) and minislurm; no database, no gRPC server.
 """
@@ -10,7 +24,6 @@ from dataclasses import replace
 from ctld.jobs import (
     DENIED,
     FINISHED,
-    NOT_PENDING,
     REASON_HELD_ADMIN,
     REASON_HELD_USER,
     REASON_NONE,
@@ -20,32 +33,54 @@ from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Job
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 
+REASON_REQUEUE_HELD = "job requeued in held state"  # scontrol requeuehold (a user's hold)
 
-def hold(job: Job, kind: str) -> Job:
-    """A PENDING job held by its user or an administrator.
+
+def held_reason(kind: str) -> str:
+    """The reason a job held by ``kind`` waits with.
 
     Args:
-        job: a PENDING job.
         kind: HOLD_USER or HOLD_ADMIN.
 
     Returns:
-        The held job.
+        ``JobHeldUser`` or ``JobHeldAdmin``.
     """
-    reason = REASON_HELD_ADMIN if kind == HOLD_ADMIN else REASON_HELD_USER
-    return replace(job, hold=kind, reason=reason, eligible_time=0.0)
+    return REASON_HELD_ADMIN if kind == HOLD_ADMIN else REASON_HELD_USER
+
+
+def hold(job: Job, kind: str, now: float) -> Job:
+    """A job held by its user or an administrator.
+
+    Args:
+        job: a job that has not finished.
+        kind: HOLD_USER or HOLD_ADMIN.
+        now: the time (a begin time after it is kept).
+
+    Returns:
+        The held job, not eligible unless for a future begin time.
+    """
+    eligible = job.begin_time if job.state is JobState.PENDING and job.begin_time > now else 0.0
+    return replace(job, hold=kind, reason=held_reason(kind), eligible_time=eligible)
 
 
 def release(job: Job, now: float) -> Job:
     """A held job released.
 
     Args:
-        job: a held PENDING job.
-        now: the release time (the job becomes eligible).
+        job: a held job.
+        now: the release time.
 
     Returns:
-        The job, eligible again.
+        The job with reason ``None``; a pending one eligible from its begin
+        time, or from now, unless it waits on a dependency.
     """
-    return replace(job, hold=HOLD_NONE, reason=REASON_NONE, eligible_time=now)
+    eligible = job.eligible_time
+    if job.state is JobState.PENDING:
+        if job.begin_time > now:
+            eligible = job.begin_time
+        else:
+            eligible = 0.0 if job.dependency else now
+    return replace(job, hold=HOLD_NONE, reason=REASON_NONE, eligible_time=eligible)
 
 
 def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
@@ -59,19 +94,23 @@ def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
         now: the time.
 
     Returns:
-        The changed job.
+        The changed job (the same record when nothing changes).
 
     Raises:
-        InvalidTransition: the job is not pending.
+        InvalidTransition: the job has finished (or is completing).
         PermissionDenied: a user releasing an admin hold.
     """
-    if job.state in TERMINAL_JOB_STATES:
+    if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
         raise InvalidTransition(FINISHED)
-    if job.state is not JobState.PENDING:
-        raise InvalidTransition(NOT_PENDING)
     if action == pb.HoldJobsRequest.RELEASE:
+        if not job.held:
+            return job
         if job.hold == HOLD_ADMIN and not operator:
             raise PermissionDenied(DENIED)
-        return release(job, now) if job.held else job
+        return release(job, now)
+    if job.held and not operator:
+        return job
     kind = HOLD_ADMIN if action == pb.HoldJobsRequest.HOLD and operator else HOLD_USER
-    return hold(job, kind)
+    if job.held:
+        return replace(job, hold=kind, reason=held_reason(kind))
+    return hold(job, kind, now)

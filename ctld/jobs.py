@@ -272,7 +272,7 @@ def build_job(
         nice=spec.nice,
         hold=HOLD_USER if spec.hold else HOLD_NONE,
         time_limit=limit,
-        eligible_time=0.0 if spec.hold or spec.dependency else max(now, spec.begin_time),
+        eligible_time=_eligible_time(spec, now),
         work_dir=spec.work_dir,
         submit_dir=spec.submit_dir or spec.work_dir,
         stdout=spec.stdout,
@@ -395,7 +395,7 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
     elif launch_failed:
         event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
     elif exit_code == 0 and signal == 0:
-        event, reason = JobEvent.EXIT_OK, REASON_NONE
+        event, reason = JobEvent.EXIT_OK, job.reason if job.held else REASON_NONE
     else:
         event, reason = JobEvent.EXIT_FAIL, REASON_NONZERO_EXIT
     new = next_job_state(job.job_id, job.state, event, reason)
@@ -435,6 +435,13 @@ def missed_deadline(job: Job, now: float) -> Job:
     """
     new = next_job_state(job.job_id, job.state, JobEvent.DEADLINE, REASON_DEADLINE)
     return replace(job, state=new, reason=REASON_DEADLINE, end_time=now, start_time=now)
+
+
+def _eligible_time(spec: pb.JobSpec, now: float) -> float:
+    """When a new job may start: its begin time, else now unless held or dependent (0)."""
+    if spec.begin_time > now:
+        return float(spec.begin_time)
+    return 0.0 if spec.hold or spec.dependency else now
 
 
 def settled_dependency(job: Job, dep: Dependency, now: float) -> Job:

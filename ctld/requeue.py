@@ -18,12 +18,13 @@ from collections.abc import Container
 from dataclasses import replace
 
 from ctld import jobs as jobops
+from ctld.holds import REASON_REQUEUE_HELD, held_reason
 from ctld.intents import Terminate
 from ctld.jobrequests import INVALID_ID, Outcome, authorize
 from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, PermissionDenied
-from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Job
+from minislurm.model import HOLD_NONE, HOLD_USER, Job
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_state
 
@@ -89,19 +90,19 @@ def requeued(job: Job, now: float, delay: float) -> Job:
 
     Returns:
         The PENDING job: one more restart, submitted now, no allocation,
-        reason ``BeginTime`` (or its hold's reason when ``requeuehold`` held it).
+        reason ``BeginTime`` (or its hold's reason when it is held).
 
     Raises:
         InvalidTransition: the job cannot be requeued from its state.
     """
     event = JobEvent.REQUEUED if job.state in ACTIVE_JOB_STATES else JobEvent.REQUEUE
     new = next_job_state(job.job_id, job.state, event, "requeue")
-    if job.hold == HOLD_ADMIN:
-        reason = jobops.REASON_HELD_ADMIN
-    elif job.hold == HOLD_USER:
-        reason = jobops.REASON_HELD_USER
-    else:
+    if not job.held:
         reason = REASON_BEGIN_TIME
+    elif job.reason == REASON_REQUEUE_HELD:
+        reason = job.reason
+    else:
+        reason = held_reason(job.hold)
     return replace(
         job,
         state=new,
@@ -168,7 +169,7 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
         raise InvalidTransition(DISABLED)
     if job.state is JobState.PENDING or requeueing(job):
         raise InvalidTransition(PENDING_ALREADY)  # Slurm says so of a requeue in progress too
-    held = replace(job, hold=hold) if hold != HOLD_NONE else job
+    held = replace(job, hold=hold, reason=REASON_REQUEUE_HELD) if hold != HOLD_NONE else job
     if job.state is JobState.RUNNING:
         new = next_job_state(job.job_id, job.state, JobEvent.REQUEUE, "scontrol requeue")
         return replace(held, state=new, kill_outcome=KILL_OUTCOME, end_time=now)

@@ -10,7 +10,7 @@ from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld import requeue
 from minislurm.errors import InvalidTransition
-from minislurm.model import HOLD_USER, Allocation, Job, Node, NodeAlloc, ResourceRequest
+from minislurm.model import HOLD_ADMIN, HOLD_USER, Allocation, Job, Node, NodeAlloc, ResourceRequest
 from minislurm.states import JobState, NodeFlag, NodeState
 
 NOW = 1_000_000.0
@@ -71,10 +71,27 @@ def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
     new = requeue.requested(job(JobState.COMPLETED), HOLD_USER, NOW, 5.0)
     assert (new.state, new.reason, new.hold, new.eligible_time) == (
         JobState.PENDING,
-        "JobHeldUser",
+        "job requeued in held state",  # Slurm's words (scontrol shows them with underscores)
         HOLD_USER,
         0.0,
     )
+
+
+def test_requeuehold_of_a_running_job_says_so_from_its_kill_to_its_requeue() -> None:
+    killing = requeue.requested(job(), HOLD_USER, NOW, 5.0)
+    assert (killing.state, killing.reason) == (JobState.COMPLETING, "job requeued in held state")
+    back = requeue.requeued(killing, NOW + 1, 5.0)
+    assert (back.state, back.reason, back.hold) == (
+        JobState.PENDING,
+        "job requeued in held state",
+        HOLD_USER,
+    )
+
+
+def test_a_held_running_job_requeued_waits_with_its_holds_reason() -> None:
+    held = replace(job(), hold=HOLD_ADMIN, reason="JobHeldAdmin")
+    back = requeue.requeued(requeue.requested(held, "", NOW, 5.0), NOW + 1, 5.0)
+    assert (back.state, back.reason, back.eligible_time) == (JobState.PENDING, "JobHeldAdmin", 0.0)
 
 
 @pytest.mark.parametrize(
