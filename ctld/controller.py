@@ -867,7 +867,7 @@ class Controller:
             InvalidRequest: unknown node or state, or a missing reason.
         """
         if not self.accounting.privileges.is_admin(request.requester_uid):
-            raise PermissionDenied(jobops.DENIED)
+            raise PermissionDenied(jobops.USER_ID_MISSING)
         now = time.time()
         updated = nodeops.admin_update(self.state, request, now)
         with self._transaction() as s:

@@ -47,19 +47,22 @@ class Outcome:
         return saved, inserted
 
 
-def authorize(job: Job, uid: int, operators: Container[int]) -> None:
+def authorize(job: Job, uid: int, operators: Container[int], message: str = jobops.DENIED) -> None:
     """Only the owner, root or an operator may act on a job.
 
     Args:
         job: the job.
         uid: the requester.
         operators: uids of configured operators.
+        message: what anyone else is told: Slurm says ``Access/permission
+            denied`` to a cancel or requeue, ``Invalid user id`` to a hold,
+            release or update.
 
     Raises:
         PermissionDenied: anyone else.
     """
     if uid != 0 and uid != job.uid and uid not in operators:
-        raise PermissionDenied(jobops.DENIED)
+        raise PermissionDenied(message)
 
 
 def find(state: ClusterState, request: pb.GetJobsRequest) -> list[Job]:
@@ -254,7 +257,7 @@ def hold(
     operator = request.requester_uid == 0 or request.requester_uid in operators
     for ref, job in chosen.jobs:
         try:
-            authorize(job, request.requester_uid, operators)
+            authorize(job, request.requester_uid, operators, jobops.USER_ID_MISSING)
             out.changed[job.job_id] = holds.hold_action(job, request.action, operator, now)
             out.results.append((job.job_id, ref, ""))
         except (PermissionDenied, InvalidTransition) as err:
@@ -304,7 +307,7 @@ def update(state: ClusterState, request: pb.UpdateJobRequest, operators: Contain
     pending = [job for job in live if job.state is JobState.PENDING]
     # A whole array: its pending tasks change; its running ones only when none pends.
     for job in (pending if len(records) > 1 and pending else live) or records[:1]:
-        authorize(job, request.requester_uid, operators)
+        authorize(job, request.requester_uid, operators, jobops.USER_ID_MISSING)
         out.changed[job.job_id] = jobops.updated(job, request, operator, state)
     _keep_split(chosen, out)
     return out

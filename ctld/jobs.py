@@ -39,6 +39,7 @@ NOT_PENDING = "Job is no longer pending execution"
 FINISHED = "Job has already finished"
 NOT_NOW = "Job can not be altered now, try again later"
 DENIED = "Access/permission denied"
+USER_ID_MISSING = "Invalid user id"  # Slurm's answer to a user acting as an administrator
 MAX_SCRIPT_BYTES = 4 * 1024 * 1024  # Slurm's default max_script_size
 REASON_NONE = "None"
 REASON_HELD_USER = "JobHeldUser"

@@ -150,7 +150,7 @@ class Reservations:
             ResvError: Slurm's reason; nothing changed.
         """
         if msg.requester_uid != 0 and msg.requester_uid not in self._operators:
-            raise PermissionDenied("Access/permission denied")
+            raise PermissionDenied("Invalid user id")
         existing = self.state.reservations
         if msg.verb == "delete":
             if msg.name not in existing:
