@@ -11,6 +11,8 @@ Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import sys
 import time
@@ -356,15 +358,9 @@ def dispatch(args: list[str], settings: Settings) -> int:
         return resv.create_command(rest)
     if keyword_matches(word, "delete", 3):
         return resv.delete_command(rest)
-    for keyword, minimum, action in (
-        ("hold", 2, holds.HOLD),
-        ("uhold", 2, holds.USER_HOLD),
-        ("release", 3, holds.RELEASE),
-        ("requeuehold", 8, holds.REQUEUE_HOLD),
-        ("requeue", 3, holds.REQUEUE),
-    ):
-        if keyword_matches(word, keyword, minimum):
-            return holds.hold_command(rest, action, keyword)
+    action = holds.hold_keyword(word)
+    if action is not None:
+        return holds.hold_command(word, rest, action)
     if keyword_matches(word, "ping", 3):
         return ping(rest, settings)
     if keyword_matches(word, "version", 4):
@@ -382,7 +378,26 @@ def _scontrol(argv: list[str]) -> int:
         # Interactive mode is not supported; Slurm would prompt for commands.
         sys.stdout.write(HELP)
         return 1
-    return dispatch(rest, Settings(values))
+    settings = Settings(values)
+    if not settings.quiet:
+        return dispatch(rest, settings)
+    return quietly(lambda: dispatch(rest, settings))
+
+
+def quietly(command: Callable[[], int]) -> int:
+    """Run a command under ``-Q``: Slurm prints no error message but ``invalid keyword``.
+
+    Args:
+        command: the command.
+
+    Returns:
+        Its exit status.
+    """
+    with contextlib.redirect_stderr(io.StringIO()) as muted:
+        status = command()
+    lines = muted.getvalue().splitlines(keepends=True)
+    sys.stderr.write("".join(line for line in lines if line.startswith("invalid keyword")))
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

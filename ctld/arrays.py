@@ -43,6 +43,22 @@ def pending_tasks(job: Job) -> TaskSet:
     return TaskSet.parse(job.array_tasks) if is_pending_record(job) else TaskSet()
 
 
+def task_label(job: Job | None) -> str:
+    """The tasks an array's record stands for, as Slurm names them in its replies.
+
+    Args:
+        job: a record, or None.
+
+    Returns:
+        ``12_4`` for a task, ``12_5-9`` for the pending tasks' record, "" for
+        a record that is not an array's.
+    """
+    if job is None or not job.array_job_id:
+        return ""
+    tasks = job.array_tasks if job.array_task_id is None else str(job.array_task_id)
+    return f"{job.array_job_id}_{tasks}"
+
+
 def split_task(record: Job, task: int, new_id: int) -> tuple[Job, Job | None]:
     """Give one pending task of an array a record of its own.
 

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ctld.acctquery import accounting_records
 from ctld.acctshow import assocs_reply, priorities_reply
+from ctld.arrays import task_label
 from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
@@ -91,8 +92,12 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def HoldJobs(self, request: pb.HoldJobsRequest, context: Ctx) -> pb.HoldJobsReply:
         results = self.ctl.hold(request)
+        jobs = self.ctl.state.jobs
         return pb.HoldJobsReply(
-            results=[pb.JobResult(job_id=i, ref=r, error=e) for i, r, e in results]
+            results=[
+                pb.JobResult(job_id=i, ref=r, error=e, array_ref=task_label(jobs.get(i)))
+                for i, r, e in results
+            ]
         )
 
     @grpc_errors

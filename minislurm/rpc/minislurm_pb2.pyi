@@ -349,14 +349,16 @@ class CancelJobsRequest(_message.Message):
     def __init__(self, job_ids: _Optional[_Iterable[int]] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ..., user: _Optional[str] = ..., partition: _Optional[str] = ..., states: _Optional[_Iterable[str]] = ..., name: _Optional[str] = ..., requester_uid: _Optional[int] = ..., array_tasks: _Optional[_Iterable[str]] = ..., step_id: _Optional[int] = ..., has_step: _Optional[bool] = ...) -> None: ...
 
 class JobResult(_message.Message):
-    __slots__ = ("job_id", "error", "ref")
+    __slots__ = ("job_id", "error", "ref", "array_ref")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     REF_FIELD_NUMBER: _ClassVar[int]
+    ARRAY_REF_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     error: str
     ref: str
-    def __init__(self, job_id: _Optional[int] = ..., error: _Optional[str] = ..., ref: _Optional[str] = ...) -> None: ...
+    array_ref: str
+    def __init__(self, job_id: _Optional[int] = ..., error: _Optional[str] = ..., ref: _Optional[str] = ..., array_ref: _Optional[str] = ...) -> None: ...
 
 class CancelJobsReply(_message.Message):
     __slots__ = ("results",)

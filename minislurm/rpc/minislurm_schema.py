@@ -191,6 +191,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'job_id', 'uint32', '', False, '', ''),
         (2, 'error', 'string', '', False, '', ''),
         (3, 'ref', 'string', '', False, '', ''),
+        (8, 'array_ref', 'string', '', False, '', ''),
     ),
     'minislurm.v1.CancelJobsReply': (
         (1, 'results', 'message', 'repeated', False, 'minislurm.v1.JobResult', ''),

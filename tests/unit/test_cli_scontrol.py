@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cli import common, scontrol, scontrol_update
+from cli import common, scontrol, scontrol_hold, scontrol_update
 from cli import scontrol_show as show
 from minislurm import VERSION_LINE
 from minislurm.h2grpc import RpcError
@@ -518,13 +518,135 @@ def test_hold_when_the_controller_is_down_reports_each_job(
     )
 
 
-def test_hold_reports_per_argument(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
-    fake.replies["HoldJobs"] = {"results": [{"job_id": 13}]}
+def test_an_argument_that_is_not_a_job_list_is_one_bad_job_id(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, err, status = run(["hold", "13,abc"], capsys)
     assert err == (
-        "Invalid job id specified for job abc\nslurm_suspend error: Invalid job id specified\n"
+        "Invalid job id specified for job 13,abc\nslurm_suspend error: Invalid job id specified\n"
     )
-    assert status == 1 and fake.calls[0][1]["job_ids"] == [13]
+    assert status == 1 and fake.calls == []
+
+
+@pytest.mark.parametrize(
+    ("text", "items"),
+    [
+        ("12", ["12"]),
+        ("12,13 14", ["12", "13", "14"]),
+        ("12_[1-3,5],13_4", ["12_[1-3,5]", "13_4"]),
+        ("12_1-3", ["12_1-3"]),
+        ("", []),
+        ("1-3", None),
+        ("7_1_2", None),
+        ("12_[1-3", None),
+        ("abc", None),
+        ("Name=x", None),
+    ],
+)
+def test_job_lists_are_split_and_checked_as_slurm_does(text: str, items: list[str] | None) -> None:
+    assert scontrol_hold.job_items(text) == items
+
+
+@pytest.mark.parametrize(
+    ("word", "action"),
+    [
+        ("hold", 0),
+        ("holdx", 0),
+        ("holdu", 1),
+        ("uhold", 1),
+        ("rel", 2),
+        ("releas", 2),
+        ("req", 3),
+        ("requeue", 3),
+        ("requeuehold", 4),
+        ("hol", None),
+        ("uhol", None),
+        ("re", None),
+        ("releasex", None),
+        ("requeueh", None),
+    ],
+)
+def test_hold_keywords_match_as_slurms(word: str, action: int | None) -> None:
+    assert scontrol_hold.hold_keyword(word) == action
+
+
+def test_each_job_of_a_list_is_its_own_call_and_reported_alone(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.replies["HoldJobs"] = {"results": [{"job_id": 13, "error": "Job has already finished"}]}
+    _, err, status = run(["release", "JobId=13,14"], capsys)
+    assert err == (
+        "Job has already finished for job 13\n"
+        "Job has already finished for job 14\n"
+        "slurm_suspend error: Job has already finished\n"
+    )
+    assert status == 1 and [c[1]["job_ids"] for c in fake.calls] == [[13], [14]]
+
+
+def test_requeue_errors_have_no_slurm_suspend_line(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.replies["HoldJobs"] = {"results": [{"job_id": 5, "error": "Job is pending execution"}]}
+    assert run(["requeue", "5", "abc"], capsys) == (
+        "",
+        "Job is pending execution for job 5\nInvalid job id specified for job abc\n",
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("item", "results", "err"),
+    [
+        ("20", [{"job_id": 20, "array_ref": "20_0-3"}], ""),
+        (
+            "20_9",
+            [{"ref": "20_9", "error": "Invalid job id specified"}],
+            "20_9: Invalid job id specified\n",
+        ),
+        (
+            "20_[2-7]",
+            [{"job_id": 31, "array_ref": "20_2"}, {"job_id": 32, "array_ref": "20_3"}],
+            "20_2-3: No error\n20_4-7: Invalid job id specified\n",
+        ),
+        (
+            "20",
+            [{"job_id": 20, "array_ref": "20_0-3", "error": "Job is pending execution"}],
+            "20_0-3: Job is pending execution\n",
+        ),
+    ],
+)
+def test_arrays_are_reported_per_group_of_tasks_as_slurm_does(
+    fake: Fake,
+    capsys: pytest.CaptureFixture[str],
+    item: str,
+    results: list[dict[str, Any]],
+    err: str,
+) -> None:
+    fake.replies["HoldJobs"] = {"results": results}
+    assert run(["release", item], capsys) == ("", err, int(bool(err)))
+
+
+def test_hold_by_name_acts_on_every_job_of_that_name(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    done = job(3, "train", "COMPLETED")
+    fake.replies["GetJobs"] = {"jobs": [job(7, "train", "PENDING").to_dict(), done.to_dict()]}
+    fake.replies["HoldJobs"] = {"results": [{"job_id": 3, "error": "Job has already finished"}]}
+    _, err, status = run(["hold", "Name=train"], capsys)
+    assert err == (
+        "Job has already finished for job 3\n"
+        "Job has already finished for job 7\n"
+        "slurm_suspend error: Job has already finished\n"
+    )
+    assert status == 1
+    assert fake.calls[0] == ("GetJobs", {"names": ["train"], "all_states": True})
+    assert [c[1]["job_ids"] for c in fake.calls[1:]] == [[3], [7]]
+
+
+def test_quiet_keeps_only_invalid_keyword(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:
+    fake.replies["HoldJobs"] = {"results": [{"job_id": 5, "error": "Invalid job id specified"}]}
+    assert run(["-Q", "hold", "5"], capsys) == ("", "", 1)
+    assert run(["-Q", "bogus"], capsys) == ("", "invalid keyword: bogus\n", 1)
 
 
 def test_ping_names_the_controller(
