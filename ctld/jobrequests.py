@@ -15,7 +15,7 @@ from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from ctld import arrays as arrayops
-from ctld import holds
+from ctld import holds, jobupdate
 from ctld import jobs as jobops
 from ctld.intents import Intent, Signal, SignalStep, Terminate
 from ctld.selection import Selection, select, split_waiting
@@ -308,6 +308,6 @@ def update(state: ClusterState, request: pb.UpdateJobRequest, operators: Contain
     # A whole array: its pending tasks change; its running ones only when none pends.
     for job in (pending if len(records) > 1 and pending else live) or records[:1]:
         authorize(job, request.requester_uid, operators, jobops.USER_ID_MISSING)
-        out.changed[job.job_id] = jobops.updated(job, request, operator, state)
+        out.changed[job.job_id] = jobupdate.updated(job, request, operator, state)
     _keep_split(chosen, out)
     return out

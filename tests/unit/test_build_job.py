@@ -22,9 +22,9 @@ from ctld.jobs import (
     resolve_request,
     start,
     time_limit_end,
-    updated,
     warning_time,
 )
+from ctld.jobupdate import updated
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig, parse_scheduler_parameters
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cli import common, scontrol, scontrol_hold, scontrol_update
+from cli import common, scontrol, scontrol_hold, scontrol_jobupdate
 from cli import scontrol_show as show
 from minislurm import VERSION_LINE
 from minislurm.h2grpc import RpcError
@@ -818,7 +818,7 @@ def test_update_node_error_is_slurm_update_error(
     ("text", "value"), [("10", 10), ("-5", -5), ("+3", 3), ("abc", 0), ("7x", 7), ("-", 0)]
 )
 def test_parse_nice_reads_like_strtol(text: str, value: int) -> None:
-    assert scontrol_update.parse_nice(text) == value
+    assert scontrol_jobupdate.parse_nice(text) == value
 
 
 @pytest.mark.parametrize(
