@@ -232,18 +232,8 @@ class Accounting:
         Raises:
             InvalidRequest: Slurm's message, when enforcement rejects it.
         """
-        found = self.book.user_assoc(job.user, job.account.lower())
-        if found is not None:
-            job = replace(job, account=found.account)
-        elif not job.account and job.user in self.book.users:
-            job = replace(job, account=self.book.users[job.user].default_account)
-        if "qos" in self.enforce and job.qos not in self.book.qos:
-            raise InvalidRequest(INVALID_QOS)
-        if "associations" not in self.enforce:
-            return job
-        if found is None:
-            raise InvalidRequest(INVALID_ACCOUNT)
-        if "limits" not in self.enforce:
+        job, found = self._association(job)
+        if found is None or "associations" not in self.enforce or "limits" not in self.enforce:
             return job
         live = [j for j in jobs if j.user == job.user and j.state not in TERMINAL_JOB_STATES]
         adding = _job_count(job)
@@ -257,6 +247,33 @@ class Accounting:
             if sum(_job_count(j) for j in live if j.account == found.account) + adding > limit:
                 raise InvalidRequest(f"AssocMaxSubmitJobLimit\n{SUBMIT_LIMIT}")
         return job
+
+    def reassign(self, job: Job) -> Job:
+        """A job given another account or QOS (scontrol update), checked as a submission is.
+
+        Args:
+            job: the job with its new account and QOS.
+
+        Returns:
+            The job with its account as the association names it.
+
+        Raises:
+            InvalidRequest: Slurm's message, when enforcement rejects it.
+        """
+        return self._association(job)[0]
+
+    def _association(self, job: Job) -> tuple[Job, Assoc | None]:
+        """The job's account filled in and its association, checked as enforcement says."""
+        found = self.book.user_assoc(job.user, job.account.lower())
+        if found is not None:
+            job = replace(job, account=found.account)
+        elif not job.account and job.user in self.book.users:
+            job = replace(job, account=self.book.users[job.user].default_account)
+        if "qos" in self.enforce and job.qos not in self.book.qos:
+            raise InvalidRequest(INVALID_QOS)
+        if "associations" in self.enforce and found is None:
+            raise InvalidRequest(INVALID_ACCOUNT)
+        return job, found
 
     def qos_factor(self, job: Job) -> float:
         """The QOS priority factor: the job's QOS's Priority over the largest (0 when all are 0).

@@ -516,6 +516,8 @@ class Controller:
         """
         if job.held:
             return 0
+        if job.priority_set:
+            return job.priority_set
         when = now if job.state is JobState.PENDING else job.submit_time
         return self.factors(job, when).priority(self.weights)
 
@@ -708,8 +710,15 @@ class Controller:
             InvalidRequest: an invalid value.
             InvalidTransition: the change needs a pending job.
         """
-        out = jobreq.update(self.state, request, self.accounting.privileges)
+        now = time.time()
+        out = jobreq.update(
+            self.state, request, self.accounting.privileges, now, lambda j: self.priority(j, now)
+        )
         before = {i: self.state.jobs.get(i) for i in out.changed}
+        for job_id, new in out.changed.items():
+            old = before[job_id]
+            if old is not None and (new.account, new.qos) != (old.account, old.qos):
+                out.changed[job_id] = self.accounting.reassign(new)
         self._carry(out)
         for job_id, old in before.items():
             job = self.state.jobs[job_id]

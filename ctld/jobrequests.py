@@ -11,7 +11,7 @@ Imports ctld's pure modules and minislurm.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field, replace
 
 from ctld import arrays as arrayops
@@ -276,13 +276,21 @@ def _keep_split(chosen: Selection, out: Outcome) -> None:
     out.new_ids |= chosen.new_ids
 
 
-def update(state: ClusterState, request: pb.UpdateJobRequest, operators: Container[int]) -> Outcome:
+def update(
+    state: ClusterState,
+    request: pb.UpdateJobRequest,
+    operators: Container[int],
+    now: float,
+    priority_of: Callable[[Job], int],
+) -> Outcome:
     """scontrol update JobId=...: change a job, every record of an array, or one task.
 
     Args:
         state: the cluster.
         request: the job (and array task) and the fields to change.
         operators: uids of operators.
+        now: the time.
+        priority_of: a job's priority as shown now.
 
     Returns:
         The outcome.
@@ -308,6 +316,8 @@ def update(state: ClusterState, request: pb.UpdateJobRequest, operators: Contain
     # A whole array: its pending tasks change; its running ones only when none pends.
     for job in (pending if len(records) > 1 and pending else live) or records[:1]:
         authorize(job, request.requester_uid, operators, jobops.USER_ID_MISSING)
-        out.changed[job.job_id] = jobupdate.updated(job, request, operator, state)
+        out.changed[job.job_id] = jobupdate.updated(
+            job, request, operator, state, now, priority_of(job)
+        )
     _keep_split(chosen, out)
     return out

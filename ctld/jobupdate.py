@@ -1,14 +1,29 @@
 """``scontrol update`` of a job: the job's next record, with Slurm's checks and words.
 
-Imports ctld.jobs, ctld.state and minislurm; no database, no gRPC server.
+What may change, and when, is Slurm 22.05's: the name, comment, nice,
+time limit, requeue flag, mail and (by an administrator) priority of any
+job that has not finished; the partition, account, reservation, node
+counts and lists, task count, working directory, dependency and begin
+time of a pending job only (a running job is told ``Job is no longer
+pending execution``; setting a value it already has is no change). A user
+may lower a time limit, and raise a pending job's up to its partition's
+MaxTime; may raise nice but not below 0. An update is applied whole or not
+at all. Accounts and QOS are checked by the caller (the associations).
+
+Imports ctld.jobs, ctld.holds, ctld.reservations, ctld.state and
+minislurm; no database, no gRPC server.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
-from ctld.jobs import ALREADY_DONE, DENIED, NOT_PENDING, check_satisfiable
+from ctld.holds import hold_action
+from ctld.jobs import DENIED, FINISHED, NOT_PENDING, check_satisfiable
+from ctld.reservations import check_job as check_reservation
 from ctld.state import ClusterState
+from minislurm import hostlist, jobopts
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import Job
@@ -16,65 +31,331 @@ from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 from minislurm.units import INFINITE
 
+NOT_SUPPORTED = "Requested operation not supported on this system"
+PRIORITY_NOT_KEPT = "Changes to job priority are not persistent, change nice instead"
+HELD = "Job is in held state, pending scheduler release"
+BAD_NODE_NAME = "Invalid node name specified"
+BAD_TASK_COUNT = "Task count specification invalid"
+BAD_NODE_COUNT = "Node count specification invalid"
+ALL_NODES = 0xFFFFFFFF  # NumNodes=ALL
+BAD_TIME = "Invalid time specified"
+DEPENDENCY_PROBLEM = "Job dependency problem"
+PRIORITY_INFINITE = 0xFFFFFFFF  # Slurm's INFINITE: a release
+MAX_TIME = 0xFFFFFFFF  # epoch seconds: what a time field may hold (year 2106)
+_TEXTS = (
+    "name", "partition", "dependency", "array_throttle", "account", "qos", "comment",
+    "reservation", "work_dir", "mail_user", "mail_type", "exc_nodes", "req_nodes",
+)  # fmt: skip
+YEAR_MINUTES = 365 * 24 * 60  # what Slurm counts an unlimited limit as when it compares
 
-def updated(job: Job, request: pb.UpdateJobRequest, operator: bool, state: ClusterState) -> Job:
+
+class Change:
+    """One update request as the field functions see it."""
+
+    def __init__(
+        self,
+        request: pb.UpdateJobRequest,
+        operator: bool,
+        state: ClusterState,
+        now: float,
+        priority: int,
+    ) -> None:
+        self.request = request
+        self.operator = operator
+        self.state = state
+        self.now = now
+        self.priority = priority  # the job's priority as shown now
+
+    def has(self, name: str) -> bool:
+        """Whether the request changes ``name``."""
+        return bool(self.request.HasField(name))
+
+
+def updated(
+    job: Job,
+    request: pb.UpdateJobRequest,
+    operator: bool,
+    state: ClusterState,
+    now: float,
+    priority: int = 0,
+) -> Job:
     """The job with the fields ``scontrol update`` names changed.
 
     Args:
         job: the job.
         request: the fields present are the ones to change.
         operator: the requester is root or an operator.
-        state: the cluster (partitions are checked against it).
+        state: the cluster (partitions, nodes and reservations are checked against it).
+        now: the time.
+        priority: the job's priority as shown now (a user may not raise it).
 
     Returns:
         The changed job.
 
     Raises:
         InvalidRequest: an invalid value.
-        InvalidTransition: the job ended, or the change needs a pending job.
+        InvalidTransition: the job finished, or the change needs a pending job.
         PermissionDenied: a change only operators may make (a longer time
-            limit, a negative nice).
+            limit, a negative nice, a priority).
     """
-    if job.state in TERMINAL_JOB_STATES:
-        raise InvalidTransition(ALREADY_DONE)
+    if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
+        raise InvalidTransition(FINISHED)
+    if any("\0" in getattr(request, name) for name in _TEXTS if request.HasField(name)):
+        raise InvalidRequest("Invalid NUL character in job description")
+    for name in ("begin_time", "deadline"):
+        if request.HasField(name) and not 0 <= getattr(request, name) <= MAX_TIME:
+            raise InvalidRequest(BAD_TIME)
+    change = Change(request, operator, state, now, priority)
     new = job
-    if request.HasField("name"):
-        if not request.name or "\0" in request.name:
-            raise InvalidRequest("Invalid job name")
-        new = replace(new, name=request.name)
-    if request.HasField("nice"):
-        if request.nice < 0 and not operator:
-            raise PermissionDenied(DENIED)
-        new = replace(new, nice=request.nice)
-    if request.HasField("partition"):
-        if job.state is not JobState.PENDING:
-            raise InvalidTransition(NOT_PENDING)
-        part = state.partitions.get(request.partition)
-        if part is None:
-            raise InvalidRequest("Invalid partition name specified")
-        check_satisfiable(job.request, part, state)
-        new = replace(new, partition=part.name)
-    if request.HasField("time_limit"):
-        limit = request.time_limit or INFINITE
-        if limit > job.time_limit and not operator:
-            raise PermissionDenied(DENIED)
-        new = replace(new, time_limit=limit)
-    if request.HasField("dependency"):
-        new = _new_dependency(new, request.dependency)
-    if request.HasField("array_throttle"):
-        if not job.array_job_id or not request.array_throttle.isdigit():
-            raise InvalidRequest("Invalid ArrayTaskThrottle value")
-        new = replace(new, array_throttle=int(request.array_throttle))
+    for apply in _STEPS:
+        new = apply(new, change)
     return new
 
 
-def _new_dependency(job: Job, text: str) -> Job:
-    """``scontrol update Dependency=...``: a pending job waits on something else ("" clears)."""
+def _pending(job: Job, current: object, wanted: object) -> bool:
+    """Whether a pending-only field changes: raises for a job that no longer pends."""
+    if current == wanted:
+        return False
+    if job.state is not JobState.PENDING:
+        raise InvalidTransition(NOT_PENDING)
+    return True
+
+
+def _partition(job: Job, change: Change) -> Job:
+    if not change.has("partition") or not _pending(job, job.partition, change.request.partition):
+        return job
+    part = change.state.partitions.get(change.request.partition)
+    if part is None:
+        raise InvalidRequest("Invalid partition name specified")
+    check_satisfiable(job.request, part, change.state)
+    return replace(job, partition=part.name)
+
+
+def _association(job: Job, change: Change) -> Job:
+    """``Account=`` and ``QOS=`` of a pending job (the caller checks the association)."""
+    new = job
+    if change.has("account"):
+        if job.state is not JobState.PENDING:
+            raise InvalidTransition(NOT_PENDING)  # even the same account, as Slurm says
+        new = replace(new, account=change.request.account)
+    if change.has("qos") and _pending(job, job.qos, change.request.qos):
+        new = replace(new, qos=change.request.qos)
+    return new
+
+
+def _reservation(job: Job, change: Change) -> Job:
+    name = change.request.reservation
+    if not change.has("reservation") or not _pending(job, job.reservation, name):
+        return job
+    check_reservation(name, job.user, job.account, change.state.reservations)
+    return replace(job, reservation=name)
+
+
+def _node_list(job: Job, change: Change, field: str) -> tuple[str, ...] | None:
+    """The node names of ReqNodeList/ExcNodeList, or None when they do not change."""
+    if not change.has(field):
+        return None
+    try:
+        names = tuple(dict.fromkeys(hostlist.expand(getattr(change.request, field))))
+    except ValueError:
+        raise InvalidRequest(BAD_NODE_NAME) from None
+    if any(name not in change.state.nodes for name in names):
+        raise InvalidRequest(BAD_NODE_NAME)
+    return names if _pending(job, getattr(job.request, field), names) else None
+
+
+def _nodes(job: Job, change: Change) -> Job:
+    exc, req = _node_list(job, change, "exc_nodes"), _node_list(job, change, "req_nodes")
+    request = job.request
+    if exc is not None:
+        request = replace(request, exc_nodes=exc)
+    if req is not None:
+        wanted = max(request.min_nodes, len(req))
+        request = replace(
+            request, req_nodes=req, min_nodes=wanted, max_nodes=max(request.max_nodes, wanted)
+        )
+    if set(request.req_nodes) & set(request.exc_nodes):
+        raise InvalidRequest(BAD_NODE_NAME)
+    return job if request == job.request else replace(job, request=request)
+
+
+def _node_count(job: Job, change: Change) -> Job:
+    """``NumNodes=N[-M]`` (``ALL``: every node of the partition)."""
+    if not change.has("min_nodes"):
+        return job
+    low = change.request.min_nodes
+    if low == ALL_NODES:
+        low = len(change.state.partitions[job.partition].nodes)
+    high = change.request.max_nodes if change.has("max_nodes") else low
+    if (low, high) == (job.request.min_nodes, job.request.max_nodes):
+        return job
+    if job.state is not JobState.PENDING:
+        raise InvalidTransition(NOT_SUPPORTED)
+    if low < 1 or high < low:
+        raise InvalidRequest(BAD_NODE_COUNT)
+    old = job.request
+    ntasks = max(old.ntasks, low) if old.ntasks_set else low
+    # As Slurm shows it: NumNodes=2 after NumNodes=2, NumNodes=1-2 after NumNodes=1-2.
+    shown = change.has("max_nodes")
+    request = replace(old, min_nodes=low, max_nodes=high, ntasks=ntasks, nodes_set=shown)
+    check_satisfiable(request, change.state.partitions[job.partition], change.state)
+    return replace(job, request=request)
+
+
+def _task_count(job: Job, change: Change) -> Job:
+    wanted = change.request.num_tasks
+    if not change.has("num_tasks") or not _pending(job, job.request.ntasks, wanted):
+        return job
+    if wanted < 1 or wanted < job.request.min_nodes:
+        raise InvalidRequest(BAD_TASK_COUNT)
+    request = replace(job.request, ntasks=wanted, ntasks_set=True)
+    check_satisfiable(request, change.state.partitions[job.partition], change.state)
+    return replace(job, request=request)
+
+
+def _time_limit(job: Job, change: Change) -> Job:
+    if not change.has("time_limit"):
+        return job
+    limit = change.request.time_limit or INFINITE
+    if limit == job.time_limit:
+        return job
+    shorter = _minutes(limit) < _minutes(job.time_limit)
+    part = change.state.partitions.get(job.partition)
+    within = part is not None and _minutes(part.max_time) >= _minutes(limit)
+    if not (change.operator or shorter or (job.state is JobState.PENDING and within)):
+        raise PermissionDenied(DENIED)
+    return replace(job, time_limit=limit)
+
+
+def _minutes(limit: int) -> int:
+    return YEAR_MINUTES if limit == INFINITE else limit
+
+
+def _deadline(job: Job, change: Change) -> Job:
+    if not change.has("deadline") or job.state is JobState.RUNNING:
+        return job  # Slurm leaves a running job's deadline as it is
+    if change.request.deadline < change.now:
+        raise InvalidRequest(BAD_TIME)
+    if not change.operator:
+        raise PermissionDenied(DENIED)
+    return replace(job, deadline=float(change.request.deadline))
+
+
+def _priority(job: Job, change: Change) -> Job:
+    """``Priority=``: an administrator's; 0 holds the job, Slurm's INFINITE releases it."""
+    if not change.has("priority"):
+        return job
+    wanted = change.request.priority
+    if wanted == 0:
+        return hold_action(job, pb.HoldJobsRequest.HOLD, change.operator, change.now)
+    if job.held:
+        if wanted != PRIORITY_INFINITE:
+            raise InvalidRequest(HELD)
+        return hold_action(job, pb.HoldJobsRequest.RELEASE, change.operator, change.now)
+    if wanted == PRIORITY_INFINITE:
+        return replace(job, priority_set=0) if change.operator else job
+    if not change.operator:
+        if wanted < change.priority:
+            raise InvalidRequest(PRIORITY_NOT_KEPT)
+        raise PermissionDenied(DENIED)
+    return replace(job, priority_set=wanted, nice=0)
+
+
+def _nice(job: Job, change: Change) -> Job:
+    if not change.has("nice"):
+        return job
+    if change.request.nice < 0 and not change.operator:
+        raise PermissionDenied(DENIED)
+    return replace(job, nice=change.request.nice)
+
+
+def _name(job: Job, change: Change) -> Job:
+    if not change.has("name"):
+        return job
+    if not change.request.name or "\0" in change.request.name:
+        raise InvalidRequest("Invalid job name")
+    return replace(job, name=change.request.name)
+
+
+def _work_dir(job: Job, change: Change) -> Job:
+    path = change.request.work_dir
+    if not change.has("work_dir") or not _pending(job, job.work_dir, path):
+        return job
+    if not path.startswith("/") or "\0" in path:
+        raise InvalidRequest(f"Working directory must be an absolute path: {path!r}")
+    return replace(job, work_dir=path)
+
+
+def _dependency(job: Job, change: Change) -> Job:
+    """``Dependency=...``: a pending job waits on something else ("" clears)."""
+    if not change.has("dependency"):
+        return job
     if job.state is not JobState.PENDING:
         raise InvalidTransition(NOT_PENDING)
     try:
-        dep = parse_dependency(text)
-    except ValueError as err:
-        raise InvalidRequest(str(err)) from None
-    eligible = 0.0 if dep.items or job.held else max(job.submit_time, job.begin_time)
+        dep = parse_dependency(change.request.dependency)
+    except ValueError:
+        raise InvalidRequest(DEPENDENCY_PROBLEM) from None
+    eligible = 0.0 if dep.items or job.held else max(change.now, job.begin_time)
     return replace(job, dependency=str(dep), eligible_time=eligible)
+
+
+def _begin_time(job: Job, change: Change) -> Job:
+    """``StartTime=``/``EligibleTime=``: not before then (a past time is now)."""
+    if not change.has("begin_time"):
+        return job
+    if job.state is not JobState.PENDING:
+        raise InvalidTransition(NOT_PENDING)
+    begin = max(float(change.request.begin_time), change.now)
+    # Slurm's EligibleTime is this begin time, held or not; StartTime a future one only.
+    return replace(job, begin_time=begin if begin > change.now else 0.0, eligible_time=begin)
+
+
+def _notices(job: Job, change: Change) -> Job:
+    """Comment, requeue flag and mail: any job that has not finished."""
+    request, new = change.request, job
+    if change.has("comment"):
+        new = replace(new, comment=request.comment)
+    if change.has("requeue"):
+        new = replace(new, requeue=request.requeue)
+    if change.has("mail_type"):
+        try:
+            normal = jobopts.parse_mail_type(request.mail_type) if request.mail_type else ""
+        except ValueError:
+            raise InvalidRequest("Invalid mail type specification") from None
+        mail_user = new.mail_user or (new.user if normal else "")
+        new = replace(new, mail_type=normal, mail_user=mail_user)
+    if change.has("mail_user"):
+        new = replace(new, mail_user=request.mail_user)
+    return new
+
+
+def _array_throttle(job: Job, change: Change) -> Job:
+    """``ArrayTaskThrottle=N``: an array's; a job that is no array ignores it, as in Slurm."""
+    text = change.request.array_throttle
+    if not change.has("array_throttle") or not job.array_job_id:
+        return job
+    if not text.isdigit():
+        raise InvalidRequest(BAD_TASK_COUNT)
+    return replace(job, array_throttle=int(text))
+
+
+# Slurm's order of checks: the first that fails is the one reported.
+_STEPS: tuple[Callable[[Job, Change], Job], ...] = (
+    _array_throttle,
+    _partition,
+    _association,
+    _reservation,
+    _nodes,
+    _notices,
+    _node_count,
+    _task_count,
+    _time_limit,
+    _deadline,
+    _priority,
+    _nice,
+    _name,
+    _work_dir,
+    _dependency,
+    _begin_time,
+)

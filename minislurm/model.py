@@ -163,6 +163,7 @@ class Job:
     warn_batch: bool = False  # B: the batch shell gets it, not the steps
     warn_sent: bool = False  # it went out (once per run)
     reservation: str = ""  # --reservation: the advance reservation it runs in
+    priority_set: int = 0  # scontrol update Priority= by an administrator (0: computed)
 
     @property
     def held(self) -> bool:

@@ -119,7 +119,7 @@ def job_priority(
     fairshare: float = 0.0,
     qos: float = 0.0,
 ) -> int:
-    """The job's priority now; 0 for a held job.
+    """The job's priority now; 0 for a held job, the one an administrator set if any.
 
     Args:
         job: the pending job.
@@ -135,5 +135,7 @@ def job_priority(
     """
     if job.held:
         return 0
+    if job.priority_set:
+        return job.priority_set
     factors = job_factors(job, now, weights, size, partition_job_factor, fairshare, qos)
     return factors.priority(weights)

@@ -84,6 +84,7 @@ class JobRow(Base):
     warn_batch: Mapped[bool] = mapped_column(Boolean)
     warn_sent: Mapped[bool] = mapped_column(Boolean)
     reservation: Mapped[str] = mapped_column(String, default="")
+    priority_set: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class JobScriptRow(Base):

@@ -397,7 +397,7 @@ class HoldJobsReply(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[JobResult, _Mapping]]] = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
-    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid", "dependency", "array_task_id", "array_throttle")
+    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid", "dependency", "array_task_id", "array_throttle", "min_nodes", "max_nodes", "begin_time", "priority", "account", "qos", "comment", "reservation", "requeue", "deadline", "work_dir", "num_tasks", "mail_user", "mail_type", "exc_nodes", "req_nodes")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -407,6 +407,22 @@ class UpdateJobRequest(_message.Message):
     DEPENDENCY_FIELD_NUMBER: _ClassVar[int]
     ARRAY_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     ARRAY_THROTTLE_FIELD_NUMBER: _ClassVar[int]
+    MIN_NODES_FIELD_NUMBER: _ClassVar[int]
+    MAX_NODES_FIELD_NUMBER: _ClassVar[int]
+    BEGIN_TIME_FIELD_NUMBER: _ClassVar[int]
+    PRIORITY_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    QOS_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    RESERVATION_FIELD_NUMBER: _ClassVar[int]
+    REQUEUE_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_FIELD_NUMBER: _ClassVar[int]
+    WORK_DIR_FIELD_NUMBER: _ClassVar[int]
+    NUM_TASKS_FIELD_NUMBER: _ClassVar[int]
+    MAIL_USER_FIELD_NUMBER: _ClassVar[int]
+    MAIL_TYPE_FIELD_NUMBER: _ClassVar[int]
+    EXC_NODES_FIELD_NUMBER: _ClassVar[int]
+    REQ_NODES_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     time_limit: int
     name: str
@@ -416,7 +432,23 @@ class UpdateJobRequest(_message.Message):
     dependency: str
     array_task_id: int
     array_throttle: str
-    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ..., dependency: _Optional[str] = ..., array_task_id: _Optional[int] = ..., array_throttle: _Optional[str] = ...) -> None: ...
+    min_nodes: int
+    max_nodes: int
+    begin_time: int
+    priority: int
+    account: str
+    qos: str
+    comment: str
+    reservation: str
+    requeue: bool
+    deadline: int
+    work_dir: str
+    num_tasks: int
+    mail_user: str
+    mail_type: str
+    exc_nodes: str
+    req_nodes: str
+    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ..., dependency: _Optional[str] = ..., array_task_id: _Optional[int] = ..., array_throttle: _Optional[str] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., begin_time: _Optional[int] = ..., priority: _Optional[int] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., comment: _Optional[str] = ..., reservation: _Optional[str] = ..., requeue: _Optional[bool] = ..., deadline: _Optional[int] = ..., work_dir: _Optional[str] = ..., num_tasks: _Optional[int] = ..., mail_user: _Optional[str] = ..., mail_type: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., req_nodes: _Optional[str] = ...) -> None: ...
 
 class UpdateJobReply(_message.Message):
     __slots__ = ()

@@ -24,10 +24,9 @@ from ctld.jobs import (
     time_limit_end,
     warning_time,
 )
-from ctld.jobupdate import updated
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig, parse_scheduler_parameters
-from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
+from minislurm.errors import InvalidRequest, InvalidTransition
 from minislurm.model import (
     HOLD_NONE,
     HOLD_USER,
@@ -563,45 +562,6 @@ def test_time_limit_end_is_start_plus_the_limit(
     time_limit: int, start_time: float, end: float
 ) -> None:
     assert time_limit_end(running_job(time_limit=time_limit, start_time=start_time)) == end
-
-
-# ---------------------------------------------------------------- hold, release, update
-
-
-def test_update_changes_only_the_fields_present() -> None:
-    job = build(time_limit=30)
-    new = updated(job, pb.UpdateJobRequest(job_id=5, name="renamed"), False, cluster())
-    assert (new.name, new.time_limit, new.partition) == ("renamed", 30, "gpu")
-    new = updated(
-        job, pb.UpdateJobRequest(job_id=5, time_limit=10, partition="debug"), False, cluster()
-    )
-    assert (new.time_limit, new.partition) == (10, "debug")
-
-
-@pytest.mark.parametrize(
-    ("fields", "operator", "error"),
-    [
-        ({"time_limit": 60}, False, PermissionDenied),
-        ({"nice": -1}, False, PermissionDenied),
-        ({"partition": "nosuch"}, True, InvalidRequest),
-        ({"name": ""}, True, InvalidRequest),
-    ],
-)
-def test_update_rejects_what_the_requester_may_not_do(
-    fields: dict[str, object], operator: bool, error: type[Exception]
-) -> None:
-    job = build(time_limit=30)
-    with pytest.raises(error):
-        updated(job, pb.UpdateJobRequest(job_id=5, **fields), operator, cluster())  # type: ignore[arg-type]
-    assert (
-        updated(job, pb.UpdateJobRequest(job_id=5, time_limit=60), True, cluster()).time_limit == 60
-    )
-
-
-def test_partition_of_a_running_job_cannot_change() -> None:
-    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
-    with pytest.raises(InvalidTransition):
-        updated(running, pb.UpdateJobRequest(job_id=5, partition="debug"), True, cluster())
 
 
 def test_max_script_size_bounds_the_batch_script() -> None:
