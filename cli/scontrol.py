@@ -87,7 +87,10 @@ scontrol [<OPTION>] [<COMMAND>]
   <SPECIFICATIONS> are specified in the same format as the configuration
   file. You may wish to use the "show" keyword then use its output as
   input for the update keyword, editing as needed.  Supported job keys are
-  TimeLimit (+/- for relative changes), Name/JobName, Partition and Nice;
+  TimeLimit (+/- for relative changes), Name/JobName, Partition, Nice,
+  Priority, NumNodes, NumTasks, Account, QOS, Comment, Dependency,
+  StartTime/EligibleTime, Deadline, ReservationName, ExcNodeList,
+  ReqNodeList, Requeue, WorkDir, MailType, MailUser and ArrayTaskThrottle;
   node keys are State (DRAIN, RESUME, DOWN, UNDRAIN, IDLE) and Reason.
 """
 
@@ -353,7 +356,7 @@ def dispatch(args: list[str], settings: Settings) -> int:
     if keyword_matches(word, "show", 3):
         return show_command(rest, settings)
     if keyword_matches(word, "update", 1):
-        return update.update_command(rest)
+        return update.update_command(word, rest)
     if keyword_matches(word, "create", 2):
         return resv.create_command(rest)
     if keyword_matches(word, "delete", 3):

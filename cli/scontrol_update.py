@@ -14,6 +14,7 @@ import sys
 
 from cli import common
 from cli import scontrol_jobupdate as jobupdate
+from cli.scontrol_jobkeys import named
 from cli.scontrol_resv import update_reservation
 from minislurm.h2grpc import RpcError
 
@@ -88,28 +89,74 @@ def update_node(names: str, pairs: list[tuple[str, str]]) -> int:
     return 0
 
 
-def update_command(args: list[str]) -> int:
-    """``update``: a job or node update, chosen by its JobId= or NodeName= key.
+# Slurm's update entities, by the key that names them (shortest abbreviation).
+ENTITIES = (
+    ("NodeName", 3, "node"),
+    ("PartitionName", 3, "partition"),
+    ("JobId", 3, "job"),
+    ("JobNAME", 3, "job"),
+    ("StepId", 4, "step"),
+    ("FrontendName", 2, "frontend"),
+    ("ReservationName", 3, "reservation"),
+    ("SlurmctldDebug", 2, "debug"),
+)
+NO_ENTITY = (
+    "No valid entity in update command\n"
+    'Input line must include "NodeName", "PartitionName", "Reservation", "JobId", '
+    'or "SlurmctldDebug"'
+)
+
+
+def entities(args: list[str]) -> dict[str, str]:
+    """The entities the arguments name, as Slurm finds them, with the value that names each.
+
+    A key without ``=`` takes the next word as its value.
 
     Args:
-        args: the ``Key=Value`` arguments.
+        args: the arguments after ``update``.
+
+    Returns:
+        ``{entity: value}`` (the first value of each).
+    """
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        tag, eq, value = args[i].partition("=")
+        if not eq:
+            i += 1
+            value = args[i] if i < len(args) else ""
+        for keyword, minimum, entity in ENTITIES:
+            if named(tag, keyword, minimum):
+                found.setdefault(entity, value)
+                break
+        i += 1
+    return found
+
+
+def update_command(word: str, args: list[str]) -> int:
+    """``update``: of jobs, else a reservation, else nodes, as Slurm picks the entity.
+
+    Args:
+        word: the command word as typed.
+        args: the arguments.
 
     Returns:
         The exit status.
     """
     if not args:
-        return _fail("too few arguments for keyword:update")
+        return _fail(f"too few arguments for {word} keyword")
+    found = entities(args)
+    if "job" in found:
+        return jobupdate.update_job(args)
     pairs = parse_pairs(args)
-    for index, (key, value) in enumerate(pairs):
-        rest = pairs[:index] + pairs[index + 1 :]
-        if key.lower() == "jobid":
-            return jobupdate.update_job(value, rest)
-        if key.lower() == "nodename":
-            return update_node(value, rest)
-        if key.lower() in ("reservationname", "reservation"):
-            return update_reservation(value, rest)
-    return _fail(
-        "No valid entity in update command\n"
-        'Input line must include "NodeName", "PartitionName", "Reservation", "JobId", '
-        'or "SlurmctldDebug"'
+    for entity, handler in (("reservation", update_reservation), ("node", update_node)):
+        if entity in found:
+            rest = [(k, v) for k, v in pairs if not _names(k, entity)]
+            return handler(found[entity], rest)
+    return _fail(NO_ENTITY)
+
+
+def _names(key: str, entity: str) -> bool:
+    return any(
+        named(key, keyword, minimum) for keyword, minimum, name in ENTITIES if name == entity
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cli import common, scontrol, scontrol_hold, scontrol_jobupdate
+from cli import common, scontrol, scontrol_hold, scontrol_jobupdate, scontrol_update
 from cli import scontrol_show as show
 from minislurm import VERSION_LINE
 from minislurm.h2grpc import RpcError
@@ -771,6 +771,117 @@ def test_update_rejects_bad_input_without_calling(
 ) -> None:
     assert run(argv, capsys) == ("", err, 1)
     assert fake.calls == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "changes"),
+    [
+        (["update", "job", "3", "TimeLimit=1:30:00"], {"time_limit": 90}),
+        (["update", "Job=3", "timelimit=45"], {"time_limit": 45}),
+        (["update", "jobid", "3", "TIMELIMIT=55"], {"time_limit": 55}),
+        (["update", "JobId=3", "Nice"], {"nice": 100}),
+        (["update", "JobId=3", "Nice=abc"], {"nice": 0}),
+        (["update", "JobId=3", "NumNodes=1-2"], {"min_nodes": 1, "max_nodes": 2}),
+        (["update", "JobId=3", "NumNodes=ALL"], {"min_nodes": 0xFFFFFFFF}),
+        (["update", "JobId=3", "Priority=100"], {"priority": 100}),
+        (["update", "JobId=3", "Requeue=0"], {"requeue": False}),
+        (["update", "JobId=3", "MailType=end,fail"], {"mail_type": "END,FAIL"}),
+        (["update", "JobId=3", "Comment=hello world"], {"comment": "hello world"}),
+        (["update", "JobId=3", "ArrayTaskThrottle=abc"], {"array_throttle": "0"}),
+        (["update", "JobId=3", "De=afterok:2"], {"dependency": "afterok:2"}),
+        (["update", "JobId=3", "Dea=now+1hour"], {"deadline": "soon"}),
+        (["update", "JobId=3", "Exc=n2", "NodeList=n1"], {"exc_nodes": "n2", "req_nodes": "n1"}),
+        (
+            ["update", "JobId=3", "Res=maint", "A=acct", "QO=high"],
+            {"account": "acct", "qos": "high"},
+        ),
+    ],
+)
+def test_update_keys_are_matched_and_read_as_slurms(
+    fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], changes: dict[str, Any]
+) -> None:
+    assert run(argv, capsys) == ("", "", 0)
+    [(method, sent)] = fake.calls
+    assert (method, sent["job_id"]) == ("UpdateJob", 3)
+    for key, value in changes.items():
+        assert sent[key] == value if value != "soon" else sent[key] > 0, key
+
+
+@pytest.mark.parametrize(
+    ("argv", "err", "status"),
+    [
+        (["update"], "too few arguments for update keyword\n", 1),
+        (["up"], "too few arguments for up keyword\n", 1),
+        (["update", "job"], "Invalid input: job\nRequest aborted\n", 1),
+        (["update", "JobId=3", "TimeLimit"], "Invalid input: TimeLimit\nRequest aborted\n", 1),
+        (
+            ["update", "TimeLimit=+5", "JobId=3"],
+            "scontrol: error: JobId must precede TimeLimit increment or decrement\n",
+            1,
+        ),
+        (
+            ["update", "JobId=3", "Name+=x"],
+            "scontrol: error: Option Name does not accept [+|-]= syntax\n",
+            1,
+        ),
+        (["update", "JobId=3", "Priority=-1"], "scontrol: error: Invalid Priority value: -1\n", 1),
+        (["update", "JobId=3", "Requeue=x"], "scontrol: error: Invalid Requeue value: x\n", 1),
+        (["update", "JobId=3", "MailType=bogus"], "Invalid MailType: bogus\n", 1),
+        (
+            ["update", "JobId=3", "NumNodes=abc"],
+            'scontrol: error: Invalid numeric value "abc" for requested node count.\n',
+            0,
+        ),
+        (
+            ["update", "JobId=3", "StartTime=garbage"],
+            "Invalid time specification (pos=0): garbage\nNo changes specified\n",
+            1,
+        ),
+        (
+            ["update", "JobId=3", "BeginTime=now"],
+            "Update of this parameter is not supported: BeginTime=now\nRequest aborted\n",
+            1,
+        ),
+        (
+            ["update", "JobId=3,4", "NumNodes=2"],
+            "scontrol: error: Invalid job ID 3,4\n",
+            1,
+        ),
+        (["update", "JobId=1-3", "Name=x"], "Invalid job id specified for job 1-3\n", 1),
+        (["update", "TimeLimit=5"], scontrol_update.NO_ENTITY + "\n", 1),
+    ],
+)
+def test_update_errors_match_real_scontrol(
+    fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], err: str, status: int
+) -> None:
+    assert run(argv, capsys) == ("", err, status)
+    assert fake.calls == []
+
+
+def test_update_by_job_name_changes_every_job_of_that_name(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    jobs = [job(7, "train", "PENDING"), job(5, "train", "PENDING"), job(6, "other", "PENDING")]
+    fake.replies["GetJobs"] = {"jobs": [j.to_dict() for j in jobs]}
+    assert run(["update", "JobName=train", "TimeLimit=25"], capsys) == ("", "", 0)
+    assert [c[1]["job_id"] for c in fake.calls[1:]] == [5, 7]
+    assert fake.calls[1][1]["name"] == "train"
+    assert run(["update", "JobName=none", "TimeLimit=25"], capsys) == (
+        "",
+        "scontrol: error: No jobs with name 'none'\n",
+        1,
+    )
+
+
+def test_update_entities_are_found_as_slurm_finds_them() -> None:
+    assert scontrol_update.entities(["Partition=gpu", "JobId=4"]) == {
+        "partition": "gpu",
+        "job": "4",
+    }
+    assert scontrol_update.entities(["job", "4", "TimeLimit=5"]) == {"job": "4"}
+    assert scontrol_update.entities(["NodeName=n1", "Reason=x y"]) == {"node": "n1"}
+    assert scontrol_update.entities(["Res=maint", "Nodes=n1"]) == {"reservation": "maint"}
+    assert scontrol_update.entities(["Name=x"]) == {}
 
 
 def test_update_job_error_names_the_job(fake: Fake, capsys: pytest.CaptureFixture[str]) -> None:

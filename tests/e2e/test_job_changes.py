@@ -1,4 +1,4 @@
-"""Holds through the real commands: reasons, priorities and messages as real Slurm's.
+"""Holds and updates through the real commands: reasons, priorities and messages as Slurm's.
 
 Expected values are what Slurm 22.05 printed for the same commands on the
 reference cluster.
@@ -92,3 +92,51 @@ def test_hold_errors_and_forms_match_real_scontrol(cluster: TestCluster) -> None
         "Invalid job id specified for job 1-3\nslurm_suspend error: Invalid job id specified\n",
     )
     cluster.run("scancel", str(array))
+
+
+def test_update_takes_slurms_forms_and_fields(cluster: TestCluster) -> None:
+    job_id = cluster.sbatch("--hold", "-t", "30", "--wrap=true")
+    assert cluster.run("scontrol", "update", "job", str(job_id), "TimeLimit=1:30:00").rc == 0
+    assert cluster.job(job_id)["TimeLimit"] == "01:30:00"
+    changes = [
+        "NumNodes=2",
+        "StartTime=now+1hour",
+        "Comment=hello world",
+        "ExcNodeList=n2",
+        "Requeue=0",
+        "MailType=END",
+        "Priority=0",
+        "timelimit+=10",
+    ]
+    assert cluster.run("scontrol", "update", f"jobid={job_id}", *changes).rc == 0
+    job = cluster.job(job_id)
+    assert (job["NumNodes"], job["NumTasks"], job["ExcNodeList"]) == ("2", "2", "n2")
+    assert (job["Comment"].strip(), job["Requeue"], job["MailType"]) == ("hello world", "0", "END")
+    assert (job["Reason"], job["TimeLimit"]) == ("JobHeldAdmin", "01:40:00")
+    assert job["StartTime"] == job["EligibleTime"] != "Unknown"
+    held = cluster.run("scontrol", "update", f"JobId={job_id}", "Priority=5")
+    assert (held.rc, held.err) == (
+        1,
+        f"Job is in held state, pending scheduler release for job {job_id}\n",
+    )
+    cluster.run("scancel", str(job_id))
+
+
+def test_a_running_job_refuses_what_only_a_pending_one_may_change(cluster: TestCluster) -> None:
+    job_id = cluster.sbatch("-t", "30", "--wrap=sleep 300")
+    cluster.wait_state(job_id, "RUNNING")
+    for change, error in (
+        ("Partition=debug", "Job is no longer pending execution"),
+        ("NumNodes=2", "Requested operation not supported on this system"),
+        ("Dependency=afterok:1", "Job is no longer pending execution"),
+    ):
+        result = cluster.run("scontrol", "update", f"JobId={job_id}", change)
+        assert (result.rc, result.err) == (1, f"{error} for job {job_id}\n"), change
+    assert cluster.run("scontrol", "update", f"JobId={job_id}", "Name=renamed", "Nice=5").rc == 0
+    assert cluster.run("scontrol", "update", f"JobId={job_id}", "Priority=77").rc == 0
+    job = cluster.job(job_id)
+    assert (job["JobName"], job["Priority"], job["Nice"]) == ("renamed", "77", "0")
+    cluster.run("scancel", str(job_id))
+    cluster.wait_state(job_id)
+    done = cluster.run("scontrol", "update", f"JobId={job_id}", "Comment=x")
+    assert (done.rc, done.err) == (1, f"Job has already finished for job {job_id}\n")
