@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from cli import common
+from cli import common, interactive
 from cli import scontrol_hold as holds
 from cli import scontrol_resv as resv
 from cli import scontrol_show as show
@@ -123,6 +123,12 @@ def _fail(text: str) -> int:
     return 1
 
 
+def _not_found(text: str) -> int:
+    """Slurm prints that a named record was not found on stdout, and fails."""
+    sys.stdout.write(text + "\n")
+    return 1
+
+
 # --------------------------------------------------------------------------- show
 
 
@@ -172,13 +178,16 @@ def show_nodes(args: list[str], settings: Settings) -> int:
     """
     names = _expand(args[0]) if args else []
     if names is None:
-        return _fail(f"Node {args[0]} not found")
+        return _not_found(f"Node {args[0]} not found")
     try:
         reply = common.call("GetNodes", names=names)
     except RpcError as err:
         return _fail(f"slurm_load_node error: {common.rpc_message(err)}")
     if not reply.nodes:
-        return _fail(f"Node {args[0]} not found") if args else _fail("No nodes in the system")
+        if args:
+            return _not_found(f"Node {args[0]} not found")
+        sys.stdout.write("No nodes in the system\n")
+        return 0
     sys.stdout.write("".join(show.node_text(n, settings.oneliner) for n in reply.nodes))
     return 0
 
@@ -199,7 +208,7 @@ def show_partitions(args: list[str], settings: Settings) -> int:
         return _fail(f"slurm_load_partitions error: {common.rpc_message(err)}")
     if not reply.partitions:
         if args:
-            return _fail(f"Partition {args[0]} not found")
+            return _not_found(f"Partition {args[0]} not found")
         sys.stdout.write("No partitions in the system\n")
         return 0
     text = "".join(show.partition_text(p, settings.oneliner) for p in reply.partitions)
@@ -258,6 +267,11 @@ def _show_hostlist(args: list[str], sort: bool) -> int:
     return 0
 
 
+def _no_licenses() -> int:
+    sys.stdout.write("No licenses configured in Slurm.\n")  # there are none to configure
+    return 0
+
+
 def _expand(expr: str) -> list[str] | None:
     try:
         return hostlist.expand(expr)
@@ -272,6 +286,7 @@ SHOW_ENTITIES: list[tuple[str, int, Callable[[list[str], Settings], int]]] = [
     ("hostlist", 5, lambda a, s: _show_hostlist(a, False)),
     ("hostlistsorted", 9, lambda a, s: _show_hostlist(a, True)),
     ("jobs", 1, show_jobs),
+    ("licenses", 2, lambda a, s: _no_licenses()),
     ("nodes", 1, show_nodes),
     ("partitions", 2, show_partitions),
     ("reservations", 3, lambda a, s: resv.show_reservations(a, s.oneliner)),
@@ -358,17 +373,17 @@ def dispatch(args: list[str], settings: Settings) -> int:
     if keyword_matches(word, "update", 1):
         return update.update_command(word, rest)
     if keyword_matches(word, "create", 2):
-        return resv.create_command(rest)
+        return resv.create_command(word, rest)
     if keyword_matches(word, "delete", 3):
-        return resv.delete_command(rest)
+        return resv.delete_command(word, rest)
     action = holds.hold_keyword(word)
     if action is not None:
         return holds.hold_command(word, rest, action)
     if keyword_matches(word, "ping", 3):
-        return ping(rest, settings)
+        return _fail(f"too many arguments for keyword:{word}") if rest else ping(rest, settings)
     if keyword_matches(word, "version", 4):
         sys.stdout.write(VERSION_LINE + "\n")
-        return 0
+        return _fail(f"too many arguments for {word} keyword") if rest else 0
     if keyword_matches(word, "help", 2):
         sys.stdout.write(HELP)
         return 0
@@ -377,14 +392,16 @@ def dispatch(args: list[str], settings: Settings) -> int:
 
 def _scontrol(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
-    if not rest:
-        # Interactive mode is not supported; Slurm would prompt for commands.
-        sys.stdout.write(HELP)
-        return 1
     settings = Settings(values)
+    if not rest:
+        return interactive.run_lines(PROG, lambda words: _one(words, settings))
+    return _one(rest, settings)
+
+
+def _one(words: list[str], settings: Settings) -> int:
     if not settings.quiet:
-        return dispatch(rest, settings)
-    return quietly(lambda: dispatch(rest, settings))
+        return dispatch(words, settings)
+    return quietly(lambda: dispatch(words, settings))
 
 
 def quietly(command: Callable[[], int]) -> int:

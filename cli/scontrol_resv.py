@@ -72,18 +72,27 @@ def _fields(pairs: list[tuple[str, str]], verb: str) -> dict[str, object] | int:
     return fields
 
 
-def create_command(args: list[str]) -> int:
-    """``create reservation Key=Value...``.
+def _names_reservation(word: str) -> bool:
+    tag = word.partition("=")[0]
+    return len(tag) >= 3 and "reservationname".startswith(tag.lower())
+
+
+def create_command(word: str, args: list[str]) -> int:
+    """``create [reservation] ReservationName=... Key=Value...``.
 
     Args:
-        args: the words after ``create``.
+        word: the command word as typed.
+        args: the words after it.
 
     Returns:
         The exit status.
     """
-    if not args or not "reservation".startswith(args[0].lower()) or len(args[0]) < 3:
-        return _fail(f"invalid keyword: {args[0] if args else ''}")
-    fields = _fields(_pairs(args[1:]), "create")
+    if not args:
+        return _fail(f"too few arguments for {word} keyword")
+    if not any(_names_reservation(arg) for arg in args):
+        return _fail(f"scontrol: error: Invalid creation entity: {args[0]}")
+    words = args[1:] if "=" not in args[0] and _names_reservation(args[0]) else args
+    fields = _fields(_pairs(words), "create")
     if isinstance(fields, int):
         return fields
     if "users" not in fields and "accounts" not in fields:
@@ -129,28 +138,31 @@ def update_reservation(name: str, pairs: list[tuple[str, str]]) -> int:
     return 0
 
 
-def delete_command(args: list[str]) -> int:
-    """``delete ReservationName=X`` (or ``delete reservation X``).
+def delete_command(word: str, args: list[str]) -> int:
+    """``delete ReservationName=X`` or ``delete reservation X``.
 
     Args:
-        args: the words after ``delete``.
+        word: the command word as typed.
+        args: the words after it.
 
     Returns:
         The exit status.
     """
-    pairs = _pairs(args)
-    name = ""
-    if len(args) == 2 and args[0].lower().startswith("res") and "=" not in args[0]:
-        name = args[1]
-    for key, value in pairs:
-        if key.lower() in ("reservationname", "reservation") and value:
-            name = value
-    if not name:
-        return _fail(f"invalid keyword: {' '.join(args)}")
+    if not args:
+        return _fail(f"too few arguments for {word} keyword")
+    tag, eq, name = args[0].partition("=")
+    if len(args) > 2 or (len(args) == 1 and not eq):
+        return _fail(
+            "scontrol: error: Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'"
+        )
+    if len(args) == 2:
+        tag, name = args
+    if not _names_reservation(tag):
+        return _fail(f"Invalid deletion entity: {args[0]}")
     try:
         common.call("ManageReservation", verb="delete", name=name, requester_uid=os.getuid())
     except RpcError as err:
-        return _fail(f"delete_reservation ReservationName={name}: {common.rpc_message(err)}")
+        return _fail(f"delete_reservation {args[0]}: {common.rpc_message(err)}")
     return 0
 
 
@@ -202,7 +214,8 @@ def show_reservations(args: list[str], oneliner: bool) -> int:
     reply = common.call("GetReservations", names=args[:1])
     if not reply.reservations:
         if args:
-            return _fail(f"Reservation {args[0]} not found")
+            sys.stdout.write(f"Reservation {args[0]} not found\n")  # stdout, as Slurm's
+            return 1
         sys.stdout.write("No reservations in the system\n")
         return 0
     out = []

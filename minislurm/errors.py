@@ -26,10 +26,10 @@ class JobNotFound(MinislurmError):
 
 
 class NodeNotFound(MinislurmError):
-    """No such node (NOT_FOUND)."""
+    """No such node (NOT_FOUND), in Slurm's words (which do not name it)."""
 
     def __init__(self, name: str) -> None:
-        super().__init__(f"Invalid node name specified: {name}")
+        super().__init__("Invalid node name specified")
         self.name = name
 
 

@@ -144,7 +144,7 @@ def test_requests_beyond_partition_limits_pend_with_the_limits_reason(
             "slurm_suspend error: Invalid job id specified\n",
         ),
         (["squeue", "-t", "BOGUS"], 1, None),
-        (["scontrol", "show", "partition", "nosuch"], 1, "Partition nosuch not found\n"),
+        (["scontrol", "show", "partition", "nosuch"], 1, ""),  # Slurm says it on stdout
         (["scontrol", "update", "NodeName=n1", "State=DRAIN"], 1, None),
         (["scontrol", "update", "NodeName=nosuch", "State=DRAIN", "Reason=x"], 1, None),
         (["scontrol", "update", "NodeName=n1", "State=BOGUS", "Reason=x"], 1, None),

@@ -6,6 +6,7 @@ the controller is replaced by a function, so no socket is opened.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -437,7 +438,7 @@ def test_show_unknown_job_is_slurm_load_jobs_error(
 def test_show_unknown_partition_says_not_found(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(["show", "partition", "nosuch"], capsys) == ("", "Partition nosuch not found\n", 1)
+    assert run(["show", "partition", "nosuch"], capsys) == ("Partition nosuch not found\n", "", 1)
     assert fake.calls == [("GetPartitions", {"names": ["nosuch"]})]
 
 
@@ -948,3 +949,60 @@ def test_keyword_abbreviations_follow_slurms_minimums(
     word: str, keyword: str, minimum: int, matches: bool
 ) -> None:
     assert scontrol.keyword_matches(word, keyword, minimum) is matches
+
+
+@pytest.mark.parametrize(
+    ("argv", "out", "err"),
+    [
+        (["delete"], "", "too few arguments for delete keyword\n"),
+        (["delete", "bogus=1"], "", "Invalid deletion entity: bogus=1\n"),
+        (
+            ["delete", "maint"],
+            "",
+            "scontrol: error: Proper format is 'delete <ENTITY>=<ID>' or 'delete <ENTITY> <ID>'\n",
+        ),
+        (["create"], "", "too few arguments for create keyword\n"),
+        (["create", "bogus"], "", "scontrol: error: Invalid creation entity: bogus\n"),
+        (["ping", "extra"], "", "too many arguments for keyword:ping\n"),
+        (["version", "x"], VERSION_LINE + "\n", "too many arguments for version keyword\n"),
+        (["show", "node", "nosuch"], "Node nosuch not found\n", ""),
+    ],
+)
+def test_scontrol_usage_errors_match_real_scontrol(
+    fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], out: str, err: str
+) -> None:
+    fake.replies["GetNodes"] = {"nodes": []}
+    assert run(argv, capsys) == (out, err, 1)
+
+
+def test_delete_names_the_reservation_as_typed(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.replies["ManageReservation"] = RpcError(
+        "INVALID_ARGUMENT", "Requested reservation is invalid"
+    )
+    assert run(["delete", "reservation=nosuch"], capsys) == (
+        "",
+        "delete_reservation reservation=nosuch: Requested reservation is invalid\n",
+        1,
+    )
+    assert run(["delete", "Res", "nosuch"], capsys)[1].startswith("delete_reservation Res: ")
+    assert [c[1]["name"] for c in fake.calls] == ["nosuch", "nosuch"]
+
+
+def test_show_licenses_says_there_are_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(["show", "lic"], capsys) == ("No licenses configured in Slurm.\n", "", 0)
+
+
+def test_without_a_command_scontrol_reads_commands_from_stdin(
+    fake: Fake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("show partition nosuch\nversion\n"))
+    out, err, status = run([], capsys)
+    assert out == (
+        "scontrol: show partition nosuch\nPartition nosuch not found\n"
+        f"scontrol: version\n{VERSION_LINE}\nscontrol: \n"
+    )
+    assert (err, status) == ("", 0)
+    monkeypatch.setattr("sys.stdin", io.StringIO("bogus\nquit\nversion\n"))
+    assert run([], capsys) == ("scontrol: bogus\nscontrol: quit\n", "invalid keyword: bogus\n", 1)
