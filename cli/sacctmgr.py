@@ -24,7 +24,7 @@ import os
 import sys
 from types import SimpleNamespace
 
-from cli import common
+from cli import common, interactive
 from cli.opts import Option
 from cli.sacctmgr_show import (
     ACCOUNT_FIELDS,
@@ -80,11 +80,29 @@ _ENTITIES = {
     "association": "association", "associations": "association", "assoc": "association",
     "qos": "qos",
 }  # fmt: skip
-_BAD_ENTITY = (
-    "No valid entity in {verb} command\n"
-    'Input line must include "Account", "Cluster", "Coordinator", "Federation", "QOS", '
-    '"Resource", or "User"'
-)
+_ENTITIES_OF = {
+    "show": (
+        '"Account", "Association", "Cluster", "Configuration",\n'
+        '"Event", "Federation", "Problem", "QOS", "Resource", "Reservation",\n'
+        '"RunAwayJobs", "Stats", "Transaction", "TRES", "User", or "WCKey"'
+    ),
+    "add": '"Account", "Cluster", "Coordinator", "Federation", "QOS", "Resource", or "User"',
+    "modify": '"Account", "Cluster", "Federation", "Job", "QOS", "Resource" or "User"',
+}
+_ENTITIES_OF["delete"] = _ENTITIES_OF["add"]
+
+
+def bad_entity(verb: str) -> str:
+    """Slurm's message for a command without an entity it knows.
+
+    Args:
+        verb: add, modify, delete or show.
+
+    Returns:
+        The message (two or four lines).
+    """
+    name = "list" if verb == "show" else verb
+    return f"No valid entity in {name} command\nInput line must include {_ENTITIES_OF[verb]}"
 
 
 def _split(tokens: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -102,7 +120,7 @@ def _split(tokens: list[str]) -> tuple[list[str], dict[str, str]]:
 
 def _change(verb: str, entity: str, rest: list[str]) -> int:
     if entity == "association":
-        sys.stderr.write(_BAD_ENTITY.format(verb=verb) + "\n")
+        sys.stderr.write(bad_entity(verb) + "\n")
         return 1
     lowered = [t.lower() for t in rest]
     if verb == "modify" and "set" in lowered:
@@ -167,7 +185,8 @@ def _show(entity: str, rest: list[str], values: dict[str, object]) -> int:
     try:
         lines = _listing(entity, reply, names, flags, lowered, values, style, header)
     except FormatError as err:
-        raise common.CommandError(f" {err}", 1) from None
+        sys.stderr.write(f"{err}\n")  # without the command's name, as Slurm's
+        return 1
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
 
@@ -230,16 +249,19 @@ def _user_row(assoc: Message, user: Message) -> SimpleNamespace:
 
 def _sacctmgr(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
-    if len(rest) < 1:
-        sys.stdout.write(HELP)
-        return 0
+    if not rest:
+        return interactive.run_lines(PROG, lambda words: _command(words, values))
+    return _command(rest, values)
+
+
+def _command(rest: list[str], values: dict[str, object]) -> int:
     verb = _VERBS.get(rest[0].lower())
     if verb is None:
         sys.stderr.write(f"invalid keyword: {rest[0]}\n")
         return 1
     entity = _ENTITIES.get(rest[1].lower()) if len(rest) > 1 else None
     if entity is None:
-        sys.stderr.write(_BAD_ENTITY.format(verb=rest[0]) + "\n")
+        sys.stderr.write(bad_entity(verb) + "\n")
         return 1
     if verb == "show":
         return _show(entity, rest[2:], values)
