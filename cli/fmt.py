@@ -17,6 +17,7 @@ import grp
 import pwd
 import time
 
+from cli import timefmt
 from minislurm import units
 from minislurm.stepids import step_id_text
 
@@ -185,7 +186,7 @@ def render(columns: Iterable[Column], value: Callable[[Column], tuple[str, bool]
 
 
 def timestamp_or(epoch: int, missing: str = "N/A") -> str:
-    """A time as squeue and sinfo print it (``2026-11-30T04:26:06``).
+    """A time as squeue and sinfo print it (``2026-11-30T04:26:06``, or SLURM_TIME_FORMAT's).
 
     Args:
         epoch: seconds since the epoch; 0 means unset.
@@ -196,7 +197,7 @@ def timestamp_or(epoch: int, missing: str = "N/A") -> str:
     """
     if not epoch or epoch == units.INFINITE:
         return missing
-    return units.format_timestamp(epoch)
+    return timefmt.timestamp(epoch)
 
 
 def step_ref(step: Message) -> str:

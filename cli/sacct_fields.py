@@ -201,7 +201,7 @@ def _reserved(record: Message, now: int) -> str | None:
 
 
 def _date(name: str) -> Getter:
-    return lambda r, _n: units.format_timestamp(getattr(r, name))
+    return lambda r, _n: fmt.timestamp_or(getattr(r, name), "Unknown")
 
 
 def _secs(get: Callable[[Message], int]) -> Getter:

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from cli import common
+from cli import common, fmt
 from cli.timespec import parse_time
 from minislurm import hostlist, units
 from minislurm.h2grpc import RpcError
@@ -186,11 +186,12 @@ def reservation_lines(resv: Message, now: int) -> list[str]:
     Returns:
         The lines (continuation lines indented by three spaces).
     """
-    end = units.format_timestamp(resv.end_time) if resv.end_time else "Unknown"
+    start = fmt.timestamp_or(resv.start_time, "Unknown")
+    end = fmt.timestamp_or(resv.end_time, "Unknown")
     active = resv.start_time <= now and (not resv.end_time or now < resv.end_time)
     nodes = hostlist.compress(list(resv.nodes)) if resv.nodes else "(null)"
     return [
-        f"ReservationName={resv.name} StartTime={units.format_timestamp(resv.start_time)} "
+        f"ReservationName={resv.name} StartTime={start} "
         f"EndTime={end} Duration={_duration(resv.start_time, resv.end_time)}",
         f"   Nodes={nodes} NodeCnt={len(resv.nodes)} CoreCnt={resv.core_count} Features=(null) "
         f"PartitionName={resv.partition or '(null)'} Flags={resv.flags}",

@@ -302,6 +302,6 @@ def config_text(entries: list[Message], now: float) -> str:
     Returns:
         The text, ending with the blank line that precedes the ping status.
     """
-    lines = [f"Configuration data as of {units.format_timestamp(now)}"]
+    lines = [f"Configuration data as of {fmt.timestamp_or(int(now), 'Unknown')}"]
     lines += [f"{e.key:<{CONFIG_KEY_WIDTH}} = {e.value}" for e in entries]
     return "\n".join(lines) + "\n\n"
