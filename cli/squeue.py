@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from cli import common, fmt
+from cli import common, fmt, squeue_env
 from cli import squeue_fields as fields
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
 from minislurm import hostlist
@@ -45,6 +45,7 @@ OPTIONS = [
     Option("iterate", "i", REQUIRED),
     Option("jobs", "j", OPTIONAL),
     Option("json"),
+    Option("licenses", "L", REQUIRED),
     Option("local"),
     Option("long", "l"),
     Option("me"),
@@ -55,6 +56,7 @@ OPTIONS = [
     Option("partition", "p", REQUIRED),
     Option("priority", "P"),
     Option("qos", "q", REQUIRED),
+    Option("reservation", "R", REQUIRED),
     Option("sibling"),
     Option("sort", "S", REQUIRED),
     Option("start"),
@@ -120,6 +122,8 @@ class Query:
         self.no_user_matches = False  # -u named only unknown users
         self.accounts: list[str] = []
         self.qos: list[str] = []
+        self.reservations: list[str] = []
+        self.nothing = False  # -j "" or -L: no job can match
         self.nodes: set[str] = set()
         self.columns: list[fmt.Column] = []
         self.long_names = False  # columns come from -O
@@ -176,10 +180,11 @@ def parse_job_ids(text: str) -> tuple[list[int], dict[int, TaskSet]]:
     tasks: dict[int, TaskSet] = {}
     for word in fmt.split_jobs(text):
         try:
-            job_id, named, step = parse_job_ref(word)
-        except ValueError:
-            job_id, named, step = 0, None, ""
-        if not job_id or job_id > 0xFFFFFFFF or step:
+            job_id, named, _ = parse_job_ref(word)
+        except ValueError:  # Slurm reads the leading number, as strtol does
+            digits = word[: len(word) - len(word.lstrip("0123456789"))]
+            job_id, named = int(digits or 0), None
+        if not job_id or job_id > 0xFFFFFFFF:
             raise common.CommandError(f"error: Invalid job id: {word}")
         if named is None:
             ids.append(job_id)
@@ -226,12 +231,14 @@ def check_format_options(values: dict[str, object]) -> None:
 
 def _columns(values: dict[str, object], query: Query) -> None:
     check_format_options(values)
-    if "Format" in values:
+    long_spec = values.get("Format", None if values.get("long") else values.get("env_Format"))
+    if long_spec is not None:
         query.long_names = True
-        query.columns, errors = fmt.parse_long_format(str(values["Format"]), fields.LONG)
+        query.columns, errors = fmt.parse_long_format(str(long_spec), fields.LONG)
     else:
-        spec = str(values.get("format") or os.environ.get("SQUEUE_FORMAT") or "")
-        if not spec:
+        given = "format" if "format" in values or values.get("long") else "env_format"
+        spec = str(values.get(given, ""))
+        if given not in values:
             spec = (
                 LONG_FORMAT
                 if values.get("long")
@@ -259,6 +266,7 @@ def build_query(values: dict[str, object], rest: list[str]) -> Query:
     jobs = values.get("jobs")
     if jobs == "" and rest:  # "-j 123": Slurm takes the next word as -j's value
         jobs = rest.pop(0)
+        query.nothing = not jobs  # -j "": a list of no job
     if rest:
         sys.stdout.write(USAGE)
         raise common.CommandError(f"error: Unrecognized option: {rest[0]}")
@@ -278,6 +286,8 @@ def build_query(values: dict[str, object], rest: list[str]) -> Query:
         request["states"], request["all_states"] = parse_states(str(states_text))
     query.accounts = fmt.split_list(str(values.get("account", "")))
     query.qos = fmt.split_list(str(values.get("qos", "")))
+    query.reservations = fmt.split_list(str(values.get("reservation", "")))
+    query.nothing = query.nothing or bool(values.get("licenses"))  # no job holds a license
     if "nodelist" in values:
         query.nodes = expand_nodes(str(values["nodelist"]))
     _columns(values, query)
@@ -306,6 +316,24 @@ def expand_nodes(expr: str) -> set[str]:
         return set(hostlist.expand(expr))
     except ValueError:
         raise common.CommandError(f"error: Invalid node name {expr}") from None
+
+
+def check_nodes(names: set[str]) -> None:
+    """Refuse a ``-w`` name the controller does not know, as Slurm's squeue does.
+
+    Args:
+        names: the node names of ``-w``.
+
+    Raises:
+        CommandError: ``Invalid node name X`` for the first unknown one.
+    """
+    try:
+        known = {node.name for node in common.call("GetNodes", names=sorted(names)).nodes}
+    except RpcError as err:
+        raise common.CommandError(f"error: slurm_load_node: {common.rpc_message(err)}") from None
+    unknown = sorted(names - known)
+    if unknown:
+        raise common.CommandError(f"error: Invalid node name {unknown[0]}")
 
 
 def iterate_seconds(values: dict[str, object]) -> int:
@@ -341,13 +369,14 @@ def select_jobs(jobs: list[Message], query: Query) -> list[Message]:
     Returns:
         The jobs to print.
     """
-    if query.no_user_matches:
+    if query.no_user_matches or query.nothing:
         return []
     return [
         job
         for job in expand_arrays(jobs, query)
         if (not query.accounts or job.account in query.accounts)
         and (not query.qos or job.qos in query.qos)
+        and (not query.reservations or job.reservation in query.reservations)
         and (not query.nodes or query.nodes.intersection(hostlist.expand(job.nodes)))
     ]
 
@@ -457,6 +486,8 @@ def run(values: dict[str, object], rest: list[str]) -> int:
 
         return squeue_steps.run(values, rest)
     query = build_query(values, rest)
+    if query.nodes:
+        check_nodes(query.nodes)
     if query.json:
         reply = fetch({"all_states": True})
         if reply is None:
@@ -479,7 +510,7 @@ def run(values: dict[str, object], rest: list[str]) -> int:
 
 def _squeue(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
-    return run(values, rest)
+    return run(squeue_env.with_environment(values, os.environ), rest)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from cli import common, fmt, squeue, squeue_json
+from cli import common, fmt, squeue, squeue_env, squeue_json
 from cli import squeue_fields as fields
+from cli.opts import parse
 from minislurm.h2grpc import RpcError
 from minislurm.protowire import Message
 from minislurm.units import INFINITE
@@ -133,6 +134,9 @@ class FakeController:
         self.requests: list[dict[str, Any]] = []
 
     def __call__(self, method: str, **request: Any) -> Message:
+        if method == "GetNodes":
+            known = [{"name": n} for n in request["names"] if n in ("n1", "n2")]
+            return Message("minislurm.v1.GetNodesReply", {"nodes": known})
         assert method == "GetJobs"
         self.requests.append(request)
         jobs = self.jobs
@@ -502,3 +506,111 @@ def test_all_prints_every_field_bar_separated(
         "STATE|UID|SUBMIT_TIME|LICENSES|CORE_SPEC|SCHEDNODES|WORK_DIR"
     )
     assert line.startswith("root|N/A|1|0|N/A|(null)|root|OK|15|held|(null)|UNLIMITED|0||")
+
+
+# ------------------------------------------------------------------ error paths, environment
+
+
+@pytest.mark.parametrize(
+    ("argv", "err"),
+    [
+        (["-w", "nosuch"], "squeue: error: Invalid node name nosuch\n"),
+        (["-w", "n[1-3]"], "squeue: error: Invalid node name n3\n"),
+    ],
+)
+def test_unknown_nodes_fail_before_any_job_is_asked_for(
+    controller: FakeController, capsys: pytest.CaptureFixture[str], argv: list[str], err: str
+) -> None:
+    assert run(argv, capsys) == ("", err, 1)
+    assert controller.requests == []
+
+
+@pytest.mark.parametrize("ids", ["14.0", "14abc", "14.batch"])
+def test_a_job_id_is_read_as_slurm_reads_it_up_to_its_first_non_digit(
+    controller: FakeController, capsys: pytest.CaptureFixture[str], ids: str
+) -> None:
+    run(["-j", ids], capsys)
+    assert controller.requests[0]["job_ids"] == [14]
+
+
+@pytest.mark.parametrize(
+    "argv", [["-j", ""], ["-L", "matlab"], ["-R", "nosuch"], ["-h", "-R", "nosuch"]]
+)
+def test_lists_no_job_can_match_print_the_header_alone(
+    controller: FakeController, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    out, err, status = run(argv, capsys)
+    assert (out.count("\n"), err, status) == (0 if "-h" in argv else 1, "", 0)
+
+
+def test_an_empty_format_prints_an_empty_line_per_job(
+    controller: FakeController, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _, _ = run(["--format="], capsys)
+    assert set(out.splitlines()) == {""} and len(out.splitlines()) > 1
+
+
+@pytest.mark.parametrize(
+    ("environ", "argv", "expected"),
+    [
+        ({"SQUEUE_USERS": "alice"}, [], {"user": "alice"}),
+        ({"SQUEUE_USERS": "alice"}, ["-u", "bob"], {"user": "bob"}),
+        ({"SQUEUE_STATES": "all", "SQUEUE_SORT": "-i"}, [], {"states": "all", "sort": "-i"}),
+        ({"SQUEUE_PARTITION": "debug", "SQUEUE_ACCOUNT": "a"}, [], {"partition": "debug"}),
+        ({"SQUEUE_NAMES": "x", "SQUEUE_QOS": "q"}, [], {"name": "x", "qos": "q"}),
+        ({"SQUEUE_ARRAY": "", "SQUEUE_ALL": "1"}, [], {"array": True, "all": True}),
+        ({"SQUEUE_FORMAT": "%i", "SQUEUE_FORMAT2": "jobid"}, [], {"env_format": "%i"}),
+        ({"SQUEUE_FORMAT2": "jobid"}, [], {"env_Format": "jobid"}),
+        ({"SQUEUE_FORMAT": "%i"}, ["-o", "%t"], {"format": "%t"}),
+    ],
+)
+def test_environment_stands_for_options_the_command_line_does_not_give(
+    environ: dict[str, str], argv: list[str], expected: dict[str, object]
+) -> None:
+    values, _ = parse(squeue.OPTIONS, argv)
+    merged = squeue_env.with_environment(values, environ)
+    assert {k: merged[k] for k in expected} == expected
+    if argv:
+        assert "env_format" not in merged
+
+
+@pytest.mark.parametrize(
+    ("environ", "argv", "header"),
+    [
+        ({"SQUEUE_FORMAT": "%i|%j"}, [], "JOBID|NAME"),
+        ({"SQUEUE_FORMAT": "%i|%j"}, ["-o", "%t"], "ST"),
+        ({"SQUEUE_FORMAT2": "jobid:6,name:8"}, [], "JOBID NAME    "),
+        ({"SQUEUE_FORMAT2": "jobid:6", "SQUEUE_FORMAT": "%t"}, [], "ST"),
+        ({"SQUEUE_FORMAT": ""}, [], ""),
+    ],
+)
+def test_format_variables_as_the_reference_squeue_reads_them(
+    controller: FakeController,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    environ: dict[str, str],
+    argv: list[str],
+    header: str,
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    out, _, _ = run(argv, capsys)
+    assert out.splitlines()[0] == header
+
+
+def test_long_listing_wins_over_squeue_format(
+    controller: FakeController, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SQUEUE_FORMAT", "%i|%j")
+    out, _, _ = run(["-l"], capsys)
+    assert out.splitlines()[1].split() == [
+        "JOBID",
+        "PARTITION",
+        "NAME",
+        "USER",
+        "STATE",
+        "TIME",
+        "TIME_LIMI",
+        "NODES",
+        "NODELIST(REASON)",
+    ]
