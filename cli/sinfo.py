@@ -10,10 +10,11 @@ Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
-from cli import common, fmt
+from cli import common, fmt, sinfo_env, sinfo_sort
 from cli import sinfo_fields as fields
 from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import hostlist
@@ -65,6 +66,7 @@ OPTIONS = [
     Option("noheader", "h"),
     Option("partition", "p", REQUIRED),
     Option("responding", "r"),
+    Option("sort", "S", REQUIRED),
     Option("states", "t", REQUIRED),
     Option("summarize", "s"),
     Option("usage"),
@@ -94,6 +96,7 @@ Usage: sinfo [OPTIONS]
   -r, --responding           report only responding nodes
   -R, --list-reasons         list reason nodes are down or drained
   -s, --summarize            report state summary only
+  -S, --sort=fields          comma separated list of fields to sort on
   -t, --states=node_state    specify the what states of nodes to view
   -v, --verbose              verbosity level
   -V, --version              output version information and exit
@@ -117,6 +120,7 @@ class View:
         self.nodes: set[str] = set()
         self.states: list[str] = []
         self.dead = self.responding = False
+        self.sort = ""  # -S: Slurm's sort keys ("": its default order)
         self.header = True
         self.date = False
         self.iterate = 0
@@ -157,6 +161,8 @@ def _select_spec(values: dict[str, object], view: View) -> None:
         view.spec = FORMATS["reasons_long" if long else "reasons"]
     elif view.node_view:
         view.spec = FORMATS["node_long" if long else "node"]
+    elif "env_format" in values:
+        view.spec = str(values["env_format"])
     elif long:
         view.spec = FORMATS["long"]
 
@@ -190,6 +196,7 @@ def build_view(values: dict[str, object], rest: list[str]) -> View:
     if values.get("states"):
         view.states = parse_states(str(values["states"]))
     view.dead, view.responding = bool(values.get("dead")), bool(values.get("responding"))
+    view.sort = str(values.get("sort", ""))
     view.header = not values.get("noheader")
     view.iterate = _iterate(values)
     view.date = (bool(values.get("long")) or view.iterate > 0) and view.header
@@ -201,7 +208,7 @@ def _iterate(values: dict[str, object]) -> int:
         return 0
     text = str(values["iterate"])
     if not text.isdigit() or int(text) == 0:
-        raise common.CommandError(f"error: --iterate={text}\n")
+        raise common.CommandError(f"error: Error: invalid entry for --iterate={text}")
     return int(text)
 
 
@@ -234,8 +241,9 @@ def columns_for(view: View, spec: str) -> list[fmt.Column]:
             column.code = fields.LONG_NAMES[column.code]
     else:
         columns, errors = fmt.parse_format(spec, fields.FIELDS)
+    kind = "job" if view.long_names else "node"  # Slurm's words for -O, sic
     for error in errors:
-        sys.stderr.write(f"{PROG}: error: Invalid node format specification: {error}\n")
+        sys.stderr.write(f"{PROG}: error: Invalid {kind} format specification: {error}\n")
     return columns
 
 
@@ -267,6 +275,8 @@ def report_text(view: View, nodes: list[Message], parts: list[Message]) -> str:
         records = fields.node_records(nodes, parts, view)
     else:
         records = fields.partition_records(nodes, parts, view, codes)
+    if view.sort:
+        records = sinfo_sort.sort_records(records, view.sort, parts)
     columns = columns_for(view, _widths(spec, parts, records))
     lines = []
     if view.header:
@@ -322,7 +332,7 @@ def run(view: View) -> int:
 
 def _sinfo(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
-    return run(build_view(values, rest))
+    return run(build_view(sinfo_env.with_environment(values, os.environ), rest))
 
 
 def main(argv: list[str] | None = None) -> int:

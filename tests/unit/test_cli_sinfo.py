@@ -365,3 +365,90 @@ def test_all_prints_every_field_like_real_sinfo(
     assert out.splitlines()[1].startswith(
         "up|(null)|8|0|22440|(null)|all|NO|infinite|8000|n1|10.233.2.11|1|no|1-infinite|mix|"
     )
+
+
+# --------------------------------------------------------------------------- sort, environment
+
+
+@pytest.mark.parametrize(
+    ("argv", "lines"),
+    [
+        (["-S", "-P"], ["gpu* mix", "gpu* idle", "debug mix", "debug idle"]),
+        (["-S", "P"], ["debug mix", "debug idle", "gpu* mix", "gpu* idle"]),
+        (["-S", "#P,t"], ["gpu* idle", "gpu* mix", "debug idle", "debug mix"]),
+        (["-S", "xyq,+"], ["gpu* mix", "gpu* idle", "debug mix", "debug idle"]),
+        (["-S", "bogus"], ["gpu* mix", "debug mix", "gpu* idle", "debug idle"]),  # o: NodeAddr
+        ([], ["gpu* mix", "gpu* idle", "debug mix", "debug idle"]),
+    ],
+)
+def test_sort_keys_are_slurms(
+    cluster: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], lines: list[str]
+) -> None:
+    out, err, status = run([*argv, "-h", "-o", "%P %t"], capsys)
+    assert (out.splitlines(), err, status) == (lines, "", 0)
+
+
+def test_node_view_sorts_on_node_count_and_partition(
+    cluster: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, _, _ = run(["-N", "-h", "-S", "-P,N", "-o", "%N %P"], capsys)
+    assert out.splitlines() == ["n1 gpu*", "n2 gpu*", "n1 debug", "n2 debug"]
+
+
+@pytest.mark.parametrize(
+    ("environ", "argv", "first"),
+    [
+        ({"SINFO_FORMAT": "%P|%a"}, [], "PARTITION|AVAIL"),
+        ({"SINFO_FORMAT": "%P|%a"}, ["-o", "%D"], "NODES"),
+        ({"SINFO_FORMAT": "%P|%a"}, ["-N"], "NODELIST   NODES PARTITION STATE "),
+        ({"SINFO_PARTITION": "debug"}, ["-h", "-o", "%P"], "debug"),
+        ({"SINFO_PARTITION": "debug"}, ["-h", "-o", "%P", "-p", "gpu"], "gpu*"),
+        ({"SINFO_SORT": "-P"}, ["-h", "-o", "%P"], "gpu*"),
+        ({"SINFO_SORT": "P"}, ["-h", "-o", "%P"], "debug"),
+    ],
+)
+def test_environment_stands_for_options_as_in_slurm(
+    cluster: Fake,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    environ: dict[str, str],
+    argv: list[str],
+    first: str,
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    out, _, status = run(argv, capsys)
+    assert (out.splitlines()[0], status) == (first, 0)
+
+
+def test_sinfo_all_beside_sinfo_partition_is_slurms_error(
+    cluster: Fake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SINFO_ALL", "1")
+    monkeypatch.setenv("SINFO_PARTITION", "gpu")
+    assert run([], capsys) == (
+        "",
+        "sinfo: error: Conflicting options, SINFO_ALL and SINFO_PARTITION, specified. "
+        "Please choose one or the other.\n",
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "err"),
+    [
+        (["-i", "0"], "sinfo: error: Error: invalid entry for --iterate=0\n"),
+        (["-i", "abc"], "sinfo: error: Error: invalid entry for --iterate=abc\n"),
+    ],
+)
+def test_bad_iterate_is_slurms_error(
+    cluster: Fake, capsys: pytest.CaptureFixture[str], argv: list[str], err: str
+) -> None:
+    assert run(argv, capsys) == ("", err, 1)
+
+
+def test_a_bad_long_format_name_is_called_a_job_format_as_slurm_does(
+    cluster: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, err, status = run(["-O", "bogus"], capsys)
+    assert (err, status) == ("sinfo: error: Invalid job format specification: bogus\n", 0)
