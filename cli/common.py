@@ -163,6 +163,7 @@ def parse_or_exit(
     stop_at_positional: bool = False,
     help_text: str = "",
     usage_text: str = "",
+    try_help: bool = True,
 ) -> tuple[dict[str, object], list[str]]:
     """Parse options; on a bad command line print getopt's message and exit.
 
@@ -176,6 +177,7 @@ def parse_or_exit(
         stop_at_positional: see :func:`cli.opts.parse`.
         help_text: what ``--help`` prints.
         usage_text: what ``--usage`` prints (default: the help).
+        try_help: add getopt's ``Try "<prog> --help"`` line (sacct does not).
 
     Returns:
         ``(values, positionals)``.
@@ -183,7 +185,8 @@ def parse_or_exit(
     try:
         values, rest = parse(options, argv, stop_at_positional)
     except UsageError as err:
-        sys.stderr.write(f'{prog}: {err}\nTry "{prog} --help" for more information\n')
+        hint = f'Try "{prog} --help" for more information\n' if try_help else ""
+        sys.stderr.write(f"{prog}: {err}\n{hint}")
         sys.exit(1)
     if values.get("version"):
         print(VERSION_LINE)

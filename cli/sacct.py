@@ -87,6 +87,7 @@ class Query:
         self.groups: set[str] = set()
         self.qos: set[str] = set()
         self.nodes: set[str] = set()
+        self.other_cluster = False  # -M names only clusters that are not this one
 
 
 def fatal(message: str) -> common.CommandError:
@@ -101,12 +102,12 @@ def _digits(text: str) -> bool:
 def _expand_array(word: str) -> list[str]:
     """``123_[1-3,5]`` (with an optional ``.step``) as one id per task."""
     head, _, rest = word.partition("_[")
-    inside, _, tail = rest.partition("]")
+    inside, closed, tail = rest.partition("]")
     out: list[str] = []
     for part in inside.split(","):
         low, dash, high = part.partition("-")
-        if not _digits(low) or (dash and not _digits(high)):
-            raise fatal(f"Bad job/step specified: {word}")
+        if not closed or not _digits(low) or (dash and not _digits(high)):
+            raise fatal(f"Bad job array element specified: {head}")
         last = int(high or low)
         if last - int(low) + len(out) > MAX_ARRAY_TASKS:
             raise fatal(f"Bad job/step specified: {word}")
@@ -132,9 +133,12 @@ def parse_jobs(texts: list[str]) -> list[str]:
         for one in words:
             job, dot, step = one.partition(".")
             number, underscore, task = job.partition("_")
-            ok = _digits(number) and int(number) > 0 and (not underscore or _digits(task))
-            if not ok or (dot and not (_digits(step) or step in STEP_NAMES)):
+            if not _digits(number) or not int(number):
                 raise fatal(f"Bad job/step specified: {one}")
+            if dot and not (_digits(step) or step in STEP_NAMES):
+                raise fatal(f"Bad step specified: {job}")  # Slurm names the job, not the step
+            if underscore and not _digits(task):
+                raise fatal(f"Bad job array element specified: {number}")
             ids.append(one)
     return ids
 
@@ -196,7 +200,8 @@ def _time_option(values: dict[str, object], option: str, now: float) -> int:
     try:
         return parse_time(str(values[option]), now)
     except ValueError as err:
-        raise common.CommandError(f"error: {err}") from None
+        sys.stderr.write(f"{err}\n")  # Slurm's parse_time says it, without sacct's name
+        raise SystemExit(1) from None
 
 
 def _window(values: dict[str, object], query: Query, now: float) -> None:
@@ -281,7 +286,16 @@ def build_query(values: dict[str, object], rest: list[str], now: float) -> Query
             raise common.CommandError(f"error: Invalid node list: {values['nodelist']}") from None
     query.header = not values.get("noheader")
     query.json = "json" in values
+    query.other_cluster = _other_cluster(values)
     return query
+
+
+def _other_cluster(values: dict[str, object]) -> bool:
+    """-M names only other clusters: this one keeps no record of theirs."""
+    if "clusters" not in values or values.get("allclusters"):
+        return False
+    named = {c.lower() for c in fmt.split_list(str(values["clusters"]))}
+    return "all" not in named and common.client_config().cluster_name.lower() not in named
 
 
 # --------------------------------------------------------------------------- output
@@ -309,6 +323,8 @@ def select_records(records: list[Message], query: Query) -> list[Message]:
     Returns:
         The records to print.
     """
+    if query.other_cluster:
+        return []
     if not (query.accounts or query.names or query.groups or query.qos or query.nodes):
         return records
     out: list[Message] = []
@@ -343,7 +359,7 @@ def run(values: dict[str, object], rest: list[str]) -> int:
     Returns:
         The exit status.
     """
-    if values.get("helpformat"):
+    if values.get("helpformat") and not rest:
         sys.stdout.write(sacct_layout.help_format())
         return 0
     query = build_query(values, rest, clock())
@@ -363,7 +379,9 @@ def run(values: dict[str, object], rest: list[str]) -> int:
 
 
 def _sacct(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
+    values, rest = common.parse_or_exit(
+        PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE, try_help=False
+    )
     return run(values, rest)
 
 

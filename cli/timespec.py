@@ -46,7 +46,37 @@ def parse_time(text: str, now: float) -> int:
         value = parser(word, now)
         if value is not None:
             return value
-    raise ValueError(f"Invalid time specification (pos=0): {text}")
+    raise ValueError(f"Invalid time specification (pos={error_position(word)}): {text}")
+
+
+_ISO_FIELDS = ((5, 1, 12), (8, 1, 31), (11, 0, 23), (14, 0, 59), (17, 0, 59))
+
+
+def error_position(word: str) -> int:
+    """Where Slurm's parse_time says a time it refuses went wrong (its ``pos=``).
+
+    Args:
+        word: the time, stripped and lower case.
+
+    Returns:
+        The index of the part that could not be read (0: the start).
+    """
+    if word.startswith("now"):
+        return 4 if word[3:4] in ("+", "-") and word[4:5].isdigit() else 3
+    for name in ("tomorrow", *_WORDS):
+        if word.startswith(name):
+            return len(name)
+    if len(word) >= 10 and word[4:5] == "-" and word[7:8] == "-":
+        for start, low, high in _ISO_FIELDS:
+            digits = word[start : start + 2]
+            if digits and not (digits.isdigit() and low <= int(digits) <= high):
+                return start
+        return 0
+    for separator, (low, high) in (("/", (12, 31)), (":", (23, 59))):
+        first, found, second = word.partition(separator)
+        if found and first.isdigit() and int(first) <= low:
+            return 0 if second[:2].isdigit() and int(second[:2]) <= high else len(first) + 1
+    return 0
 
 
 def _day_start(now: float, days: int = 0) -> time.struct_time:

@@ -449,7 +449,66 @@ def test_bad_times(text):
 
 
 def test_bad_time_is_an_error(capsys, controller):
+    # Slurm's parse_time prints it, without sacct's name.
     assert run(capsys, "-S", "yesterdayish")[1:] == (
-        "sacct: error: Invalid time specification (pos=0): yesterdayish\n",
+        "Invalid time specification (pos=0): yesterdayish\n",
         1,
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "pos"),
+    [
+        ("2026-13-45", 5),
+        ("2026-12-45", 8),
+        ("2026-12-01T25:00", 11),
+        ("2026-12-01T10:61", 14),
+        ("now+bogus", 3),
+        ("now+5x", 4),
+        ("now-", 3),
+        ("12/45", 3),
+        ("13/01", 0),
+        ("25:00", 0),
+        ("10:99", 3),
+        ("tomorrowx", 8),
+        ("2026-12", 0),
+        ("abc", 0),
+    ],
+)
+def test_bad_times_name_where_they_went_wrong_as_slurm_does(text, pos):
+    with pytest.raises(ValueError) as err:
+        timespec.parse_time(text, T0)
+    assert str(err.value) == f"Invalid time specification (pos={pos}): {text}"
+
+
+@pytest.mark.parametrize(
+    ("ids", "err"),
+    [
+        ("1.abc", "sacct: fatal: Bad step specified: 1\n"),
+        ("abc", "sacct: fatal: Bad job/step specified: abc\n"),
+        ("-5", "sacct: fatal: Bad job/step specified: -5\n"),
+        ("1_abc", "sacct: fatal: Bad job array element specified: 1\n"),
+        ("1_[1-3", "sacct: fatal: Bad job array element specified: 1\n"),
+        ("1_[a]", "sacct: fatal: Bad job array element specified: 1\n"),
+    ],
+)
+def test_bad_job_ids_get_slurms_fatal_words(capsys, controller, ids, err):
+    assert run(capsys, "-j", ids)[1:] == (err, 1)
+
+
+def test_usage_errors_are_slurms(capsys, controller):
+    assert run(capsys, "--bogus")[1:] == ("sacct: unrecognized option '--bogus'\n", 1)
+    assert run(capsys, "-e", "bogus")[1:] == (
+        "sacct: error: Unknown arguments:\nsacct: error:  bogus\n",
+        1,
+    )
+
+
+@pytest.mark.parametrize(("clusters", "lines"), [("nosuch", 0), ("ANCHOR", 1), ("all", 1)])
+def test_clusters_other_than_this_one_have_no_records_here(
+    capsys, controller, monkeypatch, clusters, lines
+):
+    config = type("Config", (), {"cluster_name": "anchor"})()
+    monkeypatch.setattr(common, "client_config", lambda: config)
+    out, err, status = run(capsys, "-X", "-n", "-j", "14", "-M", clusters)
+    assert (len(out.splitlines()), err, status) == (lines, "", 0)
