@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cli import common, fmt
+from cli import common, fmt, scancel_env
 from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import hostlist, protowire, units
 from minislurm.arrays import parse_job_ref
@@ -367,8 +367,21 @@ def report(plan: Plan, results: list[Message]) -> int:
                 f"{result.error}\n"
             )
         if not harmless:
-            status = 1
+            status = max(status, exit_status(result.error))
     return status
+
+
+def exit_status(error: str) -> int:
+    """scancel's exit status for a failed job: Slurm exits with its error number's low byte.
+
+    Args:
+        error: the controller's message.
+
+    Returns:
+        210 for ``Access/permission denied`` (ESLURM_ACCESS_DENIED, 2002), else 1.
+    """
+    denied = "Access/permission denied"
+    return STEP_ERRNO[denied] & 0xFF if error == denied else 1
 
 
 def _failed(job_id: int, error: str) -> Message:
@@ -474,6 +487,7 @@ def execute(plan: Plan) -> int:
         "requester_uid": os.getuid(),
     }
     step_status = cancel_steps(plan) if plan.steps else 0
+    unknown = report_unknown(plan) if plan.client_side else 0
     if plan.steps and not (plan.job_ids or plan.array_tasks):
         return step_status
     ids = _job_ids(plan)
@@ -484,7 +498,7 @@ def execute(plan: Plan) -> int:
     elif not ids:
         if plan.verbose and not plan.interactive:
             sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
-        return step_status
+        return max(step_status, unknown)
     else:
         fields["job_ids"] = ids
         if plan.array_tasks:
@@ -503,11 +517,46 @@ def execute(plan: Plan) -> int:
             sys.stderr.write(f"{PROG}: {no_match_text(plan)}\n")
         for result in reply.results:
             sys.stderr.write(f"{PROG}: {action_text(plan, result.job_id)}\n")
-    return max(step_status, report(plan, list(reply.results)))
+    return max(step_status, unknown, report(plan, list(reply.results)))
+
+
+def report_unknown(plan: Plan) -> int:
+    """Report the named jobs that are not active when the jobs are listed first.
+
+    With filters or ``-i`` Slurm's scancel checks the jobs it was given
+    against the queue and reports each it does not find as an error
+    (a plain cancel is silent about them).
+
+    Args:
+        plan: the plan.
+
+    Returns:
+        1 when a named job is not active, else 0.
+    """
+    if not plan.job_ids:
+        return 0
+    try:
+        jobs = common.call("GetJobs", job_ids=plan.job_ids).jobs
+    except RpcError as err:
+        if err.code != "NOT_FOUND":
+            raise
+        jobs = []
+    known = {j.job_id for j in jobs} | {j.array_job_id for j in jobs if j.array_job_id}
+    missing = [job_id for job_id in plan.job_ids if job_id not in known]
+    if not plan.quiet:
+        sys.stderr.write(
+            "".join(
+                f"{PROG}: error: Kill job error on job id {job_id}: Invalid job id specified\n"
+                for job_id in missing
+            )
+        )
+    return int(bool(missing))
 
 
 def _scancel(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
+    values, errors = scancel_env.with_environment(values, os.environ)
+    sys.stderr.write("".join(f"{PROG}: error: {error}\n" for error in errors))
     try:
         plan = build_plan(values, rest)
     except BareError as err:

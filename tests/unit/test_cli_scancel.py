@@ -173,7 +173,7 @@ def test_permission_denied_is_an_error_even_for_a_plain_cancel(
     assert run(["14"], capsys) == (
         "",
         "scancel: error: Kill job error on job id 14: Access/permission denied\n",
-        1,
+        210,  # Slurm exits with ESLURM_ACCESS_DENIED's low byte
     )
 
 
@@ -213,8 +213,60 @@ def test_ids_and_filters_together_cancel_only_matching_jobs(
     fake: Fake, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run(["-w", "n1", "-u", "root", "14", "15"], capsys) == ("", "", 0)
-    assert fake.calls[0] == ("GetJobs", {"job_ids": [14, 15], "users": ["root"]})
-    assert fake.calls[1] == cancel_request(job_ids=[14])
+    assert fake.calls[0] == ("GetJobs", {"job_ids": [14, 15]})  # are they in the queue?
+    assert fake.calls[1] == ("GetJobs", {"job_ids": [14, 15], "users": ["root"]})
+    assert fake.calls[2] == cancel_request(job_ids=[14])
+
+
+@pytest.mark.parametrize(
+    "argv", [["-t", "R", "999999"], ["-i", "999999"], ["-u", "root", "999999"]]
+)
+def test_named_jobs_missing_from_the_queue_are_errors_when_jobs_are_listed_first(
+    fake: Fake, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    assert run(argv, capsys) == (
+        "",
+        "scancel: error: Kill job error on job id 999999: Invalid job id specified\n",
+        1,
+    )
+
+
+@pytest.mark.parametrize(
+    ("environ", "argv", "fields"),
+    [
+        ({"SCANCEL_USER": "root", "SCANCEL_NAME": "dep"}, [], {"user": "root", "name": "dep"}),
+        ({"SCANCEL_USER": "nobody"}, ["-u", "root"], {"user": "root"}),
+        ({"SCANCEL_PARTITION": "gpu", "SCANCEL_STATE": "PD"}, [], {"states": ["PENDING"]}),
+        ({"SCANCEL_BATCH": "T"}, ["14"], {"job_ids": [14], "signal": 9, "batch_only": True}),
+        ({"SCANCEL_FULL": "true"}, ["14"], {"job_ids": [14], "signal": 9, "full": True}),
+        ({"SCANCEL_BATCH": "F"}, ["14"], {"job_ids": [14]}),
+    ],
+)
+def test_environment_stands_for_options_the_command_line_does_not_give(
+    fake: Fake,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    environ: dict[str, str],
+    argv: list[str],
+    fields: dict[str, Any],
+) -> None:
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert run(argv, capsys) == ("", "", 0)
+    sent = fake.calls[-1][1]
+    assert {k: sent[k] for k in fields} == fields
+
+
+def test_a_switch_variable_of_another_value_is_slurms_error(
+    fake: Fake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SCANCEL_BATCH", "maybe")
+    assert run(["14"], capsys) == (
+        "",
+        "scancel: error: Unrecognized SCANCEL_BATCH value: maybe\n",
+        0,
+    )
+    assert fake.calls == [cancel_request(job_ids=[14])]
 
 
 def test_filters_matching_nothing_cancel_nothing(
