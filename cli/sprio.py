@@ -3,14 +3,17 @@
 The default columns are JOBID, PARTITION, PRIORITY, SITE and each factor
 whose weight is not zero; ``-l`` shows every factor with USER, ASSOC, NICE
 and TRES; ``-w`` prints the weights; ``-o`` takes Slurm's ``%`` fields
-(``%i %r %u %Y %S %A %B %F %J %P %Q %N %T``). ``-j`` and ``-u`` select
-jobs and users. ASSOC, SITE and TRES factors are not implemented and are 0.
+(``%i %r %u %Y %S %A %B %F %J %P %Q %N %T``), or ``SPRIO_FORMAT`` when
+``-o`` is not given. ``-j`` and ``-u`` select jobs and users, with Slurm's
+messages for ids and users it cannot read. ASSOC, SITE and TRES factors
+are not implemented and are 0.
 
 Imports cli.common and cli.fmt.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from cli import common, fmt
@@ -41,6 +44,10 @@ HELP = """Usage: sprio [OPTIONS]
   -p, --partition=partition_name  comma separated list of partitions to view
   -u, --user=user_name            comma separated list of users to view
   -w, --weights                   show the weights of each factor
+"""
+USAGE = """\
+Usage: sprio [-j jid[s]] [-u user_name[s]] [-o format] [-p partitions]
+   [--federation] [--local] [--sibling] [--usage] [-hlnvVw]
 """
 # code -> (title, width (negative: left), value of a JobPriorityInfo given the weights)
 _FIELDS: dict[str, tuple[str, int, str]] = {
@@ -128,11 +135,80 @@ def _line(columns: list[tuple[str, int]], texts: list[str]) -> str:
     return " ".join(cells)
 
 
+def job_ids(text: str) -> set[int]:
+    """Read ``-j``: job ids (an array task's id is its array's, as Slurm reads ``12_3``).
+
+    Args:
+        text: a comma-separated list.
+
+    Returns:
+        The ids.
+
+    Raises:
+        CommandError: ``Invalid job id: X``.
+    """
+    ids = set()
+    for word in fmt.split_list(text):
+        head = word.partition("_")[0]
+        if not head.isdigit() or not int(head):
+            raise common.CommandError(f"error: Invalid job id: {word}")
+        ids.add(int(head))
+    return ids
+
+
+def users(text: str) -> set[str] | None:
+    """Read ``-u``: the users that exist (Slurm reports the others and goes on).
+
+    Args:
+        text: a comma-separated list.
+
+    Returns:
+        The users; None when none was named.
+    """
+    if not text:
+        return None
+    known = set()
+    for user in fmt.split_list(text):
+        if fmt.resolve_user(user) is None:
+            sys.stderr.write(f"{PROG}: error: Invalid user: {user}\n\n")
+        else:
+            known.add(user)
+    return known
+
+
+def format_option(values: dict[str, object]) -> str | None:
+    """The format asked for: ``-o``, else ``SPRIO_FORMAT``; None for the default.
+
+    Args:
+        values: the parsed options.
+
+    Returns:
+        The format.
+
+    Raises:
+        CommandError: ``-o`` beside ``-l``.
+    """
+    if values.get("long") and "format" in values:
+        raise common.CommandError(
+            "fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+            "Please remove one and retry."
+        )
+    spec = values.get("format", os.environ.get("SPRIO_FORMAT"))
+    return None if spec is None else str(spec)
+
+
 def _sprio(argv: list[str]) -> int:
-    values, _ = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
+    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
+    if rest:
+        sys.stdout.write(USAGE)
+        raise common.CommandError(f"error: Unrecognized option: {rest[0]}")
+    jobs = job_ids(str(values.get("jobs") or ""))
+    wanted = users(str(values.get("user") or ""))
+    spec = format_option(values)
     reply = common.call("GetPriorities")
     weights = dict(reply.weights)
-    spec = str(values.get("format") or (_LONG if values.get("long") else default_format(weights)))
+    if spec is None:
+        spec = _LONG if values.get("long") else default_format(weights)
     columns = parse(spec)
     out = []
     if not values.get("noheader"):
@@ -140,11 +216,9 @@ def _sprio(argv: list[str]) -> int:
     if values.get("weights"):
         out.append(_line(columns, [cell_value(c, None, weights) for c, _ in columns]))
     else:
-        jobs = {int(j) for j in fmt.split_list(str(values.get("jobs") or "")) if j.isdigit()}
-        users = set(fmt.split_list(str(values.get("user") or "")))
         parts = set(fmt.split_list(str(values.get("partition") or "")))
         for job in reply.jobs:
-            if (jobs and job.job_id not in jobs) or (users and job.user not in users):
+            if (jobs and job.job_id not in jobs) or (wanted is not None and job.user not in wanted):
                 continue
             if parts and job.partition not in parts:
                 continue
