@@ -197,6 +197,20 @@ def array_lines(job_id: int, tasks: TaskSet | None, results: list[Message]) -> l
     missing = named - set().union(*groups.values())
     if missing:
         groups.setdefault(INVALID_ID, set()).update(missing)
+    return group_lines(array_id, groups)
+
+
+def group_lines(array_id: int, groups: dict[str, set[int]]) -> list[str]:
+    """Slurm's lines for an array's tasks grouped by outcome ("" for success).
+
+    Args:
+        array_id: the array.
+        groups: task ids by error.
+
+    Returns:
+        Nothing when all succeeded, else one ``<array>_<tasks>: <error>``
+        line per group, in task order, ``No error`` for the successes.
+    """
     if set(groups) <= {""}:
         return []
     ordered = sorted(groups.items(), key=lambda group: min(group[1]))

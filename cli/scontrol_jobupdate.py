@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from cli import common
-from cli.scontrol_hold import job_items
+from cli.scontrol_hold import INVALID_ID, group_lines, job_items
 from cli.scontrol_jobkeys import key_meaning, named
 from cli.timespec import parse_time
 from minislurm import jobopts, units
@@ -250,10 +250,9 @@ def update_job(args: list[str]) -> int:
         return stop.status
     status = 0
     for item in ids:
-        error = _update_one(item, upd.changes)
-        if error:
-            sys.stderr.write(f"{error} for job {item}\n")
-            status = 1
+        lines = _update_one(item, upd.changes)
+        sys.stderr.write("".join(line + "\n" for line in lines))
+        status |= bool(lines)
     return status
 
 
@@ -343,16 +342,25 @@ def _ids_of_name(name: str, uid: int | None) -> str:
     return ",".join(ids)
 
 
-def _update_one(item: str, changes: dict[str, object]) -> str:
-    """One UpdateJob call per job (per task of a task list); the first error, or ""."""
+def _update_one(item: str, changes: dict[str, object]) -> list[str]:
+    """One UpdateJob call per job, or per task of an array's: Slurm's lines for what failed."""
     try:
         job_id, tasks, _ = parse_job_ref(item)
     except ValueError:
-        return "Invalid job id specified"
-    for task in list(tasks) if tasks is not None else [None]:
-        target: dict[str, object] = {} if task is None else {"array_task_id": task}
-        try:
-            common.call("UpdateJob", job_id=job_id, requester_uid=os.getuid(), **target, **changes)
-        except RpcError as err:
-            return common.rpc_message(err)
+        return [f"{INVALID_ID} for job {item}"]
+    if tasks is None:
+        error = _call_update(job_id, None, changes)
+        return [f"{error} for job {item}"] if error else []
+    groups: dict[str, set[int]] = {}
+    for task in tasks:
+        groups.setdefault(_call_update(job_id, task, changes), set()).add(task)
+    return group_lines(job_id, groups)
+
+
+def _call_update(job_id: int, task: int | None, changes: dict[str, object]) -> str:
+    target: dict[str, object] = {} if task is None else {"array_task_id": task}
+    try:
+        common.call("UpdateJob", job_id=job_id, requester_uid=os.getuid(), **target, **changes)
+    except RpcError as err:
+        return common.rpc_message(err)
     return ""

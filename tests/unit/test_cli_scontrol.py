@@ -1006,3 +1006,22 @@ def test_without_a_command_scontrol_reads_commands_from_stdin(
     assert (err, status) == ("", 0)
     monkeypatch.setattr("sys.stdin", io.StringIO("bogus\nquit\nversion\n"))
     assert run([], capsys) == ("scontrol: bogus\nscontrol: quit\n", "invalid keyword: bogus\n", 1)
+
+
+def test_update_of_array_tasks_reports_groups_of_tasks_as_slurm_does(
+    fake: Fake, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def call(method: str, **request: Any) -> Message:
+        fake.calls.append((method, request))
+        if request.get("array_task_id", 0) > 3:
+            raise RpcError("NOT_FOUND", "Invalid job id specified")
+        return Message("minislurm.v1.UpdateJobReply", {})
+
+    monkeypatch.setattr(common, "call", call)
+    assert run(["update", "JobId=39_[2-7]", "TimeLimit=5"], capsys) == (
+        "",
+        "39_2-3: No error\n39_4-7: Invalid job id specified\n",
+        1,
+    )
+    assert [c[1]["array_task_id"] for c in fake.calls] == [2, 3, 4, 5, 6, 7]
+    assert run(["update", "JobId=39_1", "TimeLimit=5"], capsys) == ("", "", 0)
