@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cli import common, fmt, scancel_env
+from cli import clusters, common, fmt, scancel_env
 from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import hostlist, protowire, units
 from minislurm.arrays import parse_job_ref
@@ -36,6 +36,7 @@ _QUIET_ERRORS = frozenset((INVALID_JOB_ID, "Job/step already completing or compl
 OPTIONS = [
     Option("account", "A", REQUIRED),
     Option("batch", "b"),
+    Option("clusters", "M", REQUIRED),
     Option("full", "f"),
     Option("help"),
     Option("hurry", "H"),
@@ -556,6 +557,7 @@ def report_unknown(plan: Plan) -> int:
 def _scancel(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
     values, errors = scancel_env.with_environment(values, os.environ)
+    clusters.requested(PROG, values)
     sys.stderr.write("".join(f"{PROG}: error: {error}\n" for error in errors))
     try:
         plan = build_plan(values, rest)

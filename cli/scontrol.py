@@ -17,13 +17,13 @@ import os
 import sys
 import time
 
-from cli import common, interactive
+from cli import clusters, common, interactive
 from cli import scontrol_hold as holds
 from cli import scontrol_resv as resv
 from cli import scontrol_show as show
 from cli import scontrol_steps as steps
 from cli import scontrol_update as update
-from cli.opts import NO_ARG, Option
+from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import VERSION_LINE, conffile, hostlist
 from minislurm.arrays import parse_job_ref
 from minislurm.errors import ConfigError
@@ -42,6 +42,7 @@ RESTORE_BANNER = (
 
 OPTIONS = [
     Option("all", "a"),
+    Option("clusters", "M", REQUIRED),
     Option("details", "d", NO_ARG, many=True),
     Option("help", "h"),
     Option("oneliner", "o"),
@@ -393,6 +394,7 @@ def dispatch(args: list[str], settings: Settings) -> int:
 def _scontrol(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP)
     settings = Settings(values)
+    clusters.requested(PROG, values)
     if not rest:
         return interactive.run_lines(PROG, lambda words: _one(words, settings))
     return _one(rest, settings)

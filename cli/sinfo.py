@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from cli import common, fmt, sinfo_env, sinfo_sort
+from cli import clusters, common, fmt, sinfo_env, sinfo_sort
 from cli import sinfo_fields as fields
 from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import hostlist
@@ -49,6 +49,8 @@ VALID_STATES = (
 )
 OPTIONS = [
     Option("all", "a"),
+    Option("clusters", "M", REQUIRED),
+    Option("cluster", "", REQUIRED, dest="clusters"),
     Option("dead", "d"),
     Option("exact", "e"),
     Option("federation"),
@@ -121,6 +123,7 @@ class View:
         self.states: list[str] = []
         self.dead = self.responding = False
         self.sort = ""  # -S: Slurm's sort keys ("": its default order)
+        self.cluster: str | None = None  # -M: the cluster named (printed above the header)
         self.header = True
         self.date = False
         self.iterate = 0
@@ -322,6 +325,8 @@ def run(view: View) -> int:
         out = sys.stdout
         if view.date:
             out.write(fmt.date_line() + "\n")
+        if view.cluster and view.header:
+            out.write(f"CLUSTER: {view.cluster}\n")
         out.write(report_text(view, nodes, parts))
         if not view.iterate:
             return 0
@@ -332,7 +337,9 @@ def run(view: View) -> int:
 
 def _sinfo(argv: list[str]) -> int:
     values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
-    return run(build_view(sinfo_env.with_environment(values, os.environ), rest))
+    view = build_view(sinfo_env.with_environment(values, os.environ), rest)
+    view.cluster = clusters.requested(PROG, values)
+    return run(view)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cli import common, fmt
+from cli import clusters, common, fmt
 from cli.opts import REQUIRED, Option
 
 TYPE_CHECKING = False
@@ -29,6 +29,7 @@ OPTIONS = [
     Option("user", "u", REQUIRED),
     Option("partition", "p", REQUIRED),
     Option("long", "l"),
+    Option("clusters", "M", REQUIRED),
     Option("noheader", "h"),
     Option("weights", "w"),
     Option("format", "o", REQUIRED),
@@ -202,6 +203,7 @@ def _sprio(argv: list[str]) -> int:
     if rest:
         sys.stdout.write(USAGE)
         raise common.CommandError(f"error: Unrecognized option: {rest[0]}")
+    clusters.requested(PROG, values)
     jobs = job_ids(str(values.get("jobs") or ""))
     wanted = users(str(values.get("user") or ""))
     spec = format_option(values)

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from cli import common, fmt, squeue_env
+from cli import clusters, common, fmt, squeue_env
 from cli import squeue_fields as fields
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
 from minislurm import hostlist
@@ -37,6 +37,8 @@ OPTIONS = [
     Option("all", "a"),
     Option("array", "r"),
     Option("array-unique"),
+    Option("clusters", "M", REQUIRED),
+    Option("cluster", "", REQUIRED, dest="clusters"),
     Option("federation"),
     Option("format", "o", REQUIRED),
     Option("Format", "O", REQUIRED),
@@ -134,6 +136,7 @@ class Query:
         self.json = False
         self.tasks: dict[int, TaskSet] = {}  # -j's array tasks, by array
         self.expand = False  # -r: one line per array task
+        self.cluster: str | None = None  # -M: the cluster named (printed above the header)
 
 
 def parse_states(text: str) -> tuple[list[str], bool]:
@@ -449,6 +452,8 @@ def print_table(query: Query, reply: Message) -> None:
     if query.date:
         out.write(fmt.date_line() + "\n")
     if query.header:
+        if query.cluster:
+            out.write(f"CLUSTER: {query.cluster}\n")
         out.write(header_line(query) + "\n")
         out.flush()
     jobs = fields.sort_jobs(select_jobs(list(reply.jobs), query), query.sort, reply.now)
@@ -486,6 +491,7 @@ def run(values: dict[str, object], rest: list[str]) -> int:
 
         return squeue_steps.run(values, rest)
     query = build_query(values, rest)
+    query.cluster = clusters.requested(PROG, values)
     if query.nodes:
         check_nodes(query.nodes)
     if query.json:

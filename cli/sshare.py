@@ -18,7 +18,7 @@ import math
 import os
 import sys
 
-from cli import common, fmt
+from cli import clusters, common, fmt
 from cli.opts import REQUIRED, Option
 from cli.sacct_fields import STR
 from cli.sacct_layout import fixed_cell
@@ -33,6 +33,7 @@ OPTIONS = [
     Option("accounts", "A", REQUIRED),
     Option("users", "u", REQUIRED),
     Option("long", "l"),
+    Option("clusters", "M", REQUIRED),
     Option("format", "o", REQUIRED, many=True),
     Option("helpformat", "e"),
     Option("noheader", "n"),
@@ -200,9 +201,10 @@ def _sshare(argv: list[str]) -> int:
     else:
         users = {fmt.user_name(os.getuid())}
     accounts = fmt.split_list(str(values.get("accounts") or ""))
+    cluster = clusters.requested(PROG, values)
     reply = common.call("GetAssocs")
     rows = select(list(reply.assocs), accounts, users)
-    out = []
+    out = [f"CLUSTER: {cluster}"] if cluster and not values.get("noheader") else []
     style = "P" if values.get("parsable2") else "p" if values.get("parsable") else ""
     if style:
         end = "|" if style == "p" else ""
