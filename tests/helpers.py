@@ -124,7 +124,8 @@ def base_env(conf: str | Path) -> dict[str, str]:
     Returns:
         The environment.
     """
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "SBATCH_"))}
+    settings = ("SLURM_", "SBATCH_", "SQUEUE_", "SINFO_", "SACCT_", "SCANCEL_", "SPRIO_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(settings)}
     env["SLURM_CONF"] = str(conf)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     return env
