@@ -97,12 +97,14 @@ def requeued(job: Job, now: float, delay: float) -> Job:
     """
     event = JobEvent.REQUEUED if job.state in ACTIVE_JOB_STATES else JobEvent.REQUEUE
     new = next_job_state(job.job_id, job.state, event, "requeue")
+    # Slurm shows a requeuehold's delay as EligibleTime, not that of a job held before.
+    eligible = now + delay
     if not job.held:
         reason = REASON_BEGIN_TIME
     elif job.reason == REASON_REQUEUE_HELD:
         reason = job.reason
     else:
-        reason = held_reason(job.hold)
+        reason, eligible = held_reason(job.hold), 0.0
     return replace(
         job,
         state=new,
@@ -111,7 +113,7 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         submit_time=now,  # Slurm's too: the new run's record is submitted by the requeue
         allocation=None,
         begin_time=now + delay,
-        eligible_time=0.0 if job.held else now + delay,
+        eligible_time=eligible,
         start_time=0.0,
         end_time=0.0,
         exit_code=0,

@@ -73,7 +73,7 @@ def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
         JobState.PENDING,
         "job requeued in held state",  # Slurm's words (scontrol shows them with underscores)
         HOLD_USER,
-        0.0,
+        NOW + 5.0,  # what Slurm shows as its EligibleTime
     )
 
 
