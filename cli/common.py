@@ -156,6 +156,23 @@ def call(method: str, **fields: object) -> Message:
     return client.call(method, **fields)
 
 
+def invoked_as(prog: str) -> str:
+    """The command's name as getopt prints it: argv[0], which is the bare name when found on PATH.
+
+    Args:
+        prog: the command's name.
+
+    Returns:
+        ``prog``, or the path it was run by.
+    """
+    path = sys.argv[0] if sys.argv else ""
+    if os.path.basename(path) != prog or os.sep not in path:
+        return prog  # run in-process, or by its bare name
+    directory = os.path.realpath(os.path.dirname(path))
+    dirs = os.environ.get("PATH", "").split(os.pathsep)
+    return prog if any(d and os.path.realpath(d) == directory for d in dirs) else path
+
+
 def parse_or_exit(
     prog: str,
     options: list[Option],
@@ -164,6 +181,7 @@ def parse_or_exit(
     help_text: str = "",
     usage_text: str = "",
     try_help: bool = True,
+    usage_status: int = 1,
 ) -> tuple[dict[str, object], list[str]]:
     """Parse options; on a bad command line print getopt's message and exit.
 
@@ -178,6 +196,8 @@ def parse_or_exit(
         help_text: what ``--help`` prints.
         usage_text: what ``--usage`` prints (default: the help).
         try_help: add getopt's ``Try "<prog> --help"`` line (sacct does not).
+        usage_status: the exit status of a bad command line (sbatch, srun
+            and salloc exit 255).
 
     Returns:
         ``(values, positionals)``.
@@ -186,8 +206,8 @@ def parse_or_exit(
         values, rest = parse(options, argv, stop_at_positional)
     except UsageError as err:
         hint = f'Try "{prog} --help" for more information\n' if try_help else ""
-        sys.stderr.write(f"{prog}: {err}\n{hint}")
-        sys.exit(1)
+        sys.stderr.write(f"{invoked_as(prog)}: {err}\n{hint}")
+        sys.exit(usage_status)
     if values.get("version"):
         print(VERSION_LINE)
         sys.exit(0)

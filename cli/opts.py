@@ -25,18 +25,30 @@ class UsageError(Exception):
 
 
 class Option:
-    """One option: its long name, short letter, argument kind and destination."""
+    """One option: its long name, short letter, argument kind and destination.
 
-    __slots__ = ("arg", "dest", "long", "many", "short")
+    A flag (``NO_ARG``) stores ``const`` (True unless told): two flags that
+    undo each other (``--requeue``/``--no-requeue``) share a destination, so
+    the last one given wins.
+    """
+
+    __slots__ = ("arg", "const", "dest", "long", "many", "short")
 
     def __init__(
-        self, long: str, short: str = "", arg: int = NO_ARG, dest: str = "", many: bool = False
+        self,
+        long: str,
+        short: str = "",
+        arg: int = NO_ARG,
+        dest: str = "",
+        many: bool = False,
+        const: object = True,
     ) -> None:
         self.long = long
         self.short = short
         self.arg = arg
         self.dest = dest or long.replace("-", "_")
         self.many = many  # repeated uses accumulate in a list
+        self.const = const
 
     def store(self, values: dict[str, object], value: object) -> None:
         """Record one use of the option."""
@@ -56,7 +68,8 @@ def _find_long(options: list[Option], name: str) -> Option:
     if len({id(o) for o in matches}) == 1:
         return matches[0]
     if matches:
-        raise UsageError(f"option '--{name}' is ambiguous")
+        choices = " ".join(f"'--{o.long}'" for o in sorted(matches, key=lambda o: o.long))
+        raise UsageError(f"option '--{name}' is ambiguous; possibilities: {choices}")
     raise UsageError(f"unrecognized option '--{name}'")
 
 
@@ -66,7 +79,7 @@ def _parse_long(options: list[Option], argv: list[str], i: int, values: dict[str
     if opt.arg == NO_ARG:
         if eq:
             raise UsageError(f"option '--{opt.long}' doesn't allow an argument")
-        opt.store(values, True)
+        opt.store(values, opt.const)
         return i + 1
     if eq or opt.arg == OPTIONAL:
         opt.store(values, value if eq else "")
@@ -86,7 +99,7 @@ def _parse_short(options: list[Option], argv: list[str], i: int, values: dict[st
         if opt is None:
             raise UsageError(f"invalid option -- '{letter}'")
         if opt.arg == NO_ARG:
-            opt.store(values, True)
+            opt.store(values, opt.const)
             j += 1
             continue
         rest = word[j + 1 :]

@@ -214,3 +214,26 @@ def test_parse_returns_fresh_values_each_time() -> None:
     second, _ = parse(OPTIONS, ["--gres=gpu:2"])
     assert first == {"gres": ["gpu:1"]}
     assert second == {"gres": ["gpu:2"]}
+
+
+def test_an_ambiguous_prefix_names_the_possibilities_as_getopt_does() -> None:
+    with pytest.raises(UsageError) as err:
+        parse(OPTIONS, ["--ntask=2"])
+    assert str(err.value) == (
+        "option '--ntask' is ambiguous; possibilities: '--ntasks' '--ntasks-per-node'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--requeue", "--no-requeue"], {"requeue": False}),
+        (["--no-requeue", "--requeue"], {"requeue": True}),
+        (["-R"], {"requeue": True}),
+    ],
+)
+def test_flags_that_undo_each_other_share_a_destination_and_the_last_wins(
+    argv: list[str], expected: dict[str, object]
+) -> None:
+    flags = [Option("requeue", "R"), Option("no-requeue", dest="requeue", const=False)]
+    assert parse(flags, argv) == (expected, [])
