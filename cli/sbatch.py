@@ -6,7 +6,7 @@ line, which wins. Everything after the script's name is passed to the
 script. Values that cannot be parsed are rejected here, as Slurm's client
 does (exit 255); the controller validates everything again.
 
-Imports cli.common, cli.opts, cli.sbatch_spec, cli.submit and minislurm's lean modules only.
+Imports cli.common, cli.opts, cli.jobspec, cli.submit and minislurm's lean modules only.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import sys
 import time
 
 from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
+from cli.jobspec import build_spec, option_text
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
-from cli.sbatch_spec import build_spec, option_text
 from cli.submit import check_gres
 from minislurm import units
 from minislurm.h2grpc import RpcError

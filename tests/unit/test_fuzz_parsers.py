@@ -25,8 +25,8 @@ from hypothesis import strategies as st
 
 from cli import opts
 from cli.common import CommandError
+from cli.jobspec import build_spec
 from cli.sbatch import OPTIONS, directives
-from cli.sbatch_spec import build_spec
 from minislurm import config, hostlist
 from minislurm.errors import MinislurmError
 

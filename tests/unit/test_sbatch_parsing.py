@@ -1,6 +1,6 @@
 """Tests of sbatch's pure parsing: #SBATCH directives, script checks, resource values, --export.
 
-The functions come from cli/sbatch.py, cli/sbatch_spec.py and cli/submit.py;
+The functions come from cli/sbatch.py, cli/jobspec.py and cli/submit.py;
 nothing here touches a controller, a file or the process environment.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from cli.common import CommandError
+from cli.jobspec import notice_fields, resource_fields
 from cli.opts import parse
 from cli.sbatch import OPTIONS, check_script, directives, split_words
-from cli.sbatch_spec import notice_fields, resource_fields
 from cli.submit import parse_export, parse_node_range
 from minislurm.units import INFINITE
 

@@ -1,4 +1,4 @@
-"""sbatch's options as the fields of a JobSpec, values parsed as Slurm's client parses them.
+"""The JobSpec of a submission: options as its fields, values parsed as Slurm's client parses them.
 
 A value that does not parse is rejected here with Slurm's message and exit
 status 255; the controller validates everything again.
