@@ -15,6 +15,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from ctld.joboptions import check_against_nodes, checked_options
 from ctld.state import ClusterState
 from minislurm import convert, hostlist, jobopts, units
 from minislurm.arrays import MAX_ARRAY_SIZE, parse_array
@@ -82,25 +83,40 @@ def _partition(spec: pb.JobSpec, state: ClusterState, default: str | None) -> Pa
 def _hostnames(expr: str, state: ClusterState) -> tuple[str, ...]:
     try:
         names = hostlist.expand(expr)
-    except ValueError as err:
-        raise rejected(str(err), "Invalid node name specified") from None
-    for name in names:
-        if name not in state.nodes:
-            raise rejected(f"Invalid node name specified: {name}", "Invalid node name specified")
+    except ValueError:
+        raise rejected("Invalid node name specified") from None
+    if any(name not in state.nodes for name in names):
+        raise rejected("Invalid node name specified")
     return tuple(dict.fromkeys(names))
 
 
-def _gpus_per_node(spec: pb.JobSpec, gres_types: tuple[str, ...]) -> int:
+def _gpus_per_node(spec: pb.JobSpec, gres_types: tuple[str, ...]) -> tuple[int, str]:
+    """The GPUs per node ``--gres`` and ``--gpus-per-node`` ask for, and the GPU type named."""
     try:
-        items = units.parse_gres(spec.gres)
+        items = units.parse_gres(spec.gres, signed=True)
+    except units.GresCountError:
+        raise rejected("Invalid Trackable RESource (TRES) specification") from None
     except ValueError:
         raise rejected("Invalid generic resource (gres) specification") from None
     gpus = 0
-    for name, _kind, count in items:
+    types = {spec.gpu_type} - {""}
+    for name, kind, count in items:
         if name not in gres_types:
             raise rejected("Invalid generic resource (gres) specification")
+        if count < 0:
+            raise rejected(NOT_AVAILABLE)
         gpus += count
-    return max(gpus, spec.gpus_per_node)
+        types |= {kind} - {""}
+    if len(types) > 1:
+        raise rejected("Invalid generic resource (gres) specification")
+    return max(gpus, spec.gpus_per_node), next(iter(types), "")
+
+
+def _untyped(gpu_type: str, state: ClusterState) -> frozenset[str]:
+    """The nodes a job asking for GPUs of ``gpu_type`` cannot use: those with others (or none)."""
+    if not gpu_type:
+        return frozenset()
+    return frozenset(n.name for n in state.nodes.values() if set(n.gpu_types) != {gpu_type})
 
 
 def resolve_request(
@@ -124,7 +140,7 @@ def resolve_request(
     req_nodes = _hostnames(spec.nodelist, state) if spec.nodelist else ()
     exc_nodes = _hostnames(spec.exclude, state) if spec.exclude else ()
     if set(req_nodes) & set(exc_nodes):
-        raise rejected("Requested nodes are also excluded", NOT_AVAILABLE)
+        raise rejected("Invalid node name specified")
     cpt = spec.cpus_per_task or 1
     tpn = spec.ntasks_per_node
     min_nodes = max(spec.min_nodes, len(req_nodes), 1)
@@ -139,6 +155,7 @@ def resolve_request(
         max_nodes = max(ntasks, min_nodes)
     if max_nodes < min_nodes or ntasks < min_nodes:
         raise rejected(f"can't run {ntasks} processes on {min_nodes} nodes", NOT_AVAILABLE)
+    gpus_per_node, gpu_type = _gpus_per_node(spec, gres_types)
     return ResourceRequest(
         min_nodes=min_nodes,
         max_nodes=max_nodes,
@@ -147,7 +164,7 @@ def resolve_request(
         cpus_per_task=cpt,
         mem_per_node=spec.mem_per_node if spec.HasField("mem_per_node") else 0,
         mem_per_cpu=spec.mem_per_cpu if spec.HasField("mem_per_cpu") else 0,
-        gpus_per_node=_gpus_per_node(spec, gres_types),
+        gpus_per_node=gpus_per_node,
         gpus_per_task=spec.gpus_per_task,
         gpus=spec.gpus,
         req_nodes=req_nodes,
@@ -156,6 +173,8 @@ def resolve_request(
         ntasks_set=bool(spec.ntasks or tpn),
         cpus_per_task_set=bool(spec.cpus_per_task),
         exclusive=spec.exclusive,
+        gpu_type=gpu_type,
+        untyped_nodes=_untyped(gpu_type, state),
     )
 
 
@@ -173,7 +192,7 @@ def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: Cluste
     Raises:
         InvalidRequest: Slurm's "Requested node configuration is not available".
     """
-    members = [state.nodes[n] for n in part.nodes if n in state.nodes]
+    members = [state.nodes[n] for n in part.nodes if n not in req.excluded and n in state.nodes]
     if not members:
         raise rejected(NOT_AVAILABLE)
     max_cpus = max(n.cpus for n in members)
@@ -194,7 +213,7 @@ def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: Cluste
 
 def _check_text(spec: pb.JobSpec, max_script_size: int) -> None:
     texts = [spec.name, spec.work_dir, spec.stdout, spec.stderr, spec.stdin, spec.command]
-    texts += [spec.comment, spec.mail_user]
+    texts += [spec.comment, spec.mail_user, *spec.options, *spec.options.values()]
     texts += list(spec.argv) + list(spec.environment) + list(spec.environment.values())
     if any("\0" in t for t in texts):
         raise rejected("Invalid NUL character in job description")
@@ -255,6 +274,8 @@ def build_job(
         limit = spec.time_limit or INFINITE
     else:
         limit = part.default_time if part.default_time is not None else part.max_time
+    options = checked_options(dict(spec.options))
+    check_against_nodes(options, part, state, limit)
     # One Job built once: each dataclasses.replace of a record this wide costs ~50 us.
     job = Job(
         job_id=job_id,
@@ -287,6 +308,7 @@ def build_job(
         prio_process=spec.prio_process,
         **_workflow(job_id, spec, now, max_array_size),
         **_notices(spec),
+        options=options,
     )
     script = JobScript(spec.script, list(spec.argv), dict(spec.environment), spec.umask)
     return job, script

@@ -49,6 +49,7 @@ def configured_nodes(conf: SlurmConfig) -> list[Node]:
                 threads_per_core=nc.threads_per_core,
                 weight=nc.weight,
                 features=",".join(nc.features),
+                gpu_types=tuple(sorted({kind for name, kind, _ in nc.gres if name == "gpu"})),
             )
         )
     return nodes

@@ -35,6 +35,7 @@ from minislurm.states import JobEvent, JobState, next_step_state
 NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"
 INTERACTIVE_NAME = "interactive"
+INVALID_NODE = "Invalid node name specified"
 BUSY = "Requested nodes are busy"
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")  # srun's host, as it reports it
 UNLIMITED_MEM = 1 << 40  # MiB: a job that asked for no memory does not limit its steps
@@ -64,14 +65,14 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
     assert job.allocation is not None
     job_nodes = job.allocation.node_names
 
-    def names(expr: str) -> tuple[str, ...]:
+    def names(expr: str, within: bool) -> tuple[str, ...]:
         try:
             found = hostlist.expand(expr)
-        except ValueError as err:
-            raise InvalidRequest(str(err)) from None
-        if any(n not in job_nodes for n in found):
+        except ValueError:
+            raise InvalidRequest(INVALID_NODE) from None
+        if within and any(n not in job_nodes for n in found):
             raise InvalidRequest(NOT_AVAILABLE)
-        return tuple(dict.fromkeys(found))
+        return tuple(dict.fromkeys(n for n in found if n in job_nodes))
 
     try:
         gres = sum(c for name, _t, c in units.parse_gres(spec.gres) if name == "gpu")
@@ -79,7 +80,7 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
         raise InvalidRequest("Invalid generic resource (gres) specification") from None
     if spec.srun_host and not HOST_NAME.fullmatch(spec.srun_host):
         raise InvalidRequest(f"Invalid srun host name: {spec.srun_host[:64]}")
-    req_nodes = names(spec.nodelist) if spec.nodelist else ()
+    req_nodes = names(spec.nodelist, True) if spec.nodelist else ()
     tpn = spec.ntasks_per_node
     min_nodes = max(spec.min_nodes, len(req_nodes), 1)
     ntasks = spec.ntasks or (tpn * min_nodes if tpn else min_nodes)
@@ -98,7 +99,7 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
         gpus_per_task=spec.gpus_per_task,
         gpus=spec.gpus,
         req_nodes=req_nodes,
-        exc_nodes=names(spec.exclude) if spec.exclude else (),
+        exc_nodes=names(spec.exclude, False) if spec.exclude else (),
     )
 
 

@@ -167,7 +167,9 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
         stdin=stdin,
         command=job.command,
         tres=tres_text(job),
-        tres_per_node=f"gres:gpu:{req.gpus_per_node}" if req.gpus_per_node else "",
+        tres_per_node=f"gres:gpu:{_typed(req.gpu_type)}{req.gpus_per_node}"
+        if req.gpus_per_node
+        else "",
         submit_host=job.submit_host,
         mem_per_node=req.mem_per_node,
         mem_per_cpu=req.mem_per_cpu,
@@ -187,12 +189,19 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
         mail_type=job.mail_type,
         mail_user=job.mail_user,
         exclusive=req.exclusive,
+        options=job.options,
+        gpu_type=req.gpu_type,
+        kill_on_invalid_dep=job.kill_on_invalid_dep,
     )
     if job.array_task_id is not None:
         info.array_task_id = job.array_task_id
     if job.state is JobState.PENDING and (job.begin_time or expected_start):
         info.start_time = int(max(job.begin_time, expected_start))
     return info
+
+
+def _typed(gpu_type: str) -> str:
+    return f"{gpu_type}:" if gpu_type else ""
 
 
 def job_from_info(info: pb.JobInfo, spec: pb.JobSpec | None = None) -> Job:

@@ -39,6 +39,13 @@ class ResourceRequest:
     ntasks_set: bool = False  # -n or --ntasks-per-node was given (SLURM_NTASKS is set)
     cpus_per_task_set: bool = False  # -c was given (SLURM_CPUS_PER_TASK is set)
     exclusive: bool = False  # --exclusive: whole nodes, shared with no other job
+    gpu_type: str = ""  # the GPU type asked for ("a100"); "": any
+    untyped_nodes: frozenset[str] = frozenset()  # nodes whose GPUs are not all of gpu_type
+
+    @property
+    def excluded(self) -> frozenset[str]:
+        """Nodes the job may not use: those excluded (-x) and those without its GPU type."""
+        return self.untyped_nodes.union(self.exc_nodes)
 
     @property
     def min_cpus(self) -> int:
@@ -164,6 +171,7 @@ class Job:
     warn_sent: bool = False  # it went out (once per run)
     reservation: str = ""  # --reservation: the advance reservation it runs in
     priority_set: int = 0  # scontrol update Priority= by an administrator (0: computed)
+    options: dict[str, str] = field(default_factory=dict)  # accepted without effect (optcheck)
 
     @property
     def held(self) -> bool:
@@ -325,6 +333,7 @@ class Node:
     threads_per_core: int = 1
     weight: int = 1
     features: str = ""
+    gpu_types: tuple[str, ...] = ()  # the types its GPUs are configured with (Gres=gpu:a100:8)
     arch: str = ""
     os: str = ""
     version: str = ""

@@ -226,7 +226,11 @@ def format_memory_mb(megabytes: int) -> str:
 # --------------------------------------------------------------------------- gres
 
 
-def parse_gres(text: str) -> list[tuple[str, str, int]]:
+class GresCountError(ValueError):
+    """A gres count that is a number but not a whole one (``gpu:1.5``)."""
+
+
+def parse_gres(text: str, *, signed: bool = False) -> list[tuple[str, str, int]]:
     """Parse a generic-resource list as ``--gres`` and ``Gres=`` read it.
 
     Each comma-separated item is ``name``, ``name:count``, ``name:type`` or
@@ -236,21 +240,24 @@ def parse_gres(text: str) -> list[tuple[str, str, int]]:
 
     Args:
         text: e.g. ``"gpu:a100:2,tpu:1"``.
+        signed: return a negative count instead of refusing it (the
+            controller's answer to ``gpu:-1`` is its own).
 
     Returns:
         ``[(name, type_or_empty, count), ...]``, e.g. ``[("gpu", "a100", 2), ("tpu", "", 1)]``.
 
     Raises:
+        GresCountError: a count that is not a whole number (``gpu:1.5``).
         ValueError: an empty name, type or count (``gpu:``, ``:4``), a negative
-            count, or too many fields.
+            count (unless signed), or too many fields.
     """
     word = text.strip()
     if not word or word.lower() == "none":
         return []
-    return [_parse_gres_item(item, text) for item in word.split(",")]
+    return [_parse_gres_item(item, text, signed) for item in word.split(",")]
 
 
-def _parse_gres_item(item: str, text: str) -> tuple[str, str, int]:
+def _parse_gres_item(item: str, text: str, signed: bool) -> tuple[str, str, int]:
     for prefix in ("gres:", "gres/"):
         if item.lower().startswith(prefix):
             item = item[len(prefix) :]
@@ -258,11 +265,15 @@ def _parse_gres_item(item: str, text: str) -> tuple[str, str, int]:
     if len(fields) > 3 or not all(f and f.strip() == f for f in fields):
         raise ValueError(f"Invalid generic resource (gres) specification {text!r}")
     count = 1
+    last = fields[-1]
+    if len(fields) > 1 and last.lstrip("-").replace(".", "", 1).isdigit() and "." in last:
+        raise GresCountError(f"Invalid gres count {last!r} in {text!r}")
     # The last field is a count when it is a number (a MIG type such as
     # ``1g.5gb`` starts with a digit but is not one); a third field must be.
-    if len(fields) == 3 or _is_number(fields[-1]) or fields[-1].startswith("-"):
-        if len(fields) > 1 and not _is_number(fields[-1]):
-            raise ValueError(f"Invalid gres count {fields[-1]!r} in {text!r}")
+    if len(fields) == 3 or _is_number(last) or last.startswith("-"):
+        number = last[1:] if signed and last.startswith("-") else last
+        if len(fields) > 1 and not _is_number(number):
+            raise ValueError(f"Invalid gres count {last!r} in {text!r}")
         if len(fields) > 1:
             count = int(fields.pop())
     return fields[0], fields[1] if len(fields) == 2 else "", count

@@ -83,7 +83,7 @@ def candidates(timeline: Timeline, req: ResourceRequest, partition_mask: int) ->
         The candidates.
     """
     table = timeline.table
-    mask = partition_mask & table.usable & ~table.mask(req.exc_nodes)
+    mask = partition_mask & table.usable & ~table.mask(req.excluded)
     classes = []
     for members, view in zip(table.class_masks, table.class_views, strict=True):
         tasks = task_capacity(req, view)

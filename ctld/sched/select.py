@@ -33,7 +33,7 @@ def task_capacity(req: ResourceRequest, node: NodeView) -> int:
     Returns:
         The number of tasks, 0 when the node cannot take the job at all.
     """
-    if not node.usable or node.name in req.exc_nodes:
+    if not node.usable or node.name in req.exc_nodes or node.name in req.untyped_nodes:
         return 0
     if req.exclusive and (node.free_cpus < node.cpus or len(node.free_gpus) < len(node.gpus)):
         return 0
@@ -91,7 +91,7 @@ def _spread_tasks(req: ResourceRequest, nodes: list[NodeView]) -> list[tuple[Nod
                 node.cpus,
                 len(node.gpus),
                 node.usable,
-                node.name in req.exc_nodes,
+                node.name in req.exc_nodes or node.name in req.untyped_nodes,
             )
             cap = caps.get(shape, -1)
             if cap < 0:

@@ -85,6 +85,7 @@ class JobRow(Base):
     warn_sent: Mapped[bool] = mapped_column(Boolean)
     reservation: Mapped[str] = mapped_column(String, default="")
     priority_set: Mapped[int] = mapped_column(Integer, default=0)
+    options: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)
 
 
 class JobScriptRow(Base):

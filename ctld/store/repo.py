@@ -49,7 +49,7 @@ _REQUEST_FIELDS = tuple(f.name for f in fields(ResourceRequest))
 JOBS: Table = JobRow.__table__  # type: ignore[assignment]
 JOB_SCRIPTS: Table = JobScriptRow.__table__  # type: ignore[assignment]
 STEPS: Table = StepRow.__table__  # type: ignore[assignment]
-_ROW_ONLY = frozenset({"request", "allocation", "state"})
+_ROW_ONLY = frozenset({"request", "allocation", "state", "options"})
 
 
 def enable_sqlite_pragmas(engine: Engine) -> None:
@@ -119,6 +119,7 @@ def _request_to_json(req: ResourceRequest) -> dict[str, object]:
     data: dict[str, object] = {name: getattr(req, name) for name in _REQUEST_FIELDS}
     data["req_nodes"] = list(req.req_nodes)
     data["exc_nodes"] = list(req.exc_nodes)
+    data["untyped_nodes"] = sorted(req.untyped_nodes)
     return data
 
 
@@ -126,6 +127,7 @@ def _request_from_json(data: dict[str, Any]) -> ResourceRequest:
     data = dict(data)
     data["req_nodes"] = tuple(data.get("req_nodes", ()))
     data["exc_nodes"] = tuple(data.get("exc_nodes", ()))
+    data["untyped_nodes"] = frozenset(data.get("untyped_nodes", ()))
     return ResourceRequest(**data)
 
 
@@ -163,6 +165,7 @@ def job_columns(job: Job) -> dict[str, Any]:
     values["state"] = job.state.value
     values["request"] = _request_to_json(job.request)
     values["allocation"] = _alloc_to_json(job.allocation)
+    values["options"] = dict(job.options)
     return values
 
 
@@ -180,6 +183,7 @@ def job_from_row(row: JobRow) -> Job:
         state=JobState(row.state),
         request=_request_from_json(row.request),
         allocation=_alloc_from_json(row.allocation),
+        options=dict(row.options or {}),
         **values,
     )
 

@@ -8,8 +8,15 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class JobSpec(_message.Message):
-    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir", "array", "dependency", "kill_on_invalid_dep", "begin_time", "deadline", "test_only", "comment", "mail_type", "mail_user", "open_mode", "warn_signal", "warn_time", "warn_batch", "exclusive", "reservation")
+    __slots__ = ("name", "script", "argv", "work_dir", "stdout", "stderr", "stdin", "environment", "partition", "account", "qos", "time_limit", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "mem_per_node", "mem_per_cpu", "gres", "gpus", "gpus_per_node", "gpus_per_task", "hold", "nice", "nodelist", "exclude", "requeue", "submit_host", "uid", "gid", "user", "group", "batch", "command", "prio_process", "umask", "submit_dir", "array", "dependency", "kill_on_invalid_dep", "begin_time", "deadline", "test_only", "comment", "mail_type", "mail_user", "open_mode", "warn_signal", "warn_time", "warn_batch", "exclusive", "reservation", "options", "gpu_type")
     class EnvironmentEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class OptionsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
         VALUE_FIELD_NUMBER: _ClassVar[int]
@@ -69,6 +76,8 @@ class JobSpec(_message.Message):
     WARN_BATCH_FIELD_NUMBER: _ClassVar[int]
     EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
     RESERVATION_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    GPU_TYPE_FIELD_NUMBER: _ClassVar[int]
     name: str
     script: bytes
     argv: _containers.RepeatedScalarFieldContainer[str]
@@ -122,7 +131,9 @@ class JobSpec(_message.Message):
     warn_batch: bool
     exclusive: bool
     reservation: str
-    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ..., array: _Optional[str] = ..., dependency: _Optional[str] = ..., kill_on_invalid_dep: _Optional[bool] = ..., begin_time: _Optional[int] = ..., deadline: _Optional[int] = ..., test_only: _Optional[bool] = ..., comment: _Optional[str] = ..., mail_type: _Optional[str] = ..., mail_user: _Optional[str] = ..., open_mode: _Optional[str] = ..., warn_signal: _Optional[int] = ..., warn_time: _Optional[int] = ..., warn_batch: _Optional[bool] = ..., exclusive: _Optional[bool] = ..., reservation: _Optional[str] = ...) -> None: ...
+    options: _containers.ScalarMap[str, str]
+    gpu_type: str
+    def __init__(self, name: _Optional[str] = ..., script: _Optional[bytes] = ..., argv: _Optional[_Iterable[str]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., environment: _Optional[_Mapping[str, str]] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., time_limit: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., gres: _Optional[str] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., hold: _Optional[bool] = ..., nice: _Optional[int] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., requeue: _Optional[bool] = ..., submit_host: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., batch: _Optional[bool] = ..., command: _Optional[str] = ..., prio_process: _Optional[int] = ..., umask: _Optional[int] = ..., submit_dir: _Optional[str] = ..., array: _Optional[str] = ..., dependency: _Optional[str] = ..., kill_on_invalid_dep: _Optional[bool] = ..., begin_time: _Optional[int] = ..., deadline: _Optional[int] = ..., test_only: _Optional[bool] = ..., comment: _Optional[str] = ..., mail_type: _Optional[str] = ..., mail_user: _Optional[str] = ..., open_mode: _Optional[str] = ..., warn_signal: _Optional[int] = ..., warn_time: _Optional[int] = ..., warn_batch: _Optional[bool] = ..., exclusive: _Optional[bool] = ..., reservation: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., gpu_type: _Optional[str] = ...) -> None: ...
 
 class NodeAllocation(_message.Message):
     __slots__ = ("node", "cpus", "mem", "gpus", "ntasks")
@@ -139,7 +150,14 @@ class NodeAllocation(_message.Message):
     def __init__(self, node: _Optional[str] = ..., cpus: _Optional[int] = ..., mem: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., ntasks: _Optional[int] = ...) -> None: ...
 
 class JobInfo(_message.Message):
-    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir", "array_job_id", "array_task_id", "array_tasks", "array_throttle", "dependency", "deadline", "cancelled_by", "array_spec", "comment", "mail_type", "mail_user", "exclusive", "reservation")
+    __slots__ = ("job_id", "name", "uid", "gid", "user", "group", "account", "qos", "partition", "state", "reason", "priority", "nice", "requeue", "restarts", "batch", "exit_code", "exit_signal", "submit_time", "eligible_time", "accrue_time", "start_time", "end_time", "last_sched_eval", "time_limit", "run_time", "min_nodes", "max_nodes", "num_cpus", "num_tasks", "cpus_per_task", "ntasks_per_node", "req_nodes", "exc_nodes", "nodes", "batch_host", "allocation", "work_dir", "stdout", "stderr", "stdin", "command", "tres", "tres_per_node", "submit_host", "mem_per_node", "mem_per_cpu", "over_subscribe", "gpus", "gpus_per_node", "gpus_per_task", "gres", "state_compact", "submit_dir", "array_job_id", "array_task_id", "array_tasks", "array_throttle", "dependency", "deadline", "cancelled_by", "array_spec", "comment", "mail_type", "mail_user", "exclusive", "reservation", "options", "gpu_type", "kill_on_invalid_dep")
+    class OptionsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     UID_FIELD_NUMBER: _ClassVar[int]
@@ -207,6 +225,9 @@ class JobInfo(_message.Message):
     MAIL_USER_FIELD_NUMBER: _ClassVar[int]
     EXCLUSIVE_FIELD_NUMBER: _ClassVar[int]
     RESERVATION_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    GPU_TYPE_FIELD_NUMBER: _ClassVar[int]
+    KILL_ON_INVALID_DEP_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     name: str
     uid: int
@@ -274,7 +295,10 @@ class JobInfo(_message.Message):
     mail_user: str
     exclusive: bool
     reservation: str
-    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., array_tasks: _Optional[str] = ..., array_throttle: _Optional[int] = ..., dependency: _Optional[str] = ..., deadline: _Optional[int] = ..., cancelled_by: _Optional[int] = ..., array_spec: _Optional[str] = ..., comment: _Optional[str] = ..., mail_type: _Optional[str] = ..., mail_user: _Optional[str] = ..., exclusive: _Optional[bool] = ..., reservation: _Optional[str] = ...) -> None: ...
+    options: _containers.ScalarMap[str, str]
+    gpu_type: str
+    kill_on_invalid_dep: bool
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., group: _Optional[str] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., partition: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., priority: _Optional[int] = ..., nice: _Optional[int] = ..., requeue: _Optional[bool] = ..., restarts: _Optional[int] = ..., batch: _Optional[bool] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., accrue_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., last_sched_eval: _Optional[int] = ..., time_limit: _Optional[int] = ..., run_time: _Optional[int] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., num_cpus: _Optional[int] = ..., num_tasks: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., req_nodes: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., nodes: _Optional[str] = ..., batch_host: _Optional[str] = ..., allocation: _Optional[_Iterable[_Union[NodeAllocation, _Mapping]]] = ..., work_dir: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., command: _Optional[str] = ..., tres: _Optional[str] = ..., tres_per_node: _Optional[str] = ..., submit_host: _Optional[str] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., over_subscribe: _Optional[bool] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., state_compact: _Optional[str] = ..., submit_dir: _Optional[str] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., array_tasks: _Optional[str] = ..., array_throttle: _Optional[int] = ..., dependency: _Optional[str] = ..., deadline: _Optional[int] = ..., cancelled_by: _Optional[int] = ..., array_spec: _Optional[str] = ..., comment: _Optional[str] = ..., mail_type: _Optional[str] = ..., mail_user: _Optional[str] = ..., exclusive: _Optional[bool] = ..., reservation: _Optional[str] = ..., options: _Optional[_Mapping[str, str]] = ..., gpu_type: _Optional[str] = ..., kill_on_invalid_dep: _Optional[bool] = ...) -> None: ...
 
 class SubmitJobRequest(_message.Message):
     __slots__ = ("spec",)
@@ -745,7 +769,7 @@ class JobCompleteReply(_message.Message):
     def __init__(self) -> None: ...
 
 class StepSpec(_message.Message):
-    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact", "interactive", "srun_host", "srun_pid")
+    __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact", "interactive", "srun_host", "srun_pid", "gpu_type")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     ARGV_FIELD_NUMBER: _ClassVar[int]
@@ -771,6 +795,7 @@ class StepSpec(_message.Message):
     INTERACTIVE_FIELD_NUMBER: _ClassVar[int]
     SRUN_HOST_FIELD_NUMBER: _ClassVar[int]
     SRUN_PID_FIELD_NUMBER: _ClassVar[int]
+    GPU_TYPE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     name: str
     argv: _containers.RepeatedScalarFieldContainer[str]
@@ -796,7 +821,8 @@ class StepSpec(_message.Message):
     interactive: bool
     srun_host: str
     srun_pid: int
-    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ..., interactive: _Optional[bool] = ..., srun_host: _Optional[str] = ..., srun_pid: _Optional[int] = ...) -> None: ...
+    gpu_type: str
+    def __init__(self, job_id: _Optional[int] = ..., name: _Optional[str] = ..., argv: _Optional[_Iterable[str]] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., ntasks: _Optional[int] = ..., ntasks_per_node: _Optional[int] = ..., cpus_per_task: _Optional[int] = ..., gpus: _Optional[int] = ..., gpus_per_node: _Optional[int] = ..., gpus_per_task: _Optional[int] = ..., gres: _Optional[str] = ..., nodelist: _Optional[str] = ..., exclude: _Optional[str] = ..., distribution: _Optional[str] = ..., exclusive: _Optional[bool] = ..., overlap: _Optional[bool] = ..., mem_per_node: _Optional[int] = ..., mem_per_cpu: _Optional[int] = ..., requester_uid: _Optional[int] = ..., cwd: _Optional[str] = ..., exact: _Optional[bool] = ..., interactive: _Optional[bool] = ..., srun_host: _Optional[str] = ..., srun_pid: _Optional[int] = ..., gpu_type: _Optional[str] = ...) -> None: ...
 
 class StepNode(_message.Message):
     __slots__ = ("node", "addr", "port", "cpus", "gpus", "task_ids", "mem")

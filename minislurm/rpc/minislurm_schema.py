@@ -74,6 +74,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (51, 'warn_batch', 'bool', '', False, '', ''),
         (52, 'exclusive', 'bool', '', False, '', ''),
         (240, 'reservation', 'string', '', False, '', ''),
+        (300, 'options', 'string', 'map', False, '', 'string'),
+        (301, 'gpu_type', 'string', '', False, '', ''),
     ),
     'minislurm.v1.NodeAllocation': (
         (1, 'node', 'string', '', False, '', ''),
@@ -150,6 +152,9 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (65, 'mail_user', 'string', '', False, '', ''),
         (66, 'exclusive', 'bool', '', False, '', ''),
         (240, 'reservation', 'string', '', False, '', ''),
+        (300, 'options', 'string', 'map', False, '', 'string'),
+        (301, 'gpu_type', 'string', '', False, '', ''),
+        (302, 'kill_on_invalid_dep', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.SubmitJobRequest': (
         (1, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -405,6 +410,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (23, 'interactive', 'bool', '', False, '', ''),
         (60, 'srun_host', 'string', '', False, '', ''),
         (61, 'srun_pid', 'uint32', '', False, '', ''),
+        (300, 'gpu_type', 'string', '', False, '', ''),
     ),
     'minislurm.v1.StepNode': (
         (1, 'node', 'string', '', False, '', ''),
