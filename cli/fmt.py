@@ -452,8 +452,12 @@ def over_subscribe(job: Message) -> str:
         job: a JobInfo.
 
     Returns:
-        NO, YES or OK.
+        NO (--exclusive, or --reboot), USER or MCS (--exclusive=user|mcs),
+        YES (--oversubscribe) or OK.
     """
-    if job.exclusive:
+    options = job.options or {}
+    if job.exclusive or "reboot" in options:
         return "NO"
-    return "YES" if job.over_subscribe else "OK"
+    if options.get("exclusive"):
+        return str(options["exclusive"]).upper()
+    return "YES" if job.over_subscribe or "oversubscribe" in options else "OK"

@@ -11,7 +11,7 @@ ctld or nodeagent.
 
 from __future__ import annotations
 
-from cli import fmt
+from cli import fmt, scontrol_jobopts
 from minislurm import hostlist, units
 
 TYPE_CHECKING = False
@@ -98,24 +98,25 @@ def _array_fields(job: Message) -> str:
     return f"ArrayJobId={job.array_job_id} ArrayTaskId={task} {throttle}"
 
 
-def _job_head(job: Message, details: bool) -> list[str]:
+def _job_head(job: Message, details: bool, opts: dict[str, str]) -> list[str]:
     lines = [
         f"JobId={job.job_id} {_array_fields(job)}JobName={job.name}",
         f"UserId={fmt.user_name(job.uid, job.user)}({job.uid}) "
-        f"GroupId={fmt.group_name(job.gid, job.group)}({job.gid}) MCS_label=N/A",
+        f"GroupId={fmt.group_name(job.gid, job.group)}({job.gid}) MCS_label={opts['MCS_label']}",
         f"Priority={job.priority} Nice={job.nice} Account={_or_null(job.account)} "
         f"QOS={_or_null(job.qos)}",
         # Slurm writes a reason's spaces as underscores here (not in squeue).
         f"JobState={job.state} Reason={(job.reason or 'None').replace(' ', '_')} "
         f"Dependency={job.dependency or '(null)'}",
         f"Requeue={int(job.requeue)} Restarts={job.restarts} BatchFlag={int(job.batch)} "
-        f"Reboot=0 ExitCode={units.format_exit_code(job.exit_code, job.exit_signal)}",
+        f"Reboot={opts['Reboot']} "
+        f"ExitCode={units.format_exit_code(job.exit_code, job.exit_signal)}",
     ]
     if details:
         lines.append("DerivedExitCode=0:0")
     lines += [
         f"RunTime={units.format_duration_long(job.run_time)} "
-        f"TimeLimit={units.format_limit_long(job.time_limit)} TimeMin=N/A",
+        f"TimeLimit={units.format_limit_long(job.time_limit)} TimeMin={opts['TimeMin']}",
         f"SubmitTime={_time(job.submit_time)} EligibleTime={_time(job.eligible_time)}",
         f"AccrueTime={_time(job.accrue_time)}",
         f"StartTime={_time(job.start_time)} EndTime={_time(job.end_time)} "
@@ -134,20 +135,21 @@ def _job_head(job: Message, details: bool) -> list[str]:
     return lines
 
 
-def _job_tail(job: Message, details: bool) -> list[str]:
-    min_cpus = max(int(job.cpus_per_task), 1) * max(int(job.ntasks_per_node), 1)
+def _job_tail(job: Message, details: bool, opts: dict[str, str]) -> list[str]:
     lines = [
         f"NumNodes={job_node_count(job)} NumCPUs={job.num_cpus} NumTasks={job.num_tasks} "
-        f"CPUs/Task={job.cpus_per_task or 1} ReqB:S:C:T=0:0:*:*",
+        f"CPUs/Task={job.cpus_per_task or 1} ReqB:S:C:T={opts['ReqB:S:C:T']}",
         f"TRES={job.tres}",
-        f"Socks/Node=* NtasksPerN:B:S:C={job.ntasks_per_node}:0:*:* CoreSpec=*",
+        f"Socks/Node={opts['Socks/Node']} NtasksPerN:B:S:C={opts['NtasksPerN:B:S:C']} CoreSpec=*",
     ]
     if details and job.allocation:
         lines += _detail_lines(job)
     lines += [
-        f"MinCPUsNode={min_cpus} {_memory_item(job)} MinTmpDiskNode=0",
-        "Features=(null) DelayBoot=00:00:00",
-        f"OverSubscribe={fmt.over_subscribe(job)} Contiguous=0 Licenses=(null) Network=(null)",
+        f"MinCPUsNode={opts['MinCPUsNode']} {_memory_item(job)} MinTmpDiskNode=0",
+        f"Features={opts['Features']} DelayBoot={opts['DelayBoot']}",
+        *scontrol_jobopts.cluster_features_line(job),
+        f"OverSubscribe={fmt.over_subscribe(job)} "
+        f"Contiguous={opts['Contiguous']} Licenses={opts['Licenses']} Network={opts['Network']}",
         f"Command={_or_null(job.command)}",
         f"WorkDir={job.work_dir}",
     ]
@@ -155,15 +157,9 @@ def _job_tail(job: Message, details: bool) -> list[str]:
         lines.append(f"Comment={job.comment} ")  # Slurm's trailing space
     if job.batch:
         lines += [f"StdErr={job.stderr}", f"StdIn={job.stdin}", f"StdOut={job.stdout}"]
+    lines += scontrol_jobopts.before_power_lines(job)
     lines.append("Power=")
-    if job.gpus:
-        lines.append(f"TresPerJob=gres:gpu:{job.gpus}")
-    if job.tres_per_node:
-        lines.append(f"TresPerNode={job.tres_per_node}")
-    if job.gpus_per_task:
-        lines.append(f"TresPerTask=gres:gpu:{job.gpus_per_task}")
-    if job.mail_type:
-        lines.append(f"MailUser={job.mail_user} MailType={job.mail_type}")
+    lines += scontrol_jobopts.after_power_lines(job)
     return lines
 
 
@@ -179,7 +175,8 @@ def job_text(job: Message, oneliner: bool = False, details: bool = False) -> str
         The record, with Slurm's trailing separator and blank line.
     """
     end = " " if oneliner else MULTI_LINE_END
-    lines = _job_head(job, details) + _job_tail(job, details)
+    opts = scontrol_jobopts.items(job)
+    lines = _job_head(job, details, opts) + _job_tail(job, details, opts)
     return end.join(lines) + end + ("\n" if oneliner else "\n\n")
 
 
