@@ -16,6 +16,8 @@ import sys
 import time
 
 from cli.common import CommandError, call, rpc_message
+from cli.submit import error_status
+from minislurm import optcheck
 from minislurm.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
@@ -27,38 +29,47 @@ WAIT_SLICE = 30  # seconds of each server-side wait
 RELEASE_PATIENCE = 60.0  # seconds to keep trying to release an allocation (controller restart)
 
 
-def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
+def allocate(
+    prog: str, spec: dict[str, object], quiet: bool, immediate: float | None = None
+) -> Message:
     """Submit an allocation and wait until it runs.
 
     Args:
         prog: srun or salloc, for messages.
         spec: the JobSpec fields (``batch`` False).
         quiet: no informational messages.
+        immediate: ``-I``: seconds it may wait for resources (None: for ever).
 
     Returns:
         The running job (JobInfo).
 
     Raises:
-        CommandError: the request was rejected, or the job ended without running.
+        CommandError: the request was rejected, the job ended without running,
+            or it did not start within ``immediate`` seconds.
     """
     try:
         submitted = call("SubmitJob", spec=spec)
     except RpcError as err:
         *details, last = rpc_message(err).split("\n")
         lines = [f"error: {d}" for d in details]
-        lines.append(f"error: Unable to allocate resources: {last}")
-        raise CommandError(f"\n{prog}: ".join(lines)) from None
+        what = "Job submit/allocate failed" if prog == "salloc" else "Unable to allocate resources"
+        lines.append(f"error: {what}: {last}")
+        raise CommandError(f"\n{prog}: ".join(lines), error_status(prog)) from None
     job_id, job = int(submitted.job_id), submitted.job
     queued = False
+    deadline = None if immediate is None else time.monotonic() + immediate
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if job.state == "PENDING":
-            job = _wait(job_id, FIRST_WAIT)
+            job = _wait(job_id, FIRST_WAIT if deadline is None else min(FIRST_WAIT, immediate or 0))
         while job.state == "PENDING":
+            if deadline is not None and time.monotonic() >= deadline:
+                _busy(prog, job_id)
             if not queued and not quiet:
-                _say(prog, f"job {job_id} queued and waiting for resources")
+                _queued(prog, job_id, job)
             queued = True
-            job = _wait(job_id, WAIT_SLICE)
+            left = WAIT_SLICE if deadline is None else max(deadline - time.monotonic(), 0.0)
+            job = _wait(job_id, min(WAIT_SLICE, left))
     except KeyboardInterrupt:
         release(job_id, cancel=True)
         raise CommandError(f"error: Job allocation {job_id} has been revoked.") from None
@@ -70,6 +81,51 @@ def allocate(prog: str, spec: dict[str, object], quiet: bool) -> Message:
         _say(prog, f"job {job_id} has been allocated resources")
     running: Message = job
     return running
+
+
+def _queued(prog: str, job_id: int, job: Message) -> None:
+    """What salloc and srun say of an allocation that waits."""
+    if prog == "salloc":
+        _say(prog, f"Pending job allocation {job_id}")
+        if job.reason in ("JobHeldUser", "JobHeldAdmin"):
+            _say(prog, "Job is in held state, pending scheduler release")
+            return
+    _say(prog, f"job {job_id} queued and waiting for resources")
+
+
+def _busy(prog: str, job_id: int) -> None:
+    """``-I``: the allocation did not start in time; it is cancelled, as Slurm revokes it."""
+    release(job_id, cancel=True)
+    if prog == "salloc":
+        _say(prog, f"Job allocation {job_id} has been revoked.")
+    status = os.environ.get("SLURM_EXIT_IMMEDIATE", "")
+    raise CommandError(
+        "error: Unable to allocate resources: Requested nodes are busy",
+        int(status) if status.isdigit() and int(status) else 1,
+    )
+
+
+def immediate(values: dict[str, object]) -> float | None:
+    """``-I[seconds]``: how long the allocation may wait for resources (None: for ever).
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        Seconds, or None.
+
+    Raises:
+        CommandError: not a number (Slurm's words).
+    """
+    if "immediate" not in values:
+        return None
+    text = str(values["immediate"])
+    if not text:
+        return 0.0
+    try:
+        return float(optcheck.count(text, "immediate", least=0))
+    except optcheck.OptionError as err:
+        raise CommandError(err.lines[0], err.status) from None
 
 
 def _wait(job_id: int, timeout: float) -> Message:

@@ -246,7 +246,8 @@ def _status_of(prog: str, body: object, args: list[str]) -> int:
     try:
         return int(body(args))  # type: ignore[operator]
     except CommandError as err:
-        sys.stderr.write(f"{prog}: {err.message}\n")
+        if err.message:  # none after a help text (``--hint=help``)
+            sys.stderr.write(f"{prog}: {err.message}\n")
         return err.status
     except RpcError as err:
         sys.stderr.write(f"{prog}: error: {rpc_message(err)}\n")

@@ -1,7 +1,9 @@
 """The JobSpec of a submission: options as its fields, values parsed as Slurm's client parses them.
 
-A value that does not parse is rejected here with Slurm's message and exit
-status 255; the controller validates everything again.
+sbatch's batch jobs and the allocations srun and salloc make share the
+fields built here. A value that does not parse is rejected with Slurm's
+message and exit status (255 for most values, 1 for counts); the
+controller validates everything again.
 
 Imports cli.common, cli.submit, cli.timespec and minislurm's lean modules only.
 """
@@ -13,9 +15,18 @@ import sys
 import time
 
 from cli.common import CommandError
-from cli.submit import CLIENT_ERROR, job_identity, parse_export, parse_node_range, parse_positive
+from cli.submit import (
+    CLIENT_ERROR,
+    controller_refusal,
+    gres_gpu_type,
+    job_identity,
+    option_error,
+    parse_count,
+    parse_gpus,
+    parse_node_range,
+)
 from cli.timespec import parse_time
-from minislurm import jobopts, units
+from minislurm import hostlist, jobopts, optcheck, units
 
 
 def option_text(values: dict[str, object], key: str) -> str | None:
@@ -32,65 +43,116 @@ def option_text(values: dict[str, object], key: str) -> str | None:
     return None if value is None else str(value)
 
 
-def build_spec(
-    values: dict[str, object], script: bytes, name: str, argv: list[str]
-) -> dict[str, object]:
-    """The JobSpec fields of a submission.
+_TEXT_FIELDS = (
+    ("partition", "partition"),
+    ("account", "account"),
+    ("qos", "qos"),
+    ("gres", "gres"),
+    ("nodelist", "nodelist"),
+    ("exclude", "exclude"),
+    ("comment", "comment"),
+    ("mail_user", "mail_user"),
+    ("reservation", "reservation"),
+)
+
+
+def job_fields(prog: str, values: dict[str, object]) -> dict[str, object]:
+    """The JobSpec fields every submission shares: what it asks for and who asks.
 
     Args:
+        prog: the command (for messages).
         values: the merged options.
-        script: the batch script.
-        name: the default job name.
-        argv: the script's arguments.
 
     Returns:
-        The fields of a JobSpec message.
+        JobSpec fields.
 
     Raises:
-        CommandError: a value that does not parse (status 255).
+        CommandError: a value that does not parse, with Slurm's message and status.
     """
-    cwd = os.getcwd()
-    spec: dict[str, object] = {
-        "name": option_text(values, "job_name") or name,
-        "script": script,
-        "argv": argv,
-        "work_dir": os.path.join(cwd, option_text(values, "chdir") or ""),
-        "submit_dir": cwd,
-        "batch": True,
-        "command": os.path.abspath(str(values["script_path"])) if "script_path" in values else "",
-        "environment": parse_export(option_text(values, "export"), os.environ),
-        "hold": bool(values.get("hold")),
-    }
-    spec["work_dir"] = os.path.normpath(str(spec["work_dir"]))
-    for key, field in (
-        ("output", "stdout"),
-        ("error", "stderr"),
-        ("input", "stdin"),
-        ("partition", "partition"),
-        ("account", "account"),
-        ("qos", "qos"),
-        ("gres", "gres"),
-        ("nodelist", "nodelist"),
-        ("exclude", "exclude"),
-    ):
+    values = {**values, **_read_files(prog, values)}
+    spec: dict[str, object] = {"hold": bool(values.get("hold"))}
+    for key, field in _TEXT_FIELDS:
         text = option_text(values, key)
         if text:
             spec[field] = text
-    spec.update(resource_fields(values))
+    spec.update(resource_fields(values, prog))
+    spec.update(gpu_fields(prog, values))
     spec.update(workflow_fields(values))
     spec.update(notice_fields(values))
-    if "open_mode" in spec:  # the job's sruns open their files the same way
-        env = spec["environment"]
-        assert isinstance(env, dict)
-        env["SLURM_OPEN_MODE"] = str(spec["open_mode"])[0]
+    spec["options"] = accepted_options(prog, values)
     spec.update(job_identity())
+    spec.update(_run_as(values))
     return spec
 
 
-def notice_fields(values: dict[str, object]) -> dict[str, object]:
-    """Comment, mail, the output files' open mode, the warning signal and --exclusive.
+def _read_files(prog: str, values: dict[str, object]) -> dict[str, object]:
+    """``-F/--nodefile`` (hosts, one or more a line) and ``--bbf`` (a burst buffer's)."""
+    read: dict[str, object] = {}
+    path = option_text(values, "nodefile")
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                hosts = f.read().replace(",", " ").split()
+        except OSError as err:
+            raise CommandError(
+                f"error: slurm_allocate_resources error opening file {path}, {err.strerror}\n"
+                f"{prog}: error: Invalid --nodefile node file",
+                CLIENT_ERROR,
+            ) from None
+        if not hosts:
+            raise CommandError(
+                f"error: Hostlist is empty!\n{prog}: error: Invalid --nodefile node file",
+                CLIENT_ERROR,
+            )
+        read["nodelist"] = ",".join(hosts)
+    path = option_text(values, "bbf")
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                read["bb"] = f.read().strip()
+        except OSError:
+            raise CommandError("error: Invalid --bbf specification") from None
+    return read
 
-    ``--wckey`` is accepted and ignored, as Slurm does without TrackWCKey.
+
+def _run_as(values: dict[str, object]) -> dict[str, object]:
+    """``--uid``/``--gid``: root submits a job that runs as another user or group."""
+    found: dict[str, object] = {}
+    for key, lookup in (("uid", _user), ("gid", _group)):
+        text = option_text(values, key)
+        if text is None:
+            continue
+        if os.getuid() != 0:
+            raise CommandError(f"error: --{key} only permitted by root user", CLIENT_ERROR)
+        entry = lookup(text)
+        if entry is None:
+            raise CommandError(f"error: Invalid --{key} specification", CLIENT_ERROR)
+        found[key], found["user" if key == "uid" else "group"] = entry
+    return found
+
+
+def _user(text: str) -> tuple[int, str] | None:
+    import pwd
+
+    try:
+        entry = pwd.getpwuid(int(text)) if text.isdigit() else pwd.getpwnam(text)
+    except KeyError:
+        return None
+    return entry.pw_uid, entry.pw_name
+
+
+def _group(text: str) -> tuple[int, str] | None:
+    import grp
+
+    try:
+        entry = grp.getgrgid(int(text)) if text.isdigit() else grp.getgrnam(text)
+    except KeyError:
+        return None
+    return entry.gr_gid, entry.gr_name
+
+
+def notice_fields(values: dict[str, object]) -> dict[str, object]:
+    """Mail, the output files' open mode, the warning signal and --exclusive.
 
     Args:
         values: the merged options.
@@ -102,10 +164,6 @@ def notice_fields(values: dict[str, object]) -> dict[str, object]:
         CommandError: a value that does not parse (status 255).
     """
     spec: dict[str, object] = {}
-    for key in ("comment", "mail_user", "reservation"):
-        text = option_text(values, key)
-        if text:
-            spec[key] = text
     for key, parse in (
         ("mail_type", jobopts.parse_mail_type),
         ("open_mode", jobopts.parse_open_mode),
@@ -127,11 +185,9 @@ def notice_fields(values: dict[str, object]) -> dict[str, object]:
             raise CommandError("error: Invalid --signal specification", CLIENT_ERROR) from None
         spec.update(warn_signal=warn.signal, warn_time=warn.time, warn_batch=warn.batch)
     text = option_text(values, "exclusive")
-    if text in ("user", "mcs"):
-        raise CommandError(f"error: --exclusive={text} is not supported", CLIENT_ERROR)
-    if text is not None:
-        if text:
-            raise CommandError("error: Invalid --exclusive specification", CLIENT_ERROR)
+    if text not in (None, "", "True", "user", "mcs"):
+        raise CommandError("error: Invalid --exclusive specification", CLIENT_ERROR)
+    if text in ("", "True"):
         spec["exclusive"] = True
     return spec
 
@@ -177,17 +233,18 @@ def workflow_fields(values: dict[str, object]) -> dict[str, object]:
     return spec
 
 
-def resource_fields(values: dict[str, object]) -> dict[str, object]:
-    """Counts, memory, time, GPUs, nice and requeue, parsed as Slurm's client parses them.
+def resource_fields(values: dict[str, object], prog: str) -> dict[str, object]:
+    """Counts, memory, time, nice and requeue, parsed as Slurm's client parses them.
 
     Args:
         values: the merged options.
+        prog: the command (for messages).
 
     Returns:
         JobSpec fields.
 
     Raises:
-        CommandError: a value that does not parse (status 255).
+        CommandError: a value that does not parse (status 255; 1 for counts).
     """
     spec: dict[str, object] = {}
     time_limit = option_text(values, "time")
@@ -199,17 +256,16 @@ def resource_fields(values: dict[str, object]) -> dict[str, object]:
     nodes = option_text(values, "nodes")
     if nodes is not None:
         spec["min_nodes"], spec["max_nodes"] = parse_node_range(nodes)
-    for key in (
-        "ntasks",
-        "ntasks_per_node",
-        "cpus_per_task",
-        "gpus",
-        "gpus_per_node",
-        "gpus_per_task",
-    ):
+        if not spec["max_nodes"]:
+            raise controller_refusal(prog, "Node count specification invalid")
+    for key in ("ntasks", "ntasks_per_node", "cpus_per_task"):
         text = option_text(values, key)
         if text is not None:
-            spec[key] = parse_positive(text, "--" + key.replace("_", "-"))
+            spec[key] = parse_count(text, "--" + key.replace("_", "-"))
+    _fit_nodes(prog, values, spec)
+    memory = [key for key in ("mem", "mem_per_cpu", "mem_per_gpu") if key in values]
+    if len(memory) > 1:
+        raise CommandError("fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.")
     for key, field in (("mem", "mem_per_node"), ("mem_per_cpu", "mem_per_cpu")):
         text = option_text(values, key)
         if text is not None:
@@ -220,13 +276,228 @@ def resource_fields(values: dict[str, object]) -> dict[str, object]:
                     f"error: Invalid --{key.replace('_', '-')} specification", CLIENT_ERROR
                 ) from None
     if "nice" in values:
-        text = option_text(values, "nice") or "100"
-        try:
-            spec["nice"] = int(text)
-        except ValueError:
+        spec["nice"] = parse_nice(option_text(values, "nice") or "100")
+    if "requeue" in values:
+        spec["requeue"] = bool(values["requeue"])
+    return spec
+
+
+def _fit_nodes(prog: str, values: dict[str, object], spec: dict[str, object]) -> None:
+    """Fewer tasks than nodes shrink the node count; a node list must fit within -N."""
+    low, high = int(str(spec.get("min_nodes", 0))), int(str(spec.get("max_nodes", 0)))
+    ntasks = int(str(spec.get("ntasks", 0)))
+    if ntasks and ntasks < low:
+        sys.stderr.write(
+            f"{prog}: Warning: can't run {ntasks} processes on {low} nodes,"
+            f" setting nnodes to {ntasks}\n"
+        )
+        spec["min_nodes"] = spec["max_nodes"] = low = high = ntasks
+    nodelist = option_text(values, "nodelist")
+    if not nodelist or not high:
+        return
+    try:
+        count = len(set(hostlist.expand(nodelist)))
+    except ValueError:
+        return  # the controller says what is wrong with it
+    if count > high:
+        raise CommandError(f"error: invalid number of nodes (-N {count}-{high})")
+
+
+def parse_nice(text: str) -> int:
+    """``--nice[=adjustment]``, read as C's ``strtol`` reads it (``abc`` is 0).
+
+    Args:
+        text: the value.
+
+    Returns:
+        The adjustment.
+
+    Raises:
+        CommandError: out of range (status 255).
+    """
+    word = text.strip()
+    sign = word[:1] if word[:1] in "+-" else ""
+    digits = word[len(sign) :]
+    digits = digits[: len(digits) - len(digits.lstrip("0123456789"))] or "0"
+    nice = int(sign + digits)
+    if abs(nice) > 2147483645:
+        raise CommandError(
+            "error: Invalid --nice value, out of range (+/- 2147483645)", CLIENT_ERROR
+        )
+    return nice
+
+
+def gpu_fields(prog: str, values: dict[str, object]) -> dict[str, object]:
+    """``--gpus``, ``--gpus-per-node``, ``--gpus-per-task`` (``[type:]N``), ``--ntasks-per-gpu``.
+
+    A type (``a100:2``) asks for GPUs of that type; every typed request of a
+    job must name the same type, ``--gres=gpu:type:N`` included.
+
+    Args:
+        prog: the command (for messages).
+        values: the merged options.
+
+    Returns:
+        JobSpec fields.
+
+    Raises:
+        CommandError: Slurm's message and status.
+    """
+    spec: dict[str, object] = {}
+    types = set()
+    for key in ("gpus", "gpus_per_node", "gpus_per_task"):
+        text = option_text(values, key)
+        if text is not None:
+            kind, spec[key] = parse_gpus(prog, text)
+            if kind:
+                types.add(kind)
+    gres_type = gres_gpu_type(option_text(values, "gres") or "")
+    if gres_type:
+        types.add(gres_type)
+    if len(types) > 1:
+        raise CommandError("error: Invalid generic resource (gres) specification")
+    if types:
+        spec["gpu_type"] = types.pop()
+    per_gpu = option_text(values, "ntasks_per_gpu")
+    if per_gpu is not None:
+        spec.update(_ntasks_per_gpu(prog, values, spec, parse_count(per_gpu, "--ntasks-per-gpu")))
+    elif spec.get("gpus_per_task") and "ntasks" not in values and not spec.get("gpus"):
+        raise CommandError(
+            "error: Failed to validate job spec. --gpus-per-task used without either --gpus"
+            " or -n/--ntasks is not allowed.\n"
+            f"{prog}: error: Invalid generic resource (gres) specification"
+        )
+    return spec
+
+
+def _ntasks_per_gpu(
+    prog: str, values: dict[str, object], gpus: dict[str, object], per_gpu: int
+) -> dict[str, object]:
+    """``--ntasks-per-gpu``: the tasks from the GPUs, else the GPUs from the tasks or nodes."""
+    for other in ("gpus_per_task", "gpus_per_socket"):
+        if other in values:
+            option = other.replace("_", "-")
             raise CommandError(
-                f'error: Invalid numeric value "{text}" for --nice.', CLIENT_ERROR
-            ) from None
-    if values.get("requeue") or values.get("no_requeue"):
-        spec["requeue"] = bool(values.get("requeue"))
+                f"fatal: --{option} is mutually exclusive with --ntasks-per-gpu"
+                " and SLURM_NTASKS_PER_GPU"
+            )
+    nodes = int(str(values.get("nodes", "1")).split("-")[0] or 1)
+    per_node = int(str(gpus.get("gpus_per_node") or 0)) or _gres_gpus(values)
+    total = int(str(gpus.get("gpus") or 0)) or per_node * nodes
+    if total:
+        return {"ntasks": total * per_gpu}
+    if "ntasks" in values:
+        return {"gpus": -(-parse_count(str(values["ntasks"]), "--ntasks") // per_gpu)}
+    if "nodes" in values:
+        return {"ntasks": nodes * per_gpu, "gpus_per_node": 1}
+    raise CommandError(
+        "error: gres_job_state_validate: --ntasks-per-tres needs either a GRES GPU"
+        f" specification or a node/ntask specification\n{prog}: error: Invalid generic"
+        " resource (gres) specification"
+    )
+
+
+def _gres_gpus(values: dict[str, object]) -> int:
+    """The GPUs per node ``--gres`` asks for (0 when it names none, or not plainly)."""
+    for item in str(values.get("gres") or "").split(","):
+        fields = item.split(":")
+        if fields[0] == "gpu":
+            count = fields[-1] if len(fields) > 1 else "1"
+            return int(count) if count.isdigit() else 0
+    return 0
+
+
+def accepted_options(prog: str, values: dict[str, object]) -> dict[str, str]:
+    """The options accepted without effect that are kept with the job, checked as Slurm checks them.
+
+    Args:
+        prog: the command (for messages).
+        values: the merged options.
+
+    Returns:
+        Long option name -> the value to keep (:mod:`minislurm.optcheck`).
+
+    Raises:
+        CommandError: a value Slurm's client rejects.
+    """
+    kept: dict[str, str] = {}
+    for long in optcheck.JOB_OPTIONS:
+        value = values.get(long.replace("-", "_"))
+        if value is None:
+            continue
+        text = "" if value is True else str(value)
+        try:
+            kept[long] = optcheck.check(long, text)
+        except optcheck.OptionError as err:
+            raise option_error(prog, err) from None
+    exclusive = option_text(values, "exclusive")
+    if exclusive in ("user", "mcs"):
+        kept["exclusive"] = exclusive
+    if "ntasks_per_gpu" in values:
+        kept["ntasks-per-gpu"] = str(values["ntasks_per_gpu"])
+    # sbatch reads its options in two passes, and warns in each.
+    for line in optcheck.power_warnings(kept.get("power", "")) * (2 if prog == "sbatch" else 1):
+        sys.stderr.write(f"{prog}: {line}\n")
+    _check_combinations(prog, values, kept)
+    return kept
+
+
+def _check_combinations(prog: str, values: dict[str, object], kept: dict[str, str]) -> None:
+    """What Slurm's client rejects of options taken together."""
+    if "gpus-per-socket" in kept and "sockets-per-node" not in kept:
+        raise CommandError(
+            "error: --gpus-per-socket option requires --sockets-per-node specification\n"
+            f"{prog}: error: Invalid generic resource (gres) specification"
+        )
+    if kept.get("distribution", "").lower().startswith("arbitrary") and not values.get("nodelist"):
+        raise CommandError(
+            "error: With Arbitrary distribution you need to specify a nodelist or hostfile"
+            " with the -w option"
+        )
+    gpus = any(values.get(key) for key in ("gpus", "gpus_per_node", "gpus_per_task"))
+    gpus = gpus or "gpu" in str(values.get("gres") or "")
+    if kept.get("mem-per-gpu", "0") != "0" and not gpus:
+        raise CommandError(
+            f"error: Requested mem_per_tres=gres:gpu:{kept['mem-per-gpu']} but did not request"
+            f" any GPU.\n{prog}: error: Invalid generic resource (gres) specification"
+        )
+    for key, option in (("core-spec", "-S"), ("thread-spec", "--thread-spec")):
+        if key in kept:
+            sys.stderr.write(
+                f"{prog}: error: Ignoring {option} since it's not allowed by configuration"
+                " (AllowSpecResourcesUsage = No)\n"
+            )
+
+
+def allocation_spec(
+    prog: str, values: dict[str, object], argv: list[str], name: str
+) -> dict[str, object]:
+    """The JobSpec of an allocation srun or salloc makes (no batch script).
+
+    Args:
+        prog: srun or salloc.
+        values: the merged options.
+        argv: the command to run in it.
+        name: the job's name unless ``-J`` gives one.
+
+    Returns:
+        The JobSpec fields.
+
+    Raises:
+        CommandError: a value that does not parse.
+    """
+    spec = job_fields(prog, values)
+    cyclic = str(values.get("distribution", "")).lower().startswith("cyclic")
+    if cyclic and "ntasks" in spec and "min_nodes" in spec and "ntasks_per_node" not in spec:
+        # The allocation is made for the distribution: tasks dealt evenly over the nodes.
+        spec["ntasks_per_node"] = -(-int(str(spec["ntasks"])) // int(str(spec["min_nodes"])))
+    cwd = os.getcwd()
+    spec.update(
+        name=option_text(values, "job_name") or name,
+        batch=False,
+        work_dir=os.path.normpath(os.path.join(cwd, option_text(values, "chdir") or "")),
+        submit_dir=cwd,
+        command=" ".join(argv),
+        environment={},
+    )
     return spec

@@ -6,9 +6,11 @@ starts steps in the allocation, as with Slurm's salloc. Without a command,
 under ``LaunchParameters=use_interactive_step``, it runs the srun beside it
 with ``InteractiveStepOptions`` (``--interactive --preserve-env --pty
 $SHELL``) through ``/bin/sh -c``, as Slurm's salloc does: the shell then
-runs on the job's first node, in the job's interactive step.
+runs on the job's first node, in the job's interactive step. With
+``--no-shell`` salloc runs nothing: it says the allocation was granted and
+leaves it to ``srun --jobid`` until its time limit or ``scancel``.
 
-Imports cli.common, cli.opts, cli.submit, cli.alloc, cli.srun's option parsing.
+Imports cli.common, cli.jobflags, cli.jobspec, cli.submit and cli.alloc.
 """
 
 from __future__ import annotations
@@ -18,54 +20,17 @@ import os
 import subprocess
 import sys
 
-from cli.alloc import allocate, release
+from cli import jobflags
+from cli.alloc import allocate, immediate, release
 from cli.common import CommandError, client_config, parse_or_exit, run
-from cli.opts import NO_ARG, REQUIRED, Option
-from cli.srun import allocation_spec
-from cli.submit import check_gres
+from cli.helptext import HELP, USAGE
+from cli.jobspec import allocation_spec
+from cli.submit import CLIENT_ERROR, check_gres, check_x11, option_error
+from minislurm import optcheck
 from minislurm.units import compress_counts
 
 PROG = "salloc"
-
-OPTIONS = [
-    Option("account", "A", REQUIRED),
-    Option("chdir", "D", REQUIRED),
-    Option("cpus-per-task", "c", REQUIRED),
-    Option("exclude", "x", REQUIRED),
-    Option("gpus", "G", REQUIRED),
-    Option("gpus-per-node", "", REQUIRED),
-    Option("gpus-per-task", "", REQUIRED),
-    Option("gres", "", REQUIRED),
-    Option("help", "h", NO_ARG),
-    Option("job-name", "J", REQUIRED),
-    Option("mem", "", REQUIRED),
-    Option("mem-per-cpu", "", REQUIRED),
-    Option("nodelist", "w", REQUIRED),
-    Option("nodes", "N", REQUIRED),
-    Option("ntasks", "n", REQUIRED),
-    Option("ntasks-per-node", "", REQUIRED),
-    Option("partition", "p", REQUIRED),
-    Option("qos", "q", REQUIRED),
-    Option("reservation", "", REQUIRED),
-    Option("quiet", "Q", NO_ARG),
-    Option("time", "t", REQUIRED),
-    Option("usage", "", NO_ARG),
-    Option("verbose", "v", NO_ARG, many=True),
-    Option("version", "V", NO_ARG),
-]
-
-HELP = """\
-Usage: salloc [OPTIONS(0)...] [command(0) [args(0)...]]
-
-  -A, --account=name, -c, --cpus-per-task=ncpus, -D, --chdir=path,
-  -G, --gpus=n, --gpus-per-node=n, --gpus-per-task=n, --gres=list,
-  -J, --job-name=jobname, --mem=MB, --mem-per-cpu=MB, -N, --nodes=N,
-  -n, --ntasks=ntasks, --ntasks-per-node=n, -p, --partition=partition,
-  -t, --time=minutes, -w, --nodelist=hosts, -x, --exclude=hosts, -Q, --quiet
-
-  -h, --help                  show this help message
-  -V, --version               output version information and exit
-"""
+OPTIONS = jobflags.options(PROG)
 
 
 def allocation_environment(job: object, values: dict[str, object]) -> dict[str, str]:
@@ -103,6 +68,12 @@ def allocation_environment(job: object, values: dict[str, object]) -> dict[str, 
         env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(job.num_tasks)  # type: ignore[attr-defined]
     if "ntasks_per_node" in values:
         env["SLURM_NTASKS_PER_NODE"] = str(values["ntasks_per_node"])
+    for key, name in (
+        ("distribution", "SLURM_DISTRIBUTION"),
+        ("ntasks_per_gpu", "SLURM_NTASKS_PER_GPU"),
+    ):
+        if key in values:
+            env[name] = str(values[key])
     return env
 
 
@@ -127,20 +98,35 @@ def salloc(argv: list[str]) -> int:
         argv: its arguments.
 
     Returns:
-        The command's exit status.
+        The command's exit status (0 with ``--no-shell``).
     """
-    values, command = parse_or_exit(PROG, OPTIONS, argv, True, help_text=HELP)
+    cli, command = parse_or_exit(
+        PROG, OPTIONS, argv, True, HELP[PROG], USAGE[PROG], usage_status=CLIENT_ERROR
+    )
+    values = {**jobflags.environment_values(PROG, os.environ), **cli}
+    no_shell = bool(values.get("no_shell"))
     command = command or default_command()
-    values.setdefault("job_name", "interactive")  # Slurm's salloc names its jobs so
+    check_command_options(values)
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(
         str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types
     )
+    if values.get("chdir"):
+        try:
+            os.chdir(str(values["chdir"]))
+        except OSError as err:
+            path = os.path.join(os.getcwd(), str(values["chdir"]))
+            raise CommandError(f"error: chdir({path}): {err.strerror}") from None
+        values.pop("chdir")  # the allocation's working directory is now this one
     quiet = bool(values.get("quiet"))
-    job = allocate(PROG, allocation_spec(values, command), quiet)
+    name = "no-shell" if no_shell else "interactive"
+    spec = allocation_spec(PROG, values, [] if no_shell else command, name)
+    job = allocate(PROG, spec, quiet, immediate(values))
     job_id = int(job.job_id)
     if not quiet:
         sys.stderr.write(f"salloc: Granted job allocation {job_id}\n")
+    if no_shell:  # the allocation stays until its time limit or scancel; srun --jobid uses it
+        return 0
     status = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command gets Ctrl-C, not salloc
@@ -156,6 +142,23 @@ def salloc(argv: list[str]) -> int:
             signal_number=-status if status < 0 else 0,
         )
     return status if status >= 0 else 128 - status
+
+
+def check_command_options(values: dict[str, object]) -> None:
+    """Check salloc's own options (``--kill-command``, ``--x11``), which have no effect here.
+
+    Args:
+        values: the merged options.
+
+    Raises:
+        CommandError: a value Slurm rejects.
+    """
+    if "kill_command" in values:
+        try:
+            optcheck.check("kill-command", str(values["kill_command"] or ""))
+        except optcheck.OptionError as err:
+            raise option_error(PROG, err) from None
+    check_x11(values)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,11 +15,18 @@ import os
 import sys
 import time
 
+from cli import jobflags
 from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
-from cli.jobspec import build_spec, option_text
-from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
-from cli.submit import check_gres
-from minislurm import units
+from cli.helptext import HELP, USAGE
+from cli.jobspec import job_fields, option_text
+from cli.submit import (
+    CLIENT_ERROR,
+    check_clusters,
+    check_gres,
+    error_status,
+    parse_export,
+    report_test,
+)
 from minislurm.h2grpc import RpcError
 
 TYPE_CHECKING = False
@@ -27,118 +34,7 @@ if TYPE_CHECKING:
     from minislurm.protowire import Message
 
 PROG = "sbatch"
-
-OPTIONS = [
-    Option("account", "A", REQUIRED),
-    Option("array", "a", REQUIRED),
-    Option("begin", "b", REQUIRED),
-    Option("chdir", "D", REQUIRED),
-    Option("comment", "", REQUIRED),
-    Option("cpus-per-task", "c", REQUIRED),
-    Option("deadline", "", REQUIRED),
-    Option("dependency", "d", REQUIRED),
-    Option("error", "e", REQUIRED),
-    Option("exclude", "x", REQUIRED),
-    Option("exclusive", "", OPTIONAL),
-    Option("export", "", REQUIRED),
-    Option("gpus", "G", REQUIRED),
-    Option("gpus-per-node", "", REQUIRED),
-    Option("gpus-per-task", "", REQUIRED),
-    Option("gres", "", REQUIRED),
-    Option("help", "h", NO_ARG),
-    Option("hold", "H", NO_ARG),
-    Option("input", "i", REQUIRED),
-    Option("job-name", "J", REQUIRED),
-    Option("kill-on-invalid-dep", "", REQUIRED),
-    Option("mail-type", "", REQUIRED),
-    Option("mail-user", "", REQUIRED),
-    Option("mem", "", REQUIRED),
-    Option("mem-per-cpu", "", REQUIRED),
-    Option("nice", "", OPTIONAL),
-    Option("no-requeue", "", NO_ARG),
-    Option("nodelist", "w", REQUIRED),
-    Option("nodes", "N", REQUIRED),
-    Option("ntasks", "n", REQUIRED),
-    Option("ntasks-per-node", "", REQUIRED),
-    Option("open-mode", "", REQUIRED),
-    Option("output", "o", REQUIRED),
-    Option("parsable", "", NO_ARG),
-    Option("partition", "p", REQUIRED),
-    Option("qos", "q", REQUIRED),
-    Option("quiet", "Q", NO_ARG),
-    Option("requeue", "", NO_ARG),
-    Option("reservation", "", REQUIRED),
-    Option("signal", "", REQUIRED),
-    Option("test-only", "", NO_ARG),
-    Option("time", "t", REQUIRED),
-    Option("usage", "", NO_ARG),
-    Option("verbose", "v", NO_ARG, many=True),
-    Option("version", "V", NO_ARG),
-    Option("wait", "W", NO_ARG),
-    Option("wckey", "", REQUIRED),
-    Option("wrap", "", REQUIRED),
-]
-
-USAGE = """\
-Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]
-
-Parallel run options:
-  -A, --account=name          charge job to specified account
-  -a, --array=indexes         job array index values
-  -b, --begin=time            defer job until HH:MM MM/DD/YY
-      --comment=name          arbitrary comment
-  -c, --cpus-per-task=ncpus   number of cpus required per task
-  -D, --chdir=directory       set working directory for batch script
-      --deadline=time         remove the job if no ending possible before
-                              this deadline (start > (deadline - time[-min]))
-  -d, --dependency=type:jobid[:time] defer job until condition on jobid is satisfied
-  -e, --error=err             file for batch script's standard error
-      --export[=names]        specify environment variables to export
-  -G, --gpus=n                count of GPUs required for the job
-      --gpus-per-node=n       number of GPUs required per allocated node
-      --gpus-per-task=n       number of GPUs required per spawned task
-      --gres=list             required generic resources per node
-  -H, --hold                  submit job in held state
-  -i, --input=in              file for batch script's standard input
-  -J, --job-name=jobname      name of job
-      --kill-on-invalid-dep=<yes|no> kill job if dependency becomes never satisfied
-      --mail-type=type        notify on state change: BEGIN, END, FAIL or ALL
-      --mail-user=user        who to send email notification for job state
-                              changes
-      --mem=MB                minimum amount of real memory
-      --mem-per-cpu=MB        maximum amount of real memory per allocated cpu
-      --nice[=value]          decrease scheduling priority by value
-      --no-requeue            if set, do not permit the job to be requeued
-  -N, --nodes=N               number of nodes on which to run (N = min[-max])
-  -n, --ntasks=ntasks         number of tasks to run
-      --ntasks-per-node=n     number of tasks to invoke on each node
-      --open-mode=append|truncate  open the output and error files that way
-  -o, --output=out            file for batch script's standard output
-      --parsable              outputs only the jobid and cluster name (if present)
-  -p, --partition=partition   partition requested
-  -q, --qos=qos               quality of service
-  -Q, --quiet                 quiet mode (suppress informational messages)
-      --requeue               if set, permit the job to be requeued
-      --reservation=name      allocate resources from named reservation
-      --signal=[[R][B]:]num[@time] send signal when time limit within time seconds
-  -t, --time=minutes          time limit
-      --test-only             validate batch script but do not submit job
-  -W, --wait                  wait for completion of submitted job
-  -w, --nodelist=hosts...     request a specific list of hosts
-      --wckey=wckey           wckey to run job under
-      --wrap[=command string] wrap command string in a sh script and submit
-  -x, --exclude=hosts...      exclude a specific list of hosts
-
-Consumable resources related options:
-      --exclusive             allocate nodes in exclusive mode
-
-Help options:
-  -h, --help                  show this help message
-      --usage                 display brief usage message
-
-Other options:
-  -V, --version               output version information and exit
-"""
+OPTIONS = jobflags.options(PROG)
 
 
 def directives(script: bytes) -> list[str]:
@@ -274,7 +170,7 @@ def check_script(script: bytes) -> None:
 
 
 def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list[str]]:
-    """Read the command line and the script's directives; the command line wins.
+    """Read the script's directives, the environment and the command line, each overriding the last.
 
     Args:
         argv: sbatch's arguments.
@@ -282,16 +178,95 @@ def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list
     Returns:
         ``(values, script, default_name, script_args)``.
     """
-    cli_values, rest = parse_or_exit(PROG, OPTIONS, argv, True, help_text=USAGE)
+    cli_values, rest = parse_or_exit(
+        PROG, OPTIONS, argv, True, HELP[PROG], USAGE[PROG], usage_status=CLIENT_ERROR
+    )
     wrap = option_text(cli_values, "wrap")
     path = None if wrap is not None or not rest else rest[0]
     script_args = rest[1:] if path is not None else rest
     script, name = read_script(path, wrap)
-    values, _ = parse_or_exit(PROG, OPTIONS, directives(script))
+    values, _ = parse_or_exit(PROG, OPTIONS, directives(script), usage_status=CLIENT_ERROR)
+    values.update(jobflags.environment_values(PROG, os.environ))
     values.update(cli_values)
     if path is not None:
         values["script_path"] = path
     return values, script, name, script_args
+
+
+def batch_spec(
+    values: dict[str, object], script: bytes, name: str, argv: list[str]
+) -> dict[str, object]:
+    """The JobSpec fields of a batch job.
+
+    Args:
+        values: the merged options.
+        script: the batch script.
+        name: the default job name.
+        argv: the script's arguments.
+
+    Returns:
+        The fields of a JobSpec message.
+
+    Raises:
+        CommandError: a value that does not parse.
+    """
+    spec = job_fields(PROG, values)
+    cwd = os.getcwd()
+    environment = parse_export(option_text(values, "export"), os.environ)
+    environment.update(export_file(option_text(values, "export_file")))
+    spec.update(
+        name=option_text(values, "job_name") or name,
+        script=script,
+        argv=argv,
+        work_dir=os.path.normpath(os.path.join(cwd, option_text(values, "chdir") or "")),
+        submit_dir=cwd,
+        batch=True,
+        command=os.path.abspath(str(values["script_path"])) if "script_path" in values else "",
+        environment=environment,
+    )
+    for key, field in (("output", "stdout"), ("error", "stderr"), ("input", "stdin")):
+        text = option_text(values, key)
+        if text:
+            spec[field] = text
+    # The job's sruns read these, as the options they stand for.
+    if "open_mode" in spec:
+        environment["SLURM_OPEN_MODE"] = str(spec["open_mode"])[0]
+    if "ntasks_per_gpu" in values:
+        environment["SLURM_NTASKS_PER_GPU"] = str(values["ntasks_per_gpu"])
+    if "distribution" in values:
+        environment["SLURM_DISTRIBUTION"] = str(values["distribution"])
+    umask = os.environ.get("SLURM_UMASK", "")
+    if umask and all(c in "01234567" for c in umask):
+        spec["umask"] = int(umask, 8)
+    return spec
+
+
+def export_file(path: str | None) -> dict[str, str]:
+    """``--export-file``: ``NAME=value`` definitions separated by NUL characters (or newlines).
+
+    Args:
+        path: the file, or a file descriptor's number; None when not given.
+
+    Returns:
+        The variables.
+
+    Raises:
+        CommandError: the file cannot be read.
+    """
+    if path is None:
+        return {}
+    try:
+        if path.isdigit() and int(path) > 2:
+            with os.fdopen(int(path), "rb", closefd=False) as f:
+                data = f.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError:
+        raise CommandError(f"error: Could not open user environment file {path}") from None
+    text = data.decode(errors="replace")
+    items = text.split("\0") if "\0" in text else text.splitlines()
+    return dict(item.split("=", 1) for item in items if "=" in item)
 
 
 def submit(argv: list[str]) -> int:
@@ -303,10 +278,12 @@ def submit(argv: list[str]) -> int:
     Returns:
         The exit status.
     """
+    refused = error_status(PROG)
     values, script, name, script_args = merged_options(argv)
-    spec = build_spec(values, script, name, script_args)
+    spec = batch_spec(values, script, name, script_args)
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(option_text(values, "gres"), gpus_asked, client_config().gres_types)
+    cluster = check_clusters(PROG, option_text(values, "clusters"))
     test_only = bool(values.get("test_only"))
     try:
         reply = call("SubmitJob", spec={**spec, "test_only": test_only})
@@ -315,38 +292,15 @@ def submit(argv: list[str]) -> int:
         what = "Job submit/allocate failed" if test_only else "Batch job submission failed"
         lines = [f"error: {d}" for d in details]
         lines.append(f"error: {what}: {last}")
-        raise CommandError("\nsbatch: ".join(lines)) from None
+        raise CommandError("\nsbatch: ".join(lines), refused) from None
     if test_only:
-        return report_test(reply)
+        return report_test(PROG, reply)
     if values.get("parsable"):
-        print(reply.job_id, flush=True)
+        print(f"{reply.job_id};{cluster}" if cluster else reply.job_id, flush=True)
     elif not values.get("quiet"):
-        print(f"Submitted batch job {reply.job_id}", flush=True)
+        where = f" on cluster {cluster}" if cluster else ""
+        print(f"Submitted batch job {reply.job_id}{where}", flush=True)
     return wait_for(reply.job_id) if values.get("wait") else 0
-
-
-def report_test(reply: Message) -> int:
-    """``--test-only``: say when and where the job would start, as Slurm does.
-
-    Args:
-        reply: the SubmitJob reply (nothing was stored).
-
-    Returns:
-        The exit status.
-
-    Raises:
-        CommandError: it could never start.
-    """
-    job = reply.job
-    if not reply.expected_start:
-        raise CommandError(
-            "error: Job submit/allocate failed: Requested node configuration is not available"
-        )
-    sys.stderr.write(
-        f"sbatch: Job {reply.job_id} to start at {units.format_timestamp(reply.expected_start)} "
-        f"using {job.num_cpus} processors on nodes {job.nodes} in partition {job.partition}\n"
-    )
-    return 0
 
 
 def wait_for(job_id: int) -> int:

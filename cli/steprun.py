@@ -121,6 +121,9 @@ class StepRun:
         self.killed = False
         self.aborted: frozenset[int] | None = None  # tasks ended before a second Ctrl-C
         self.never_ran: set[int] = set()
+        self.quit_on_interrupt = bool(opts.get("quit_on_interrupt"))
+        self.wait_after_first = opts.get("wait")  # --wait=N: seconds after the first task ends
+        self.first_exit = 0.0
 
     # ---------------------------------------------------------------- launch
 
@@ -175,7 +178,8 @@ class StepRun:
             events = [(fd, select.POLLIN) for fd, link in by_fd.items() if link.agent.pending()]
             if not events:
                 lost = any(link.lost and not link.done for link in self.links)
-                events = poller.poll(REATTACH_RETRY * 1000 if lost else 1000)
+                events = poller.poll(self._poll_ms(REATTACH_RETRY * 1000 if lost else 1000))
+                self._check_wait()
             for fd, _ in events:
                 if fd == wake:
                     self._on_signals(wake)
@@ -279,6 +283,7 @@ class StepRun:
                 _error(self.prog, f"{link.name}: task {task}: {event.error}")
                 self.never_ran.add(task)
             self.exits[task] = (int(event.exit_code), int(event.signal))
+            self.first_exit = self.first_exit or time.monotonic()
             bad = event.exit_code or event.signal
             if bad and self.kill_on_bad_exit and not self.killed:
                 _error(
@@ -286,6 +291,38 @@ class StepRun:
                 )
                 self.signal_all(signal.SIGKILL)
                 self.killed = True
+
+    # ---------------------------------------------------------------- --wait
+
+    def _poll_ms(self, longest: float) -> float:
+        """How long a poll may block: no later than when --wait ends the step."""
+        if self.wait_after_first is None or not self.first_exit or self.killed:
+            return longest
+        left = self.first_exit + int(str(self.wait_after_first)) - time.monotonic()
+        return max(0.0, min(longest, left * 1000))
+
+    def _check_wait(self) -> None:
+        """``--wait=N``: N seconds after the first task ended, kill the others, as Slurm's srun."""
+        wait = self.wait_after_first
+        if wait is None or not int(str(wait)) or not self.first_exit or self.killed:
+            return
+        if time.monotonic() < self.first_exit + int(str(wait)):
+            return
+        everyone = [task for link in self.links for task in link.task_ids]
+        if all(task in self.exits for task in everyone):
+            return
+        step = f"{self.job_id}.{self.step_id}"
+        _say(self.prog, f"First task exited {wait}s ago")
+        for line in stepstatus.status_lines(step, everyone, self.exits, self.never_ran):
+            _say(self.prog, line)
+        _say(self.prog, f"launch/slurm: _step_signal: Terminating StepId={step}")
+        wait_kill = common.client_config().kill_wait + 2  # as Slurm's srun counts it
+        _say(
+            self.prog,
+            f"Job step aborted: Waiting up to {wait_kill} seconds for job step to finish.",
+        )
+        self.signal_all(signal.SIGKILL)
+        self.killed = True
 
     # ---------------------------------------------------------------- output
 
@@ -405,7 +442,7 @@ class StepRun:
         """Ctrl-C: the tasks' states; a second one within ABORT_WINDOW aborts the step."""
         now = time.monotonic()
         step = f"{self.job_id}.{self.step_id}"
-        if now - self.last_interrupt < ABORT_WINDOW:
+        if self.quit_on_interrupt or now - self.last_interrupt < ABORT_WINDOW:
             _say(self.prog, f"sending Ctrl-C to StepId={step}")
             self.signal_all(signal.SIGINT)
             if self.aborted is None:

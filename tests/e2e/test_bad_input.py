@@ -45,11 +45,103 @@ REJECTED_SBATCH = [
     ),
     (["--time=abc", "--wrap=true"], 255, "sbatch: error: Invalid --time specification\n"),
     (["/nonexistent/script.sh"], 1, "sbatch: error: Unable to open file /nonexistent/script.sh\n"),
-    (["-w", "nosuchnode", "--wrap=true"], 1, None),
-    (["-N", "x", "--wrap=true"], 255, None),
-    (["-n", "0", "--wrap=true"], 255, None),
-    (["--mem=lots", "--wrap=true"], 255, None),
-    (["--bogus-option", "--wrap=true"], 1, None),
+    (["-N", "x", "--wrap=true"], 255, 'sbatch: error: "x" is not a valid node count\n'),
+    (["--mem=lots", "--wrap=true"], 255, "sbatch: error: Invalid --mem specification\n"),
+    (
+        ["--bogus-option", "--wrap=true"],
+        255,
+        "sbatch: unrecognized option '--bogus-option'\n"
+        'Try "sbatch --help" for more information\n',
+    ),
+    # The words and statuses of Slurm 22.05 (checked against it).
+    (
+        ["-N0", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Node count specification invalid\n",
+    ),
+    (
+        ["-N", "2-1", "--wrap=true"],
+        255,
+        "sbatch: error: Maximum node count 1 is less than minimum node count 2\n",
+    ),
+    (["--gres=gpu:-1", "--wrap=true"], 1, NOT_AVAILABLE),
+    (
+        ["--gres=gpu:1.5", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Invalid Trackable RESource (TRES)"
+        " specification\n",
+    ),
+    (["--gpus-per-node=a100:1", "--wrap=true"], 1, NOT_AVAILABLE),
+    (
+        ["--nodelist=zz9", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Invalid node name specified\n",
+    ),
+    (
+        ["-w", "n1", "-x", "n1", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Invalid node name specified\n",
+    ),
+    (["-x", "n[1-2]", "--wrap=true"], 1, NOT_AVAILABLE),
+    (
+        ["-w", "n[1-2]", "-N1", "--wrap=true"],
+        1,
+        "sbatch: error: invalid number of nodes (-N 2-1)\n",
+    ),
+    (
+        ["--ntasks=-3", "--wrap=true"],
+        1,
+        'sbatch: error: Invalid numeric value "-3" for --ntasks.\n',
+    ),
+    (["-n", "0", "--wrap=true"], 1, 'sbatch: error: Invalid numeric value "0" for --ntasks.\n'),
+    (
+        ["--cpus-per-task=0", "--wrap=true"],
+        1,
+        'sbatch: error: Invalid numeric value "0" for --cpus-per-task.\n',
+    ),
+    (
+        ["--mem=100", "--mem-per-cpu=100", "--wrap=true"],
+        1,
+        "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n",
+    ),
+    (
+        ["--hint=bogus", "--wrap=true"],
+        1,
+        'sbatch: error: unrecognized --hint argument "bogus", see --hint=help\n',
+    ),
+    (
+        ["--tmp=1G", "--wrap=true"],
+        1,
+        "sbatch: error: Temporary disk specification can not be satisfied\n" + NOT_AVAILABLE,
+    ),
+    (
+        ["--constraint=fast", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Invalid feature specification\n",
+    ),
+    (
+        ["--licenses=matlab:1", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Invalid license specification\n",
+    ),
+    (
+        ["--time-min=0", "--wrap=true"],
+        1,
+        "sbatch: error: Batch job submission failed: Invalid time-min specification (exceeds"
+        " job's time or other limits)\n",
+    ),
+    (
+        ["--propagate=core", "--wrap=true"],
+        1,
+        "sbatch: error: Bad rlimit name: core\nsbatch: error: --propagate=core is not valid.\n",
+    ),
+    (
+        ["--clusters=elsewhere", "--wrap=true"],
+        1,
+        "sbatch: error: No cluster 'elsewhere' known by database.\n"
+        "sbatch: error: 'elsewhere' can't be reached now, or it is an invalid entry for"
+        " --cluster.  Use 'sacctmgr list clusters' to see available clusters.\n",
+    ),
 ]
 
 

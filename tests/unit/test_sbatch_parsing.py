@@ -9,7 +9,13 @@ from __future__ import annotations
 import pytest
 
 from cli.common import CommandError
-from cli.jobspec import notice_fields, resource_fields
+from cli.jobspec import (
+    accepted_options,
+    gpu_fields,
+    job_fields,
+    notice_fields,
+    resource_fields,
+)
 from cli.opts import parse
 from cli.sbatch import OPTIONS, check_script, directives, split_words
 from cli.submit import parse_export, parse_node_range
@@ -136,6 +142,10 @@ def test_check_script_accepts_a_script_with_an_interpreter(script: bytes) -> Non
 # ---------------------------------------------------------------- resource_fields
 
 
+def resources(values: dict[str, object]) -> dict[str, object]:
+    return resource_fields(values, "sbatch")
+
+
 @pytest.mark.parametrize(
     ("time", "minutes"),
     [
@@ -152,27 +162,56 @@ def test_check_script_accepts_a_script_with_an_interpreter(script: bytes) -> Non
     ],
 )
 def test_resource_fields_reads_slurm_time_formats(time: str, minutes: int) -> None:
-    assert resource_fields({"time": time}) == {"time_limit": minutes}
+    assert resources({"time": time}) == {"time_limit": minutes}
 
 
 @pytest.mark.parametrize("time", ["abc", "", "1:2:3:4", "-5", "1-2-3", "10m"])
 def test_resource_fields_rejects_a_bad_time_with_status_255(time: str) -> None:
     # err_bad_time.txt: "sbatch: error: Invalid --time specification", exit 255
     with pytest.raises(CommandError) as err:
-        resource_fields({"time": time})
+        resources({"time": time})
     assert err.value.message == "error: Invalid --time specification"
     assert err.value.status == 255
 
 
 @pytest.mark.parametrize(
     ("nodes", "expected"),
-    [("2", (2, 2)), ("2-4", (2, 4)), ("1-1", (1, 1)), ("3-10", (3, 10))],
+    [("2", (2, 2)), ("2-4", (2, 4)), ("1-1", (1, 1)), ("3-10", (3, 10)), ("0-2", (1, 2))],
 )
 def test_resource_fields_reads_a_node_count_or_range(nodes: str, expected: tuple[int, int]) -> None:
-    assert resource_fields({"nodes": nodes}) == {
+    assert resources({"nodes": nodes}) == {
         "min_nodes": expected[0],
         "max_nodes": expected[1],
     }
+
+
+def test_resource_fields_refuses_no_node_with_the_controllers_words() -> None:
+    # sbatch -N0: "Batch job submission failed: Node count specification invalid", exit 1
+    with pytest.raises(CommandError) as err:
+        resources({"nodes": "0"})
+    assert err.value.message == (
+        "error: Batch job submission failed: Node count specification invalid"
+    )
+    assert err.value.status == 1
+
+
+def test_fewer_tasks_than_nodes_shrink_the_node_count_with_slurms_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert resources({"nodes": "4", "ntasks": "3"}) == {
+        "min_nodes": 3,
+        "max_nodes": 3,
+        "ntasks": 3,
+    }
+    assert capsys.readouterr().err == (
+        "sbatch: Warning: can't run 3 processes on 4 nodes, setting nnodes to 3\n"
+    )
+
+
+def test_a_nodelist_longer_than_the_node_count_is_refused() -> None:
+    with pytest.raises(CommandError) as err:
+        resources({"nodes": "1", "nodelist": "n[1-2]"})
+    assert (err.value.message, err.value.status) == ("error: invalid number of nodes (-N 2-1)", 1)
 
 
 @pytest.mark.parametrize(
@@ -192,7 +231,7 @@ def test_resource_fields_reads_a_node_count_or_range(nodes: str, expected: tuple
 def test_resource_fields_reads_memory_with_slurms_suffixes(
     key: str, text: str, field: str, megabytes: int
 ) -> None:
-    assert resource_fields({key: text}) == {field: megabytes}
+    assert resources({key: text}) == {field: megabytes}
 
 
 @pytest.mark.parametrize(
@@ -203,65 +242,133 @@ def test_resource_fields_rejects_bad_memory_with_status_255(
     key: str, text: str, option: str
 ) -> None:
     with pytest.raises(CommandError) as err:
-        resource_fields({key: text})
+        resources({key: text})
     assert err.value.message == f"error: Invalid {option} specification"
     assert err.value.status == 255
 
 
+def test_memory_per_node_and_per_cpu_are_mutually_exclusive_as_slurms_client_says() -> None:
+    with pytest.raises(CommandError) as err:
+        resources({"mem": "100", "mem_per_cpu": "2000"})
+    assert err.value.message == (
+        "fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."
+    )
+    assert err.value.status == 1
+
+
 @pytest.mark.parametrize(
     ("key", "text", "expected"),
-    [
-        ("ntasks", "4", 4),
-        ("ntasks_per_node", "8", 8),
-        ("cpus_per_task", "2", 2),
-        ("gpus", "3", 3),
-        ("gpus_per_node", "1", 1),
-        ("gpus_per_task", "2", 2),
-    ],
+    [("ntasks", "4", 4), ("ntasks_per_node", "8", 8), ("cpus_per_task", "2", 2)],
 )
 def test_resource_fields_reads_positive_counts(key: str, text: str, expected: int) -> None:
-    assert resource_fields({key: text}) == {key: expected}
+    assert resources({key: text}) == {key: expected}
 
 
 @pytest.mark.parametrize(
-    ("key", "text"), [("ntasks", "0"), ("ntasks", "-1"), ("cpus_per_task", "two"), ("gpus", "")]
+    ("key", "text"),
+    [("ntasks", "0"), ("ntasks", "-3"), ("cpus_per_task", "two"), ("cpus_per_task", "1.5")],
 )
-def test_resource_fields_rejects_counts_that_are_not_positive(key: str, text: str) -> None:
+def test_counts_that_are_not_positive_fail_with_status_1_as_in_slurm(key: str, text: str) -> None:
+    # sbatch --ntasks=-3 / --cpus-per-task=0: Slurm's parse_int exits 1, not 255
     option = "--" + key.replace("_", "-")
     with pytest.raises(CommandError) as err:
-        resource_fields({key: text})
+        resources({key: text})
     assert err.value.message == f'error: Invalid numeric value "{text}" for {option}.'
-    assert err.value.status == 255
+    assert err.value.status == 1
 
 
-@pytest.mark.parametrize(("text", "nice"), [("", 100), ("5", 5), ("-5", -5), ("0", 0)])
-def test_resource_fields_nice_without_a_value_is_100(text: str, nice: int) -> None:
-    assert resource_fields({"nice": text}) == {"nice": nice}
+@pytest.mark.parametrize(
+    ("text", "nice"), [("", 100), ("5", 5), ("-5", -5), ("0", 0), ("abc", 0), ("1.5", 1)]
+)
+def test_nice_is_read_as_strtol_reads_it_and_100_without_a_value(text: str, nice: int) -> None:
+    assert resources({"nice": text}) == {"nice": nice}
 
 
-def test_resource_fields_rejects_a_non_numeric_nice() -> None:
+def test_a_nice_out_of_slurms_range_is_refused() -> None:
     with pytest.raises(CommandError) as err:
-        resource_fields({"nice": "high"})
-    assert err.value.message == 'error: Invalid numeric value "high" for --nice.'
+        resources({"nice": "2147483646"})
+    assert err.value.message == "error: Invalid --nice value, out of range (+/- 2147483645)"
     assert err.value.status == 255
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ([], {}),
+        (["--requeue"], {"requeue": True}),
+        (["--no-requeue"], {"requeue": False}),
+        (["--no-requeue", "--requeue"], {"requeue": True}),
+    ],
+)
+def test_resource_fields_sets_requeue_only_when_asked(
+    argv: list[str], expected: dict[str, object]
+) -> None:
+    values, _ = parse(OPTIONS, argv)
+    assert resources(values) == expected
+
+
+def test_resource_fields_ignores_options_it_does_not_own() -> None:
+    assert resources({"partition": "gpu", "job_name": "x", "hold": True}) == {}
+
+
+# ---------------------------------------------------------------- gpu_fields
 
 
 @pytest.mark.parametrize(
     ("values", "expected"),
     [
-        ({}, {}),
-        ({"requeue": True}, {"requeue": True}),
-        ({"no_requeue": True}, {"requeue": False}),
+        ({"gpus": "3"}, {"gpus": 3}),
+        ({"gpus_per_node": "1"}, {"gpus_per_node": 1}),
+        ({"gpus_per_node": "0"}, {"gpus_per_node": 0}),
+        ({"gpus_per_task": "2", "ntasks": "2"}, {"gpus_per_task": 2}),
+        ({"gpus_per_node": "a100:2"}, {"gpus_per_node": 2, "gpu_type": "a100"}),
+        ({"gpus": "a100"}, {"gpus": 1, "gpu_type": "a100"}),
+        ({"gres": "gpu:a100:2", "gpus": "1"}, {"gpus": 1, "gpu_type": "a100"}),
+        ({"gpus": "2", "ntasks_per_gpu": "2"}, {"gpus": 2, "ntasks": 4}),
+        ({"ntasks": "3", "ntasks_per_gpu": "2"}, {"gpus": 2}),
     ],
 )
-def test_resource_fields_sets_requeue_only_when_asked(
+def test_gpu_fields_read_types_counts_and_tasks_per_gpu(
     values: dict[str, object], expected: dict[str, object]
 ) -> None:
-    assert resource_fields(values) == expected
+    assert gpu_fields("sbatch", values) == expected
 
 
-def test_resource_fields_ignores_options_it_does_not_own() -> None:
-    assert resource_fields({"partition": "gpu", "job_name": "x", "hold": True}) == {}
+@pytest.mark.parametrize(
+    ("values", "message", "status"),
+    [
+        (
+            {"gpus_per_node": "-1"},
+            "error: Batch job submission failed: Requested node configuration is not available",
+            1,
+        ),
+        (
+            {"gpus_per_node": "a100:1", "gres": "gpu:v100:1"},
+            "error: Invalid generic resource (gres) specification",
+            1,
+        ),
+        (
+            {"gpus_per_task": "1"},
+            "error: Failed to validate job spec. --gpus-per-task used without either --gpus or"
+            " -n/--ntasks is not allowed.\nsbatch: error: Invalid generic resource (gres)"
+            " specification",
+            1,
+        ),
+        (
+            {"ntasks_per_gpu": "2"},
+            "error: gres_job_state_validate: --ntasks-per-tres needs either a GRES GPU"
+            " specification or a node/ntask specification\nsbatch: error: Invalid generic"
+            " resource (gres) specification",
+            1,
+        ),
+    ],
+)
+def test_gpu_fields_refuse_what_slurms_client_refuses(
+    values: dict[str, object], message: str, status: int
+) -> None:
+    with pytest.raises(CommandError) as err:
+        gpu_fields("sbatch", values)
+    assert (err.value.message, err.value.status) == (message, status)
 
 
 # ---------------------------------------------------------------- notice_fields
@@ -279,8 +386,6 @@ def test_the_directives_submitit_writes_all_parse() -> None:
     )
     values, _ = parse(OPTIONS, directives(script))
     assert notice_fields(values) == {
-        "comment": "t",
-        "mail_user": "me@example.org",
         "mail_type": "END",
         "open_mode": "append",
         "warn_signal": 12,
@@ -288,14 +393,17 @@ def test_the_directives_submitit_writes_all_parse() -> None:
         "warn_batch": False,
         "exclusive": True,
     }
-    assert resource_fields(values) == {
+    assert resources(values) == {
         "time_limit": 5,
         "min_nodes": 1,
         "max_nodes": 1,
         "cpus_per_task": 1,
-        "gpus_per_node": 1,
         "mem_per_node": 1024,
     }
+    assert gpu_fields("sbatch", values) == {"gpus_per_node": 1}
+    fields = job_fields("sbatch", values)
+    assert (fields["comment"], fields["mail_user"]) == ("t", "me@example.org")
+    assert fields["options"] == {"wckey": "submitit"}
 
 
 def test_notice_fields_ignore_wckey_and_what_was_not_given() -> None:
@@ -310,7 +418,6 @@ def test_notice_fields_ignore_wckey_and_what_was_not_given() -> None:
         ("open_mode", "bogus", "error: Invalid --open-mode specification"),
         ("mail_type", "bogus", "error: Invalid --mail-type specification"),
         ("exclusive", "bogus", "error: Invalid --exclusive specification"),
-        ("exclusive", "user", "error: --exclusive=user is not supported"),
     ],
 )
 def test_notice_fields_reject_bad_values_with_status_255(key: str, text: str, message: str) -> None:
@@ -320,21 +427,40 @@ def test_notice_fields_reject_bad_values_with_status_255(key: str, text: str, me
     assert err.value.status == 255
 
 
+@pytest.mark.parametrize("mode", ["user", "mcs"])
+def test_exclusive_user_or_mcs_is_kept_as_an_option_and_not_as_whole_nodes(mode: str) -> None:
+    assert notice_fields({"exclusive": mode}) == {}
+    assert accepted_options("sbatch", {"exclusive": mode}) == {"exclusive": mode}
+
+
 # ---------------------------------------------------------------- parse_node_range
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"), [("1", (1, 1)), ("2-4", (2, 4)), ("4-4", (4, 4)), ("10", (10, 10))]
+    ("text", "expected"),
+    [("1", (1, 1)), ("2-4", (2, 4)), ("4-4", (4, 4)), ("10", (10, 10)), ("1k", (1024, 1024))],
 )
 def test_parse_node_range_reads_min_and_max(text: str, expected: tuple[int, int]) -> None:
     assert parse_node_range(text) == expected
 
 
-@pytest.mark.parametrize("text", ["0", "4-2", "a", "2-", "-2", "", "2-x", "1.5", "0-2"])
-def test_parse_node_range_rejects_malformed_counts(text: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("a", '"a" is not a valid node count'),
+        ("", '"" is not a valid node count'),
+        ("-2", '"-2" is not a valid node count'),
+        ("2-x", '"x" is not a valid node count'),
+        ("1.5", '"1.5" is not a valid node count'),
+        ("1-2-3", '"2-3" is not a valid node count'),
+        ("4-2", "Maximum node count 2 is less than minimum node count 4"),
+        ("2-", "Maximum node count -1 is less than minimum node count 2"),
+    ],
+)
+def test_parse_node_range_rejects_malformed_counts_in_slurms_words(text: str, message: str) -> None:
     with pytest.raises(CommandError) as err:
         parse_node_range(text)
-    assert err.value.message == f'error: "{text}" is not a valid node count'
+    assert err.value.message == f"error: {message}"
     assert err.value.status == 255
 
 

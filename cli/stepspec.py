@@ -1,0 +1,421 @@
+"""srun's options as a step: the task geometry, the StepSpec, and what every node gets to launch.
+
+srun reads its input environment variables as options (``SLURM_NTASKS``,
+``SLURM_NNODES``, ``SLURM_JOB_ID``... which a batch job or salloc sets), the
+command line overriding each. As Slurm's srun does, it then reconciles the
+counts: a ``--ntasks-per-node`` that does not match the tasks and nodes is
+dropped, and fewer tasks than nodes shrink the node count, each with
+Slurm's warning. Options that concern srun alone (``--cpu-bind``,
+``--mpi``...) are checked and have no effect.
+
+Imports cli.common, cli.jobflags, cli.submit and minislurm's lean modules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from cli import jobflags
+from cli.common import CommandError
+from cli.submit import (
+    CLIENT_ERROR,
+    check_x11,
+    option_error,
+    parse_count,
+    parse_export,
+    parse_gpus,
+    parse_node_range,
+)
+from minislurm import jobopts, optcheck, units
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from minislurm.protowire import Message
+
+PROG = "srun"
+
+
+def merged_values(cli: dict[str, object], environ: Mapping[str, str]) -> dict[str, object]:
+    """srun's options: its environment's, overridden by the command line's, counts reconciled.
+
+    Args:
+        cli: the parsed command line.
+        environ: srun's environment.
+
+    Returns:
+        The merged options.
+    """
+    env = jobflags.environment_values(PROG, environ)
+    if "jobid" in env or "jobid" in cli:
+        env.pop("job_name", None)  # the allocation's name is not its steps'
+    values = {**env, **cli}
+    if "nodes" in values and str(values["nodes"]).isdigit():
+        nodes = int(str(values["nodes"]))
+        ntasks, per_node = str(values.get("ntasks", "")), str(values.get("ntasks_per_node", ""))
+        if ntasks.isdigit() and per_node.isdigit() and int(ntasks) != nodes * int(per_node):
+            sys.stderr.write(
+                f"srun: Warning: can't honor --ntasks-per-node set to {per_node} which doesn't"
+                f" match the requested tasks {ntasks} with the number of requested nodes"
+                f" {nodes}. Ignoring --ntasks-per-node.\n"
+            )
+            del values["ntasks_per_node"]
+        if ntasks.isdigit() and int(ntasks) < nodes:
+            sys.stderr.write(
+                f"srun: Warning: can't run {ntasks} processes on {nodes} nodes,"
+                f" setting nnodes to {ntasks}\n"
+            )
+            values["nodes"] = ntasks
+    return values
+
+
+def check_command_options(values: dict[str, object]) -> None:
+    """Check the options that concern srun alone, as Slurm's srun does (they have no effect).
+
+    Args:
+        values: the merged options.
+
+    Raises:
+        CommandError: a value Slurm rejects.
+    """
+    for long in optcheck.COMMAND_OPTIONS:
+        value = values.get(long.replace("-", "_"))
+        if value is None:
+            continue
+        try:
+            optcheck.check(long, "" if value is True else str(value))
+        except optcheck.OptionError as err:
+            raise option_error(PROG, err) from None
+    if "cpu_bind" in values:
+        sys.stderr.write("srun: cluster configuration lacks support for cpu binding\n")
+    for line in optcheck.compress_warnings(str(values.get("compress") or "")):
+        sys.stderr.write(f"srun: {line}\n")
+    check_x11(values)
+    for key in ("wait", "relative"):
+        if key in values:
+            seconds(values, key)
+
+
+def seconds(values: dict[str, object], key: str) -> int:
+    """A count of seconds (or nodes) that may be 0: ``--wait``, ``--relative``, ``--immediate``.
+
+    Args:
+        values: the merged options.
+        key: the option's destination.
+
+    Returns:
+        The number.
+
+    Raises:
+        CommandError: Slurm's ``Invalid numeric value`` (status 1).
+    """
+    try:
+        return optcheck.count(str(values[key]), "--" + key.replace("_", "-"), least=0)
+    except optcheck.OptionError as err:
+        raise CommandError(err.lines[0], err.status) from None
+
+
+def step_counts(values: dict[str, object]) -> dict[str, object]:
+    """Task geometry, memory, GPUs and nodes of the step, parsed as Slurm's client parses them.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        StepSpec fields.
+
+    Raises:
+        CommandError: a value that does not parse.
+    """
+    fields: dict[str, object] = {}
+    if "nodes" in values:
+        fields["min_nodes"], fields["max_nodes"] = parse_node_range(str(values["nodes"]))
+    for key in ("ntasks", "ntasks_per_node", "cpus_per_task"):
+        if key in values:
+            fields[key] = parse_count(str(values[key]), "--" + key.replace("_", "-"))
+    for key in ("gpus", "gpus_per_node", "gpus_per_task"):
+        if key in values:
+            kind, fields[key] = parse_gpus(PROG, str(values[key]))
+            if kind:
+                fields["gpu_type"] = kind
+    for key, field in (("mem", "mem_per_node"), ("mem_per_cpu", "mem_per_cpu")):
+        if key in values:
+            try:
+                fields[field] = units.parse_memory_mb(str(values[key]))
+            except ValueError:
+                raise CommandError(
+                    f"error: Invalid --{key.replace('_', '-')} specification", CLIENT_ERROR
+                ) from None
+    for key in ("gres", "nodelist", "exclude"):
+        if values.get(key):
+            fields[key] = str(values[key])
+    per_gpu = values.get("ntasks_per_gpu")
+    if per_gpu is not None and "ntasks" not in fields:
+        gpus = int(str(fields.get("gpus") or fields.get("gpus_per_node") or 0))
+        if gpus:
+            fields["ntasks"] = gpus * parse_count(str(per_gpu), "--ntasks-per-gpu")
+    return fields
+
+
+def distribution(values: dict[str, object]) -> str:
+    """The step's task distribution: ``block``, ``cyclic``, ``plane=N`` or ``arbitrary``.
+
+    The second and third levels (``block:cyclic``) and ``,Pack`` are checked and
+    have no effect: the tasks' CPUs are not bound here.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        The distribution over nodes.
+
+    Raises:
+        CommandError: a value Slurm rejects.
+    """
+    text = str(values.get("distribution") or "block")
+    try:
+        optcheck.check("distribution", text)
+    except optcheck.OptionError as err:
+        raise option_error(PROG, err) from None
+    first = text.split(",")[0].split(":")[0].lower()
+    if first == "arbitrary" and not values.get("nodelist"):
+        raise CommandError(
+            "error: With Arbitrary distribution you need to specify a nodelist or hostfile"
+            " with the -w option"
+        )
+    plane = os.environ.get("SLURM_DIST_PLANESIZE", "")
+    if first == "plane" and plane.isdigit():
+        first = f"plane={plane}"
+    return "block" if first == "*" else first
+
+
+def step_spec(values: dict[str, object], argv: list[str], job_id: int) -> dict[str, object]:
+    """The StepSpec fields of this srun.
+
+    Args:
+        values: the merged options.
+        argv: the command and its arguments.
+        job_id: the allocation.
+
+    Returns:
+        The fields.
+
+    Raises:
+        CommandError: a value that does not parse.
+    """
+    spec = step_counts(values)
+    exclusive = values.get("exclusive")
+    spec.update(
+        job_id=job_id,
+        name=str(values.get("job_name") or os.path.basename(argv[0])),
+        argv=argv,
+        distribution=distribution(values),
+        exclusive=exclusive is not None and exclusive not in ("user", "mcs"),
+        exact=bool(values.get("exact")),
+        overlap="overlap" in values,
+        interactive=bool(values.get("interactive")),
+        requester_uid=os.getuid(),
+        cwd=work_dir(values),
+        srun_host=srun_host(),
+        srun_pid=os.getpid(),
+    )
+    return spec
+
+
+def srun_host() -> str:
+    """Where this srun runs, as scontrol show step names it: the node inside a job.
+
+    Returns:
+        The host's short name.
+    """
+    import socket
+
+    return os.environ.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def work_dir(values: dict[str, object]) -> str:
+    """Where the tasks run: ``-D``, relative to srun's own directory.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        The absolute path.
+    """
+    return os.path.normpath(os.path.join(os.getcwd(), str(values.get("chdir") or "")))
+
+
+def open_mode(values: dict[str, object]) -> str:
+    """``--open-mode`` (or ``SLURM_OPEN_MODE``, set by ``sbatch --open-mode``).
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        ``append`` or ``truncate``.
+
+    Raises:
+        CommandError: anything else.
+    """
+    if "open_mode" not in values:
+        return "truncate"
+    try:
+        return jobopts.parse_open_mode(str(values["open_mode"]))
+    except ValueError:
+        raise CommandError("error: Invalid --open-mode specification", CLIENT_ERROR) from None
+
+
+def kill_on_bad_exit(values: dict[str, object]) -> bool:
+    """``-K[0|1]``: any number but 0 turns it on.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        Whether a task exiting non-zero kills the step.
+
+    Raises:
+        CommandError: not a number.
+    """
+    if "kill_on_bad_exit" not in values:
+        return False
+    text = str(values["kill_on_bad_exit"])
+    if text in ("", "True"):
+        return True
+    try:
+        return optcheck.count(text, "--kill-on-bad-exit", least=-(2**31)) != 0
+    except optcheck.OptionError as err:
+        raise CommandError(err.lines[0], err.status) from None
+
+
+def gpu_bind(values: dict[str, object]) -> str:
+    """``--gpu-bind``, or ``single:N`` as ``--ntasks-per-gpu=N`` implies.
+
+    Args:
+        values: the merged options.
+
+    Returns:
+        The binding ("" for the default).
+
+    Raises:
+        CommandError: a value Slurm rejects.
+    """
+    text = str(values.get("gpu_bind") or "")
+    if text:
+        try:
+            optcheck.check("gpu-bind", text)
+        except optcheck.OptionError as err:
+            raise option_error(PROG, err) from None
+        return ",".join(w for w in text.split(",") if w.lower() not in ("verbose", "closest"))
+    per_gpu = values.get("ntasks_per_gpu")
+    return f"single:{per_gpu}" if per_gpu is not None else ""
+
+
+def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -> dict[str, object]:
+    """What every node agent gets to start its tasks.
+
+    Args:
+        values: the merged options.
+        reply: the CreateStepReply.
+        argv: the command.
+
+    Returns:
+        The LaunchTasksRequest fields.
+    """
+    stdin = str(values.get("input", "0"))
+    umask = os.umask(0)
+    os.umask(umask)
+    return {
+        "credential": reply.credential,
+        "job_id": reply.step.job_id,
+        "step_id": reply.step.step_id,
+        "argv": argv,
+        "environment": parse_export(
+            None if values.get("export") is None else str(values["export"]), os.environ
+        ),
+        "cwd": work_dir(values),
+        "stdout": str(values.get("output") or ""),
+        "stderr": str(values.get("error") or ""),
+        "stdin": "" if stdin.isdigit() or stdin == "all" else stdin,
+        "stdin_all": stdin == "all",
+        "gpu_bind": gpu_bind(values),
+        "unbuffered": bool(values.get("unbuffered")),
+        "umask": umask,
+        "open_append": values.get("open_mode") == "append",
+        "kill_on_bad_exit": kill_on_bad_exit(values),
+        "job": reply.job,
+        "step": reply.step,
+        "launch_host": os.uname().nodename.split(".")[0],
+        "preserve_env": bool(values.get("preserve_env")),
+        "pty": "window" in values,
+        "window": values.get("window", {}),
+    }
+
+
+def multi_prog(path: str) -> list[str]:
+    """``--multi-prog``: the command that runs, in each task, the program its rank is given.
+
+    The configuration file names, a line each, the task ranks (``0``, ``1-3``,
+    ``4,6``, ``*`` for the others) and the program with its arguments, in which
+    ``%t`` is the task's rank and ``%o`` its offset within the line's ranks.
+
+    Args:
+        path: the configuration file (srun's first argument).
+
+    Returns:
+        A shell command choosing by ``SLURM_PROCID``.
+
+    Raises:
+        CommandError: the file cannot be read, or a line is malformed.
+    """
+    import shlex
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        raise CommandError(f"error: Could not open multi_prog config file {path}") from None
+    cases, default = [], ""
+    for line in lines:
+        words = shlex.split(line, comments=True)
+        if len(words) < 2:
+            continue
+        ranks, program = words[0], words[1:]
+        if ranks == "*":
+            default = _exec(program, '"$SLURM_PROCID"', '"$SLURM_PROCID"')
+            continue
+        try:
+            numbers = [int(r) for r in _expand_ranks(ranks)]
+        except ValueError:
+            raise CommandError(f"error: Invalid task range specification ({ranks})") from None
+        for offset, rank in enumerate(numbers):
+            cases.append(f"{rank}) {_exec(program, str(rank), str(offset))} ;;")
+    if default:
+        cases.append(f"*) {default} ;;")
+    script = 'case "$SLURM_PROCID" in\n' + "\n".join(cases) + "\nesac\n"
+    return ["/bin/sh", "-c", script, "multi-prog"]
+
+
+def _expand_ranks(text: str) -> list[str]:
+    ranks = []
+    for part in text.split(","):
+        low, dash, high = part.partition("-")
+        ranks += [str(r) for r in range(int(low), int(high) + 1)] if dash else [str(int(low))]
+    return ranks
+
+
+def _exec(program: list[str], task: str, offset: str) -> str:
+    """``exec program args...`` with %t and %o replaced (by shell words: numbers or "$VAR")."""
+    import shlex
+
+    words = []
+    for word in program:
+        pieces = []
+        for i, part in enumerate(word.split("%t")):
+            if i:
+                pieces.append(task)
+            pieces.append(offset.join(shlex.quote(p) for p in part.split("%o")) if part else "")
+        words.append("".join(pieces) or "''")
+    return "exec " + " ".join(words)
