@@ -173,30 +173,65 @@ def step_views(alloc: Allocation, holding: list[Step]) -> list[NodeView]:
     return views
 
 
-def assign_tasks(counts: list[int], cyclic: bool) -> list[tuple[int, ...]]:
-    """Global task ranks per node: consecutive (block) or dealt round-robin (cyclic).
+def assign_tasks(counts: list[int], distribution: str = "block") -> list[tuple[int, ...]]:
+    """Global task ranks per node, by the step's distribution.
+
+    ``block``: consecutive ranks; ``cyclic``: dealt one at a time round-robin;
+    ``plane=N``: dealt N at a time. A node takes no more than its count.
 
     Args:
         counts: tasks per node, in node order.
-        cyclic: deal ranks one node at a time.
+        distribution: block, cyclic or plane=N.
 
     Returns:
         The ranks of each node, ascending.
     """
-    if not cyclic:
+    kind, _, size = distribution.partition("=")
+    if kind not in ("cyclic", "plane"):
         ranks, first = [], 0
         for count in counts:
             ranks.append(tuple(range(first, first + count)))
             first += count
         return ranks
+    block = int(size) if kind == "plane" and size.isdigit() and int(size) > 0 else 1
     dealt: list[list[int]] = [[] for _ in counts]
-    rank = 0
-    while rank < sum(counts):
+    rank, total = 0, sum(counts)
+    while rank < total:
         for i, count in enumerate(counts):
-            if len(dealt[i]) < count:
-                dealt[i].append(rank)
-                rank += 1
+            take = min(block, count - len(dealt[i]), total - rank)
+            dealt[i].extend(range(rank, rank + take))
+            rank += take
     return [tuple(d) for d in dealt]
+
+
+def arbitrary_ranks(nodelist: str, nodes: list[str]) -> list[tuple[int, ...]]:
+    """``--distribution=arbitrary``: task i runs on the i-th node of the ``-w`` list.
+
+    Args:
+        nodelist: the step's ``-w`` list, repeats included (``n1,n2,n1``).
+        nodes: the step's nodes, in order.
+
+    Returns:
+        The ranks of each node.
+    """
+    order = hostlist.expand(nodelist)
+    return [tuple(i for i, name in enumerate(order) if name == node) for node in nodes]
+
+
+def check_distribution(spec: pb.StepSpec) -> None:
+    """A step's distribution is block, cyclic, plane=N or arbitrary (with a node list).
+
+    Args:
+        spec: what srun asked for.
+
+    Raises:
+        InvalidRequest: anything else.
+    """
+    kind, eq, size = spec.distribution.partition("=")
+    plane = kind == "plane" and size.isdigit() and int(size) > 0
+    known = (kind in ("", "block", "cyclic") and not eq) or plane
+    if not (known or (spec.distribution == "arbitrary" and spec.nodelist)):
+        raise InvalidRequest("Invalid --distribution specification")
 
 
 def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, now: float) -> Step:
@@ -217,10 +252,16 @@ def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, n
         StepBusy: it fits, but not while the running steps hold their resources.
     """
     assert job.allocation is not None
+    check_distribution(spec)
     req = step_request(spec, job)
-    if spec.distribution == "cyclic" and not req.ntasks_per_node:
-        # Dealt round-robin, tasks spread evenly over the nodes asked for.
-        req = replace(req, ntasks_per_node=-(-req.ntasks // req.min_nodes))
+    if spec.distribution == "arbitrary":
+        req = replace(req, ntasks=len(hostlist.expand(spec.nodelist)), max_nodes=req.min_nodes)
+    elif spec.distribution.startswith(("cyclic", "plane")) and not req.ntasks_per_node:
+        # Dealt round-robin, tasks spread evenly over the nodes asked for, when
+        # the allocation has room for that; else as it has room, as in Slurm.
+        even = replace(req, ntasks_per_node=-(-req.ntasks // req.min_nodes))
+        if select_nodes(even, step_views(job.allocation, [])) is not None:
+            req = even
     exact = spec.exclusive or spec.exact
     holding = [] if spec.overlap else [s for s in running if not s.overlap]
     chosen = select_nodes(req, step_views(job.allocation, holding))
@@ -229,7 +270,10 @@ def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, n
             raise InvalidRequest(NOT_AVAILABLE)
         raise StepBusy(BUSY)
     views = {v.name: v for v in step_views(job.allocation, holding)}
-    ranks = assign_tasks([p.ntasks for p in chosen.nodes], spec.distribution == "cyclic")
+    if spec.distribution == "arbitrary":
+        ranks = arbitrary_ranks(spec.nodelist, [p.node for p in chosen.nodes])
+    else:
+        ranks = assign_tasks([p.ntasks for p in chosen.nodes], spec.distribution or "block")
     nodes = []
     for part, task_ids in zip(chosen.nodes, ranks, strict=True):
         view = views[part.node]
