@@ -241,6 +241,7 @@ class Controller:
                 await self._launch(intent.job_id)
             elif isinstance(intent, Terminate):
                 await asyncio.gather(*(self._terminate_on(intent, node) for node in intent.nodes))
+                self._end_idle_allocation(intent.job_id)
             elif isinstance(intent, SignalStep):
                 await self._signal_step(intent)
             else:
@@ -968,6 +969,27 @@ class Controller:
         self.state.put_step(updated)
         if updated.state is not JobState.RUNNING:
             self._notify(updated.job_id)  # a step waiting for its resources may now fit
+            self._end_idle_allocation(updated.job_id, updated.exit_code, updated.signal)
+
+    def _end_idle_allocation(self, job_id: int, exit_code: int = 0, signal: int = 0) -> None:
+        """An allocation without a batch script being killed ends once no step of it runs.
+
+        No script reports its end: the kill is over when its steps are (at
+        once for ``salloc --no-shell``), and srun or salloc may be gone.
+
+        Args:
+            job_id: the job.
+            exit_code: the exit code of its last step.
+            signal: the signal that ended its last step.
+        """
+        job = self.state.jobs.get(job_id)
+        if job is None or job.batch or job.state is not JobState.COMPLETING:
+            return
+        if self.state.running_steps(job_id):
+            return
+        self._commit([jobops.ended(job, exit_code, signal, time.time())])
+        self._notify(job_id)
+        self.scheduler.kick()
 
     async def create_step_patiently(self, spec: pb.StepSpec) -> pb.CreateStepReply:
         """:meth:`create_step`, waiting up to STEP_PATIENCE for busy resources to free.
