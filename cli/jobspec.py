@@ -487,8 +487,8 @@ def allocation_spec(
         CommandError: a value that does not parse.
     """
     spec = job_fields(prog, values)
-    cyclic = str(values.get("distribution", "")).lower().startswith("cyclic")
-    if cyclic and "ntasks" in spec and "min_nodes" in spec and "ntasks_per_node" not in spec:
+    dealt = str(values.get("distribution", "")).lower().startswith(("cyclic", "plane"))
+    if dealt and "ntasks" in spec and "min_nodes" in spec and "ntasks_per_node" not in spec:
         # The allocation is made for the distribution: tasks dealt evenly over the nodes.
         spec["ntasks_per_node"] = -(-int(str(spec["ntasks"])) // int(str(spec["min_nodes"])))
     cwd = os.getcwd()

@@ -124,6 +124,7 @@ class StepRun:
         self.quit_on_interrupt = bool(opts.get("quit_on_interrupt"))
         self.wait_after_first = opts.get("wait")  # --wait=N: seconds after the first task ends
         self.first_exit = 0.0
+        self.said: set[int] = set()  # tasks whose end srun reported
 
     # ---------------------------------------------------------------- launch
 
@@ -284,13 +285,26 @@ class StepRun:
                 self.never_ran.add(task)
             self.exits[task] = (int(event.exit_code), int(event.signal))
             self.first_exit = self.first_exit or time.monotonic()
+            self._say_exit(link, task)  # as it happens, as Slurm's srun says it
             bad = event.exit_code or event.signal
             if bad and self.kill_on_bad_exit and not self.killed:
-                _error(
-                    self.prog, f"{link.name}: task {task}: terminating step (--kill-on-bad-exit)"
-                )
+                _say(self.prog, f"launch/slurm: _step_signal: Terminating {self._step_name()}")
                 self.signal_all(signal.SIGKILL)
                 self.killed = True
+
+    def _step_name(self) -> str:
+        return f"StepId={self.job_id}.{self.step_id}"
+
+    def _say_exit(self, link: NodeLink, task: int) -> None:
+        """``srun: error: n1: task 3: Exited with exit code 2`` (or the signal), once per task."""
+        if task in self.said or (self.aborted is not None and task not in self.aborted):
+            return  # the end of a task killed by an abort is not reported
+        self.said.add(task)
+        code, sig = self.exits.get(task, (0, 0))
+        if sig:
+            _error(self.prog, f"{link.name}: task {task}: {SIGNAL_WORDS.get(sig, f'Signal {sig}')}")
+        elif code:
+            _error(self.prog, f"{link.name}: task {task}: Exited with exit code {code}")
 
     # ---------------------------------------------------------------- --wait
 
@@ -465,18 +479,11 @@ class StepRun:
 
     def _report(self) -> int:
         status = 0
-        reported = self.exits.keys() if self.aborted is None else self.aborted
         for link in self.links:
             for task in link.task_ids:
+                self._say_exit(link, task)  # the tasks of a node srun lost
                 code, sig = self.exits.get(task, (0, 0))
                 status = max(status, 128 + sig if sig else code)
-                if not (code or sig) or task not in reported:
-                    continue  # the end of a task killed by an abort is not reported
-                word = SIGNAL_WORDS.get(sig, f"Signal {sig}") if sig else ""
-                _error(
-                    self.prog,
-                    f"{link.name}: task {task}: {word or f'Exited with exit code {code}'}",
-                )
         return status
 
     def close(self) -> None:
