@@ -226,7 +226,7 @@ def workflow_fields(values: dict[str, object]) -> dict[str, object]:
         except ValueError as err:
             sys.stderr.write(f"{err}\n")  # Slurm prints this line without a prefix
             raise CommandError(f"error: Invalid --{key} specification", CLIENT_ERROR) from None
-    if "deadline" in times and times.get("begin", now) > times["deadline"]:
+    if "deadline" in times and "begin" in times and times["begin"] > times["deadline"]:
         raise CommandError("error: Incompatible begin and deadline time specification")
     spec["begin_time"] = times.get("begin", 0)
     spec["deadline"] = times.get("deadline", 0)
@@ -358,6 +358,14 @@ def gpu_fields(prog: str, values: dict[str, object]) -> dict[str, object]:
         raise CommandError("error: Invalid generic resource (gres) specification")
     if types:
         spec["gpu_type"] = types.pop()
+    total, per_task = int(str(spec.get("gpus") or 0)), int(str(spec.get("gpus_per_task") or 0))
+    if total and per_task and "ntasks" in values:
+        if total // per_task != parse_count(str(values["ntasks"]), "--ntasks"):
+            raise CommandError(
+                "error: Failed to validate job spec. Based on --gpus and --gpus-per-task number"
+                " of requested tasks differ from -n/--ntasks.\n"
+                f"{prog}: error: Invalid generic resource (gres) specification"
+            )
     per_gpu = option_text(values, "ntasks_per_gpu")
     if per_gpu is not None:
         spec.update(_ntasks_per_gpu(prog, values, spec, parse_count(per_gpu, "--ntasks-per-gpu")))

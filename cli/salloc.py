@@ -25,7 +25,7 @@ from cli.alloc import allocate, immediate, release
 from cli.common import CommandError, client_config, parse_or_exit, run
 from cli.helptext import HELP, USAGE
 from cli.jobspec import allocation_spec
-from cli.submit import CLIENT_ERROR, check_gres, check_x11, option_error
+from cli.submit import CLIENT_ERROR, check_clusters, check_gres, check_x11, option_error
 from minislurm import optcheck
 from minislurm.units import compress_counts
 
@@ -107,6 +107,7 @@ def salloc(argv: list[str]) -> int:
     no_shell = bool(values.get("no_shell"))
     command = command or default_command()
     check_command_options(values)
+    check_clusters(PROG, None if values.get("clusters") is None else str(values["clusters"]))
     gpus_asked = any(k in values for k in ("gpus", "gpus_per_node", "gpus_per_task"))
     check_gres(
         str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types
@@ -159,6 +160,8 @@ def check_command_options(values: dict[str, object]) -> None:
         except optcheck.OptionError as err:
             raise option_error(PROG, err) from None
     check_x11(values)
+    if values.get("container") is not None:  # salloc runs its command here, not in a step
+        raise CommandError("error: --container requires LaunchParameters=use_interactive_step")
 
 
 def main(argv: list[str] | None = None) -> int:

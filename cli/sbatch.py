@@ -182,6 +182,8 @@ def merged_options(argv: list[str]) -> tuple[dict[str, object], bytes, str, list
         PROG, OPTIONS, argv, True, HELP[PROG], USAGE[PROG], usage_status=CLIENT_ERROR
     )
     wrap = option_text(cli_values, "wrap")
+    if wrap is not None and rest:
+        raise CommandError("error: Script arguments not permitted with --wrap option")
     path = None if wrap is not None or not rest else rest[0]
     script_args = rest[1:] if path is not None else rest
     script, name = read_script(path, wrap)

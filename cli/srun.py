@@ -41,7 +41,7 @@ from cli.stepspec import (
     seconds,
     step_spec,
 )
-from cli.submit import CLIENT_ERROR, check_gres, parse_count, report_test
+from cli.submit import CLIENT_ERROR, check_clusters, check_gres, parse_count, report_test
 from cli.terminal import pty_window
 from minislurm import hostlist, optcheck
 from minislurm.h2grpc import RpcError
@@ -208,6 +208,7 @@ def srun(argv: list[str]) -> int:
     if values.get("multi_prog"):
         values.setdefault("job_name", os.path.basename(command[0]))
         command = multi_prog(command[0])
+    check_clusters(PROG, None if values.get("clusters") is None else str(values["clusters"]))
     if "jobid" in values and not values.get("test_only"):
         return run_step(values, command, parse_count(str(values["jobid"]), "--jobid"))
     return run_in_allocation(values, command)

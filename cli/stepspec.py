@@ -93,6 +93,11 @@ def check_command_options(values: dict[str, object]) -> None:
     for line in optcheck.compress_warnings(str(values.get("compress") or "")):
         sys.stderr.write(f"srun: {line}\n")
     check_x11(values)
+    for key in ("prolog", "epilog"):
+        path = str(values.get(key) or "none")
+        if path.lower() != "none" and not os.access(path, os.X_OK):
+            reason = "Permission denied" if os.path.exists(path) else "No such file or directory"
+            sys.stderr.write(f"srun: Access denied for {path}: {reason}\n")
     for key in ("wait", "relative"):
         if key in values:
             seconds(values, key)

@@ -124,7 +124,10 @@ def base_env(conf: str | Path) -> dict[str, str]:
     Returns:
         The environment.
     """
-    settings = ("SLURM_", "SBATCH_", "SQUEUE_", "SINFO_", "SACCT_", "SCANCEL_", "SPRIO_")
+    settings = (
+        *("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"),
+        *("SQUEUE_", "SINFO_", "SACCT_", "SCANCEL_", "SPRIO_"),
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith(settings)}
     env["SLURM_CONF"] = str(conf)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
