@@ -83,9 +83,12 @@ def create_step(spec: dict[str, object], quiet: bool) -> Message:
                     f" {job_id}"
                 ) from None
             if err.code != "RESOURCE_EXHAUSTED":
-                raise CommandError(
-                    f"error: Unable to create step for job {spec['job_id']}: {rpc_message(err)}"
-                ) from None
+                *details, last = rpc_message(err).split("\n")
+                lines = [
+                    *(f"error: {d}" for d in details),
+                    f"error: Unable to create step for job {spec['job_id']}: {last}",
+                ]
+                raise CommandError("\nsrun: ".join(lines)) from None
             if not waited and not quiet:
                 sys.stderr.write(
                     f"srun: Job {spec['job_id']} step creation temporarily disabled, retrying "

@@ -36,6 +36,7 @@ NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"
 INTERACTIVE_NAME = "interactive"
 INVALID_NODE = "Invalid node name specified"
+INVALID_GRES = "Invalid generic resource (gres) specification"
 BUSY = "Requested nodes are busy"
 HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")  # srun's host, as it reports it
 UNLIMITED_MEM = 1 << 40  # MiB: a job that asked for no memory does not limit its steps
@@ -77,7 +78,7 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
     try:
         gres = sum(c for name, _t, c in units.parse_gres(spec.gres) if name == "gpu")
     except ValueError:
-        raise InvalidRequest("Invalid generic resource (gres) specification") from None
+        raise InvalidRequest(INVALID_GRES) from None
     if spec.srun_host and not HOST_NAME.fullmatch(spec.srun_host):
         raise InvalidRequest(f"Invalid srun host name: {spec.srun_host[:64]}")
     req_nodes = names(spec.nodelist, True) if spec.nodelist else ()
@@ -218,6 +219,15 @@ def arbitrary_ranks(nodelist: str, nodes: list[str]) -> list[tuple[int, ...]]:
     return [tuple(i for i, name in enumerate(order) if name == node) for node in nodes]
 
 
+def _why_never(spec: pb.StepSpec, req: ResourceRequest, alloc: Allocation) -> str:
+    """Slurm's words for a step its job's allocation can never hold."""
+    if _wants_gpus(spec) and not alloc.gpus:
+        return "Step requested GRES but job doesn't have GRES\n" + INVALID_GRES
+    if req.ntasks * req.cpus_per_task > alloc.cpus:
+        return "More processors requested than permitted"
+    return NOT_AVAILABLE
+
+
 def check_distribution(spec: pb.StepSpec) -> None:
     """A step's distribution is block, cyclic, plane=N or arbitrary (with a node list).
 
@@ -267,7 +277,7 @@ def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, n
     chosen = select_nodes(req, step_views(job.allocation, holding))
     if chosen is None:
         if select_nodes(req, step_views(job.allocation, [])) is None:
-            raise InvalidRequest(NOT_AVAILABLE)
+            raise InvalidRequest(_why_never(spec, req, job.allocation))
         raise StepBusy(BUSY)
     views = {v.name: v for v in step_views(job.allocation, holding)}
     if spec.distribution == "arbitrary":

@@ -72,3 +72,14 @@ def test_a_step_may_exclude_nodes_outside_its_job_but_not_ask_for_them() -> None
 def test_the_controller_refuses_a_distribution_it_does_not_know(distribution: str) -> None:
     with pytest.raises(InvalidRequest, match="Invalid --distribution specification"):
         layout(ntasks=2, distribution=distribution)
+
+
+def test_a_step_bigger_than_its_job_is_refused_in_slurms_words() -> None:
+    with pytest.raises(InvalidRequest, match="^More processors requested than permitted$"):
+        layout(ntasks=5)
+    with pytest.raises(InvalidRequest) as err:
+        layout(ntasks=1, gpus=1)
+    assert str(err.value) == (
+        "Step requested GRES but job doesn't have GRES\n"
+        "Invalid generic resource (gres) specification"
+    )
