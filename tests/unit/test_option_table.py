@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cli import jobflags, opts
+from cli.helptext import HELP, USAGE
 from cli.jobspec import allocation_spec
 from cli.sbatch import batch_spec
 from cli.stepspec import check_command_options, merged_values, step_spec
@@ -124,3 +125,35 @@ def test_the_readme_lists_every_option_accepted_without_effect() -> None:
     for row in ROWS:
         if row["status"] == "accepted":
             assert f"--{row['option']}" in section, row["option"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("option", ["--help", "--usage"])
+def test_help_and_usage_are_slurms_texts(
+    command: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main = __import__(f"cli.{command}", fromlist=["main"]).main
+    assert main([option]) == 0
+    expected = (HELP if option == "--help" else USAGE)[command]
+    assert capsys.readouterr().out == expected
+    assert expected.startswith("Usage: " if option == "--help" else f"Usage: {command} ")
+
+
+@pytest.mark.parametrize(
+    ("command", "possibilities"),
+    [
+        ("sbatch", "'--exclude' '--exclusive' '--export' '--export-file' '--extra-node-info'"),
+        ("srun", "'--exact' '--exclude' '--exclusive' '--export' '--extra-node-info'"),
+        ("salloc", "'--exclude' '--exclusive' '--extra-node-info'"),
+    ],
+)
+def test_an_ambiguous_option_is_getopts_message_and_status_255(
+    command: str, possibilities: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # What Slurm 22.05's commands print for --ex.
+    main = __import__(f"cli.{command}", fromlist=["main"]).main
+    assert main(["--ex"]) == 255
+    assert capsys.readouterr().err == (
+        f"{command}: option '--ex' is ambiguous; possibilities: {possibilities}\n"
+        f'Try "{command} --help" for more information\n'
+    )
