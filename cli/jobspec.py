@@ -369,13 +369,18 @@ def gpu_fields(prog: str, values: dict[str, object]) -> dict[str, object]:
     per_gpu = option_text(values, "ntasks_per_gpu")
     if per_gpu is not None:
         spec.update(_ntasks_per_gpu(prog, values, spec, parse_count(per_gpu, "--ntasks-per-gpu")))
-    elif spec.get("gpus_per_task") and "ntasks" not in values and not spec.get("gpus"):
+    elif spec.get("gpus_per_task") and not spec.get("gpus") and not _tasks_given(values):
         raise CommandError(
             "error: Failed to validate job spec. --gpus-per-task used without either --gpus"
             " or -n/--ntasks is not allowed.\n"
             f"{prog}: error: Invalid generic resource (gres) specification"
         )
     return spec
+
+
+def _tasks_given(values: dict[str, object]) -> bool:
+    """-n, or --ntasks-per-node (which Slurm's client also counts as asking for tasks)."""
+    return "ntasks" in values or "ntasks_per_node" in values
 
 
 def _ntasks_per_gpu(

@@ -41,8 +41,10 @@ def test_srun_launches_a_gloo_allreduce_over_two_nodes(cluster: TestCluster) -> 
 
 
 def test_torchrun_once_per_node_rendezvous_at_master_addr(cluster: TestCluster) -> None:
+    # As in Slurm 22.05, the job's SLURM_NTASKS=8 would override a lone
+    # --ntasks-per-node=1 (with a warning): one torchrun per node is -n $SLURM_NNODES.
     script = f"""#!/bin/bash
-srun --ntasks-per-node=1 torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 \\
+srun -n $SLURM_NNODES --ntasks-per-node=1 torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 \\
     --rdzv-id=$SLURM_JOB_ID --rdzv-backend=c10d --rdzv-endpoint=$MASTER_ADDR:$MASTER_PORT \\
     {ALLREDUCE}
 """

@@ -321,6 +321,7 @@ def test_resource_fields_ignores_options_it_does_not_own() -> None:
         ({"gpus_per_node": "1"}, {"gpus_per_node": 1}),
         ({"gpus_per_node": "0"}, {"gpus_per_node": 0}),
         ({"gpus_per_task": "2", "ntasks": "2"}, {"gpus_per_task": 2}),
+        ({"gpus_per_task": "1", "ntasks_per_node": "4"}, {"gpus_per_task": 1}),
         ({"gpus_per_node": "a100:2"}, {"gpus_per_node": 2, "gpu_type": "a100"}),
         ({"gpus": "a100"}, {"gpus": 1, "gpu_type": "a100"}),
         ({"gres": "gpu:a100:2", "gpus": "1"}, {"gpus": 1, "gpu_type": "a100"}),
