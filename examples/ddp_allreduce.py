@@ -3,7 +3,7 @@
 Each rank prints what it saw; the sum must be world_size * (world_size - 1) / 2:
 
     srun python examples/ddp_allreduce.py
-    srun --ntasks-per-node=1 torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 \\
+    srun -n $SLURM_NNODES --ntasks-per-node=1 torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 \\
         --rdzv-backend=c10d --rdzv-endpoint=$MASTER_ADDR:$MASTER_PORT examples/ddp_allreduce.py
 """
 
