@@ -75,7 +75,7 @@ def test_the_controller_refuses_a_distribution_it_does_not_know(distribution: st
 
 
 def test_a_step_bigger_than_its_job_is_refused_in_slurms_words() -> None:
-    with pytest.raises(InvalidRequest, match="^More processors requested than permitted$"):
+    with pytest.raises(InvalidRequest, match=r"^More processors requested than permitted$"):
         layout(ntasks=5)
     with pytest.raises(InvalidRequest) as err:
         layout(ntasks=1, gpus=1)
