@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 
-from cli import jobflags
+from cli import cmdcheck, jobflags
 from cli.alloc import allocate, immediate, release
 from cli.common import CommandError, client_config, parse_or_exit, run
 from cli.helptext import HELP, USAGE
@@ -156,7 +156,7 @@ def check_command_options(values: dict[str, object]) -> None:
     """
     if "kill_command" in values:
         try:
-            optcheck.check("kill-command", str(values["kill_command"] or ""))
+            cmdcheck.check("kill-command", str(values["kill_command"] or ""))
         except optcheck.OptionError as err:
             raise option_error(PROG, err) from None
     check_x11(values)

@@ -18,7 +18,7 @@ import os
 import sys
 import time
 
-from cli import jobflags
+from cli import cmdcheck, jobflags
 from cli.alloc import allocate, immediate, release
 from cli.common import (
     CommandError,
@@ -43,7 +43,7 @@ from cli.stepspec import (
 )
 from cli.submit import CLIENT_ERROR, check_clusters, check_gres, parse_count, report_test
 from cli.terminal import pty_window
-from minislurm import hostlist, optcheck
+from minislurm import hostlist
 from minislurm.h2grpc import RpcError
 
 TYPE_CHECKING = False
@@ -194,7 +194,7 @@ def srun(argv: list[str]) -> int:
         PROG, OPTIONS, argv, True, HELP[PROG], USAGE[PROG], usage_status=CLIENT_ERROR
     )
     if str(cli.get("mpi", "")).lower() == "list":
-        print("MPI plugin types are...", *(f"\t{t}" for t in optcheck.MPI_TYPES), sep="\n")
+        print("MPI plugin types are...", *(f"\t{t}" for t in cmdcheck.MPI_TYPES), sep="\n")
         print("specific pmix plugin versions available: pmix_v4")
         return 0
     if not command:

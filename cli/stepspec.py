@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cli import jobflags
+from cli import cmdcheck, jobflags
 from cli.common import CommandError
 from cli.submit import (
     CLIENT_ERROR,
@@ -80,17 +80,17 @@ def check_command_options(values: dict[str, object]) -> None:
     Raises:
         CommandError: a value Slurm rejects.
     """
-    for long in optcheck.COMMAND_OPTIONS:
+    for long in cmdcheck.COMMAND_OPTIONS:
         value = values.get(long.replace("-", "_"))
         if value is None:
             continue
         try:
-            optcheck.check(long, "" if value is True else str(value))
+            cmdcheck.check(long, "" if value is True else str(value))
         except optcheck.OptionError as err:
             raise option_error(PROG, err) from None
     if "cpu_bind" in values:
         sys.stderr.write("srun: cluster configuration lacks support for cpu binding\n")
-    for line in optcheck.compress_warnings(str(values.get("compress") or "")):
+    for line in cmdcheck.compress_warnings(str(values.get("compress") or "")):
         sys.stderr.write(f"srun: {line}\n")
     check_x11(values)
     for key in ("prolog", "epilog"):

@@ -70,7 +70,16 @@ def count(text: str, option: str, least: int = 1) -> int:
     return int(word)
 
 
-def _counter(option: str, least: int = 1) -> Callable[[str], str]:
+def counter(option: str, least: int = 1) -> Callable[[str], str]:
+    """A check of a whole number of at least ``least`` (Slurm's ``parse_int``).
+
+    Args:
+        option: the long name.
+        least: the smallest value allowed.
+
+    Returns:
+        The check, which returns the number as text.
+    """
     return lambda text: str(count(text, f"--{option}", least))
 
 
@@ -357,10 +366,10 @@ JOB_OPTIONS: dict[str, Callable[[str], str]] = {
     "constraint": _free,
     "container": _free,
     "contiguous": _flag,
-    "core-spec": _counter("core-spec", least=0),
-    "cores-per-socket": _counter("cores-per-socket"),
+    "core-spec": counter("core-spec", least=0),
+    "cores-per-socket": counter("cores-per-socket"),
     "cpu-freq": check_cpu_freq,
-    "cpus-per-gpu": _counter("cpus-per-gpu"),
+    "cpus-per-gpu": counter("cpus-per-gpu"),
     "delay-boot": _minutes("delay-boot"),
     "distribution": check_distribution,
     "extra-node-info": check_extra_node_info,
@@ -374,11 +383,11 @@ JOB_OPTIONS: dict[str, Callable[[str], str]] = {
     "mcs-label": _free,
     "mem-bind": check_mem_bind,
     "mem-per-gpu": _size("mem-per-gpu"),
-    "mincpus": _counter("mincpus"),
+    "mincpus": counter("mincpus"),
     "network": _free,
     "no-kill": check_no_kill,
-    "ntasks-per-core": _counter("ntasks-per-core"),
-    "ntasks-per-socket": _counter("ntasks-per-socket"),
+    "ntasks-per-core": counter("ntasks-per-core"),
+    "ntasks-per-socket": counter("ntasks-per-socket"),
     "overcommit": _flag,
     "oversubscribe": _flag,
     "power": _free,
@@ -387,11 +396,11 @@ JOB_OPTIONS: dict[str, Callable[[str], str]] = {
     "profile": check_profile,
     "propagate": check_propagate,
     "reboot": _flag,
-    "sockets-per-node": _counter("sockets-per-node"),
+    "sockets-per-node": counter("sockets-per-node"),
     "spread-job": _flag,
     "switches": check_switches,
-    "thread-spec": _counter("thread-spec"),
-    "threads-per-core": _counter("threads-per-core"),
+    "thread-spec": counter("thread-spec"),
+    "threads-per-core": counter("threads-per-core"),
     "time-min": _minutes("time-min"),
     "tmp": _size("tmp"),
     "use-min-nodes": _flag,
@@ -400,123 +409,11 @@ JOB_OPTIONS: dict[str, Callable[[str], str]] = {
 }
 
 
-def check_accel_bind(text: str) -> str:
-    """srun ``--accel-bind``: the letters g, m, n and v."""
-    if not text or any(letter not in "gmnv" for letter in text):
-        raise invalid("accel-bind")
-    return text
-
-
-def check_cpu_bind(text: str) -> str:
-    """srun ``--cpu-bind=[{quiet|verbose},]type``: no CPU is bound here (TaskPlugin=task/none)."""
-    if text.lower() == "help":
-        raise OptionError(
-            status=1, output="CPU bind options not supported with current configuration\n"
-        )
-    words = text.split(",")
-    while len(words) > 1 and words[0].lower() in ("quiet", "q", "verbose", "v"):
-        words.pop(0)
-    kind, colon, rest = ",".join(words).partition(":")
-    allowed = {"quiet", "q", "verbose", "v", "none", "no", "rank", "sockets", "cores", "threads"}
-    allowed |= {"ldoms", "boards", "rank_ldom"}
-    listed = kind.lower() in ("map_cpu", "mask_cpu", "map_ldom", "mask_ldom") and rest
-    if not listed and (colon or kind.lower() not in allowed):
-        raise OptionError(
-            "cluster configuration lacks support for cpu binding",
-            f'error: unrecognized --cpu-bind argument "{kind}"',
-            "fatal: Failed to parse --cpu-bind= values.",
-            status=1,
-        )
-    return text
-
-
-MPI_TYPES = ("pmix", "none", "cray_shasta", "pmi2")
-
-
-def check_mpi(text: str) -> str:
-    """srun ``--mpi``: one of the MPI plugin types (tasks get no PMI server here)."""
-    if text.lower() not in MPI_TYPES and text.lower() != "pmix_v4":
-        raise OptionError(
-            f"error: Couldn't find the specified plugin name for mpi/{text} looking at all files",
-            f"error: cannot find mpi plugin for mpi/{text}",
-            f"error: MPI: Cannot create context for mpi/{text}",
-            "error: MPI: Unable to load any plugin",
-            f"error: Invalid MPI type '{text}', --mpi=list for acceptable types",
-            status=1,
-        )
-    return text
-
-
-def check_het_group(text: str) -> str:
-    """srun ``--het-group``: component indices and ranges (``0``, ``0-2,4``)."""
-    for word in text.split(","):
-        low, _, high = word.partition("-")
-        if not low.isdigit() or (high and not high.isdigit()):
-            raise OptionError(
-                f"error: _parse_single_range: Invalid range: `{text}'",
-                f"error: Invalid --het-group value: {text}",
-                status=1,
-            )
-    return text
-
-
-def check_kill_command(text: str) -> str:
-    """salloc ``--kill-command[=signal]``."""
-    if text:
-        try:
-            units.parse_signal(text)
-        except ValueError:
-            raise invalid("kill-command") from None
-    return text
-
-
-def check_send_libs(text: str) -> str:
-    """srun ``--send-libs[=yes|no]``."""
-    if text and text.lower() not in ("yes", "y", "no", "n"):
-        raise invalid("send-libs")
-    return text
-
-
-def compress_warnings(text: str) -> list[str]:
-    """srun ``--compress[=type]``: an unknown type is warned about and ignored, as in Slurm.
-
-    Args:
-        text: the value.
-
-    Returns:
-        The warning, if any.
-    """
-    if text and text.lower() not in ("lz4", "zlib", "none"):
-        return [f"error: Compression type '{text}' unknown, disabling compression support."]
-    return []
-
-
-# Options of srun and salloc that concern only the command (or a step).
-COMMAND_OPTIONS: dict[str, Callable[[str], str]] = {
-    "accel-bind": check_accel_bind,
-    "bcast": _free,
-    "bcast-exclude": _free,
-    "cpu-bind": check_cpu_bind,
-    "epilog": _free,
-    "het-group": check_het_group,
-    "kill-command": check_kill_command,
-    "mpi": check_mpi,
-    "msg-timeout": _counter("msg-timeout"),
-    "prolog": _free,
-    "resv-ports": lambda text: str(count(text, "--resv-port")) if text else text,
-    "send-libs": check_send_libs,
-    "slurmd-debug": _free,
-    "task-epilog": _free,
-    "task-prolog": _free,
-    "threads": _counter("threads"),
-}
-
-
 def check(option: str, value: str) -> str:
     """Check one option's value as Slurm's client does.
 
     Args:
-        option: the long name (a key of :data:`JOB_OPTIONS` or :data:`COMMAND_OPTIONS`).
+        option: the long name (a key of :data:`JOB_OPTIONS`).
         value: the value as given ("" for a flag).
 
     Returns:
@@ -524,6 +421,6 @@ def check(option: str, value: str) -> str:
 
     Raises:
         OptionError: Slurm's message and exit status.
-        KeyError: not an option accepted without effect.
+        KeyError: not an option kept with a job.
     """
-    return (JOB_OPTIONS.get(option) or COMMAND_OPTIONS[option])(value)
+    return JOB_OPTIONS[option](value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from cli import cmdcheck
 from ctld.joboptions import check_against_nodes, checked_options
 from ctld.state import ClusterState
 from minislurm import optcheck
@@ -147,8 +148,9 @@ def test_slurm_accepts_these_values_and_so_do_we_and_the_kept_value_checks_again
 def test_slurm_refuses_these_values_with_its_words_and_status(
     option: str, value: str, lines: list[str] | None, status: int
 ) -> None:
+    check = cmdcheck.check if option in cmdcheck.COMMAND_OPTIONS else optcheck.check
     with pytest.raises(optcheck.OptionError) as err:
-        optcheck.check(option, value)
+        check(option, value)
     if lines is not None:
         assert list(err.value.lines) == lines
     assert err.value.status == status
