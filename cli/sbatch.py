@@ -18,12 +18,13 @@ import time
 from cli import jobflags
 from cli.common import CommandError, call, client_config, parse_or_exit, rpc_message, run
 from cli.helptext import HELP, USAGE
-from cli.jobspec import job_fields, option_text
+from cli.jobspec import job_fields
 from cli.submit import (
     CLIENT_ERROR,
     check_clusters,
     check_gres,
     error_status,
+    option_text,
     parse_export,
     report_test,
 )

@@ -22,6 +22,20 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 
+def option_text(values: dict[str, object], key: str) -> str | None:
+    """An option's value as text.
+
+    Args:
+        values: the merged options.
+        key: the option's destination name.
+
+    Returns:
+        The text, or None when the option was not given.
+    """
+    value = values.get(key)
+    return None if value is None else str(value)
+
+
 def job_identity() -> dict[str, object]:
     """The submitter's identity and context, as JobSpec fields.
 

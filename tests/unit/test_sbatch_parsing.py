@@ -9,13 +9,8 @@ from __future__ import annotations
 import pytest
 
 from cli.common import CommandError
-from cli.jobspec import (
-    accepted_options,
-    gpu_fields,
-    job_fields,
-    notice_fields,
-    resource_fields,
-)
+from cli.gpuspec import gpu_fields
+from cli.jobspec import accepted_options, job_fields, notice_fields, resource_fields
 from cli.opts import parse
 from cli.sbatch import OPTIONS, check_script, directives, split_words
 from cli.submit import parse_export, parse_node_range
