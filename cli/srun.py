@@ -31,12 +31,12 @@ from cli.common import (
 )
 from cli.helptext import HELP, USAGE
 from cli.jobspec import allocation_spec
+from cli.multiprog import multi_prog
 from cli.steprun import StepRun, install_signal_pipe
 from cli.stepspec import (
     check_command_options,
     launch_request,
     merged_values,
-    multi_prog,
     open_mode,
     seconds,
     step_spec,
