@@ -285,7 +285,8 @@ class StepRun:
                 self.never_ran.add(task)
             self.exits[task] = (int(event.exit_code), int(event.signal))
             self.first_exit = self.first_exit or time.monotonic()
-            self._say_exit(link, task)  # as it happens, as Slurm's srun says it
+            if self.raw is None:  # a terminal in raw mode hears it at the end
+                self._say_exit(link, task)  # as it happens, as Slurm's srun says it
             bad = event.exit_code or event.signal
             if bad and self.kill_on_bad_exit and not self.killed:
                 _say(self.prog, f"launch/slurm: _step_signal: Terminating {self._step_name()}")
