@@ -5,7 +5,7 @@ As Slurm's clients do, they submit a job without a batch script, wait
 at once), and end it themselves when their work is done (CompleteJob), or
 cancel it when interrupted while it waits.
 
-Imports cli.common and minislurm's lean modules.
+Imports cli.common, cli.submit and minislurm's lean modules.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ fields built here. A value that does not parse is rejected with Slurm's
 message and exit status (255 for most values, 1 for counts); the
 controller validates everything again.
 
-Imports cli.common, cli.submit, cli.timespec and minislurm's lean modules only.
+Imports cli.common, cli.gpuspec, cli.submit, cli.timespec and minislurm's lean modules only.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ runs on the job's first node, in the job's interactive step. With
 ``--no-shell`` salloc runs nothing: it says the allocation was granted and
 leaves it to ``srun --jobid`` until its time limit or ``scancel``.
 
-Imports cli.common, cli.jobflags, cli.jobspec, cli.submit and cli.alloc.
+Imports cli.alloc, cli.cmdcheck, cli.common, cli.helptext, cli.jobflags, cli.jobspec,
+cli.submit and minislurm's lean modules.
 """
 
 from __future__ import annotations

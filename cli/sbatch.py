@@ -1,12 +1,15 @@
 """sbatch: submit a batch script.
 
 Options come from ``#SBATCH`` lines at the top of the script (up to the
-first line that is neither blank nor a comment), then from the command
-line, which wins. Everything after the script's name is passed to the
-script. Values that cannot be parsed are rejected here, as Slurm's client
-does (exit 255); the controller validates everything again.
+first line that is neither blank nor a comment), then from the input
+environment variables (``SBATCH_*``), then from the command line, each
+overriding the one before. Everything after the script's name is passed to
+the script. Values that cannot be parsed are rejected here, as Slurm's
+client does (exit 255, or 1 for counts); the controller validates
+everything again.
 
-Imports cli.common, cli.opts, cli.jobspec, cli.submit and minislurm's lean modules only.
+Imports cli.common, cli.helptext, cli.jobflags, cli.jobspec, cli.submit and minislurm's lean
+modules only.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ reads its input environment variables as options (the task geometry of the
 surrounding allocation among them: ``SLURM_NTASKS``, ``SLURM_NNODES``...),
 the command line overriding them (cli/stepspec.py).
 
-Imports cli.common, cli.jobflags, cli.jobspec, cli.stepspec, cli.submit, cli.alloc, cli.steprun,
-cli.terminal.
+Imports cli.alloc, cli.cmdcheck, cli.common, cli.helptext, cli.jobflags, cli.jobspec,
+cli.multiprog, cli.steprun, cli.stepspec, cli.submit, cli.terminal and minislurm's lean modules.
 """
 
 from __future__ import annotations

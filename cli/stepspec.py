@@ -8,7 +8,7 @@ dropped, and fewer tasks than nodes shrink the node count, each with
 Slurm's warning. Options that concern srun alone (``--cpu-bind``,
 ``--mpi``...) are checked and have no effect.
 
-Imports cli.common, cli.jobflags, cli.submit and minislurm's lean modules.
+Imports cli.cmdcheck, cli.common, cli.jobflags, cli.submit and minislurm's lean modules.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Who is submitting, which environment travels with the job, and the
 client-side parsing of counts, as Slurm's ``slurm_opt.c`` does it.
 
-Imports cli.common and the standard library.
+Imports cli.common, the standard library and (lazily) minislurm's lean modules.
 """
 
 from __future__ import annotations
