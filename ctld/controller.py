@@ -933,6 +933,7 @@ class Controller:
             if step_id in self.state.steps.get(job.job_id, {}):
                 raise InvalidRequest(stepops.DUPLICATE)
             spec = stepops.interactive_spec(spec, job)
+        stepops.check_gpu_type(spec, [self.state.nodes[n] for n in job.allocation.node_names])
         step = stepops.place_step(spec, job, self.state.running_steps(job.job_id), step_id, now)
         with self._transaction() as s:
             repo.save_step(s, step, new=True)

@@ -213,7 +213,7 @@ def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: Cluste
 
 def _check_text(spec: pb.JobSpec, max_script_size: int) -> None:
     texts = [spec.name, spec.work_dir, spec.stdout, spec.stderr, spec.stdin, spec.command]
-    texts += [spec.comment, spec.mail_user, *spec.options, *spec.options.values()]
+    texts += [spec.comment, spec.mail_user, spec.gpu_type, *spec.options, *spec.options.values()]
     texts += list(spec.argv) + list(spec.environment) + list(spec.environment.values())
     if any("\0" in t for t in texts):
         raise rejected("Invalid NUL character in job description")

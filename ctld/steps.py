@@ -24,6 +24,7 @@ from minislurm.errors import InvalidRequest, MinislurmError
 from minislurm.model import (
     Allocation,
     Job,
+    Node,
     NodeView,
     ResourceRequest,
     Step,
@@ -226,6 +227,28 @@ def _why_never(spec: pb.StepSpec, req: ResourceRequest, alloc: Allocation) -> st
     if req.ntasks * req.cpus_per_task > alloc.cpus:
         return "More processors requested than permitted"
     return NOT_AVAILABLE
+
+
+def check_gpu_type(spec: pb.StepSpec, nodes: list[Node]) -> None:
+    """A step naming a GPU type (``--gpus=a100:1``, ``--gres=gpu:a100:1``) needs its job's
+    nodes to have GPUs of that type only.
+
+    Args:
+        spec: what srun asked for.
+        nodes: the job's nodes.
+
+    Raises:
+        InvalidRequest: another type, or GPUs of two types asked.
+    """
+    try:
+        kinds = {kind for name, kind, _ in units.parse_gres(spec.gres) if name == "gpu" and kind}
+    except ValueError:
+        raise InvalidRequest(INVALID_GRES) from None
+    kinds |= {spec.gpu_type} - {""}
+    if len(kinds) > 1:
+        raise InvalidRequest(INVALID_GRES)
+    if kinds and any(set(node.gpu_types) != kinds for node in nodes):
+        raise InvalidRequest(NOT_AVAILABLE)
 
 
 def check_distribution(spec: pb.StepSpec) -> None:

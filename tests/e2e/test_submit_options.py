@@ -269,6 +269,17 @@ def test_a_gpu_type_places_the_job_on_nodes_with_that_type(typed_cluster: TestCl
     typed_cluster.run("scancel", str(job_id))
 
 
+def test_a_step_asks_for_the_gpu_type_of_its_job(typed_cluster: TestCluster) -> None:
+    script = "#!/bin/bash\nsrun --gpus=a100:1 printenv SLURMD_NODENAME\nsrun --gpus=v100:1 true\n"
+    job_id = typed_cluster.sbatch("--gres=gpu:a100:1", script=script)
+    typed_cluster.wait_state(job_id, timeout=60)
+    assert (typed_cluster.workdir / f"slurm-{job_id}.out").read_text() == (
+        "n1\n"
+        f"srun: error: Unable to create step for job {job_id}: Requested node configuration"
+        " is not available\n"
+    )
+
+
 def test_gpus_of_two_types_in_one_request_are_refused(typed_cluster: TestCluster) -> None:
     result = typed_cluster.run("sbatch", "--gres=gpu:a100:1", "--gpus=v100:1", "--wrap=true")
     assert (result.rc, result.err) == (

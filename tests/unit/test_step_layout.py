@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ctld.steps import arbitrary_ranks, assign_tasks, place_step
+from ctld.steps import arbitrary_ranks, assign_tasks, check_gpu_type, place_step
 from minislurm.errors import InvalidRequest
-from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest
+from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 
@@ -83,3 +83,14 @@ def test_a_step_bigger_than_its_job_is_refused_in_slurms_words() -> None:
         "Step requested GRES but job doesn't have GRES\n"
         "Invalid generic resource (gres) specification"
     )
+
+
+def test_a_step_naming_a_gpu_type_needs_its_jobs_nodes_of_that_type() -> None:
+    a100 = [Node("n1", 8, 8000, (0, 1), ("gpu",), gpu_types=("a100",))]
+    check_gpu_type(pb.StepSpec(gpu_type="a100"), a100)
+    check_gpu_type(pb.StepSpec(gres="gpu:a100:1"), a100)
+    check_gpu_type(pb.StepSpec(gres="gpu:1"), a100)
+    with pytest.raises(InvalidRequest, match="Requested node configuration is not available"):
+        check_gpu_type(pb.StepSpec(gpu_type="v100"), a100)
+    with pytest.raises(InvalidRequest, match="Invalid generic resource"):
+        check_gpu_type(pb.StepSpec(gpu_type="a100", gres="gpu:v100:1"), a100)
