@@ -261,7 +261,13 @@ def test_allocation(spec: dict[str, object]) -> int:
     try:
         reply = call("SubmitJob", spec={**spec, "test_only": True})
     except RpcError as err:
-        sys.stderr.write(f"allocation failure: {rpc_message(err).split(chr(10))[-1]}\n")
+        *details, failure = rpc_message(err).split("\n")
+        for line in details:
+            sys.stderr.write(f"srun: error: {line}\n")
+        sys.stderr.write(f"allocation failure: {failure}\n")  # Slurm's srun says it so
+        return 1
+    if not reply.expected_start:
+        sys.stderr.write("allocation failure: Requested node configuration is not available\n")
         return 1
     return report_test(PROG, reply)
 
