@@ -305,7 +305,7 @@ def parse_nice(text: str) -> int:
     digits = word[len(sign) :]
     digits = digits[: len(digits) - len(digits.lstrip("0123456789"))] or "0"
     nice = int(sign + digits)
-    if abs(nice) > 2147483645:
+    if abs(nice) > jobopts.NICE_LIMIT:
         raise CommandError(
             "error: Invalid --nice value, out of range (+/- 2147483645)", CLIENT_ERROR
         )

@@ -31,7 +31,6 @@ from minislurm import jobopts, units
 from minislurm.arrays import parse_job_ref
 from minislurm.h2grpc import RpcError
 
-NICE_LIMIT = 2147483645  # NICE_OFFSET - 3
 ALL_NODES = 0xFFFFFFFF  # NumNodes=ALL
 UINT32_MAX = 0xFFFFFFFF
 
@@ -74,8 +73,8 @@ def parse_nice(text: str) -> int:
         Abort: out of Slurm's range.
     """
     number = _strtol(text)
-    if abs(number) > NICE_LIMIT:
-        raise _error(f"Nice value out of range (+/- {NICE_LIMIT}). Value ignored")
+    if abs(number) > jobopts.NICE_LIMIT:
+        raise _error(f"Nice value out of range (+/- {jobopts.NICE_LIMIT}). Value ignored")
     return number
 
 

@@ -1140,8 +1140,11 @@ class Controller:
             JobNotFound: no such job.
             PermissionDenied: not the job's owner.
             InvalidTransition: a batch job (it ends when its script does).
+            InvalidRequest: an exit code or signal no process can end with.
         """
         job = self._owned_job(request.job_id, request.requester_uid)
+        if not (0 <= request.exit_code <= 255 and 0 <= request.signal < 128):
+            raise InvalidRequest(f"Invalid exit status {request.exit_code}:{request.signal}")
         if job.batch:
             raise InvalidTransition("Only an allocation without a batch script can be completed")
         if job.state is JobState.PENDING:

@@ -268,7 +268,7 @@ def build_job(
     check_satisfiable(req, part, state)
     if spec.nice < 0 and spec.uid != 0:
         raise rejected("Access/permission denied: only root may set a negative nice value")
-    if abs(spec.nice) > 2147483645:
+    if abs(spec.nice) > jobopts.NICE_LIMIT:
         raise rejected("Invalid nice value")
     if spec.HasField("time_limit"):
         limit = spec.time_limit or INFINITE

@@ -266,6 +266,8 @@ def _nice(job: Job, change: Change) -> Job:
         return job
     if change.request.nice < 0 and not change.operator:
         raise PermissionDenied(DENIED)
+    if abs(change.request.nice) > jobopts.NICE_LIMIT:
+        raise InvalidRequest("Invalid nice value")
     return replace(job, nice=change.request.nice)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from minislurm import units
 
+NICE_LIMIT = 2147483645  # --nice and Nice=: at most this far from 0 (Slurm's NICE_OFFSET - 3)
 DEFAULT_WARN_TIME = 60  # seconds, when --signal has no @time
 MAX_WARN_TIME = 0xFFFF  # Slurm keeps it in 16 bits
 

@@ -306,3 +306,34 @@ def test_malformed_rpc_fields_are_rejected_by_the_controller(cluster: TestCluste
                 client.call("SubmitJob", spec={**good, **change})
             assert err.value.code == "INVALID_ARGUMENT", change
         assert len(client.call("GetJobs", all_states=True).jobs) == before
+
+
+def test_a_release_or_update_out_of_range_is_refused_and_every_job_still_lists(
+    cluster: TestCluster,
+) -> None:
+    """An exit status no process ends with, or a nice beyond Slurm's range, is refused:
+    stored, it broke every later listing of the jobs (found by test_fuzz_rpc)."""
+    from cli.submit import job_identity
+    from minislurm import auth
+    from minislurm.conffile import read_controller_address
+    from minislurm.ctlclient import ControllerClient
+    from minislurm.h2grpc import RpcError
+
+    host, port = read_controller_address(cluster.local.conf_path)
+    signer = auth.signer_for(cluster.local.conf_path)
+    spec = {**job_identity(), "name": "x", "batch": False, "ntasks": 1, "command": "true"}
+    with ControllerClient(host, port, timeout=10, signer=signer) as client:
+        job_id = int(client.call("SubmitJob", spec={**spec, "work_dir": "/tmp"}).job_id)
+        cluster.wait_state(job_id, "RUNNING")
+        for status in ({"exit_code": -2147483648}, {"exit_code": 256}, {"signal": -1}):
+            with pytest.raises(RpcError) as err:
+                client.call("CompleteJob", job_id=job_id, requester_uid=0, **status)
+            assert err.value.code == "INVALID_ARGUMENT", status
+        for nice in (-2147483648, 2147483646):
+            with pytest.raises(RpcError) as err:
+                client.call("UpdateJob", job_id=job_id, requester_uid=0, nice=nice)
+            assert err.value.code == "INVALID_ARGUMENT", nice
+        assert cluster.job(job_id)["JobState"] == "RUNNING"
+        client.call("CompleteJob", job_id=job_id, requester_uid=0, exit_code=3)
+        listed = client.call("GetJobs", all_states=True).jobs
+    assert any(j.job_id == job_id and j.exit_code == 3 for j in listed)
