@@ -9,6 +9,7 @@ of what is left to make Slurm-compatible.
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 
@@ -18,6 +19,10 @@ from .conftest import TALLY
 from .harness import ClusterStuck, Run, Runner, SetupFailed
 
 CASES = load_all()
+
+# The oracle ran every case as root (holds are an administrator's, nodes are drained):
+# another user's view of the same commands differs from the recording.
+pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="the cases were recorded as root")
 
 
 @functools.cache
