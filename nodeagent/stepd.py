@@ -231,11 +231,28 @@ _CANCEL_WHY = {
 }
 
 
-def _cancel_line(what: str, node: str, request: dict[str, object]) -> str:
+def error_line(node: str, text: str) -> bytes:
+    """A line of stepd's own in a job's or a task's output: ``slurmstepd-n1: error: ...``.
+
+    Args:
+        node: the node's name.
+        text: what went wrong.
+
+    Returns:
+        The line, encoded.
+    """
+    return f"slurmstepd-{node}: error: {text}\n".encode()
+
+
+def _cancel_line(what: str, node: str, request: dict[str, object]) -> bytes:
     """Slurm's ``*** JOB 12 ON n1 CANCELLED AT ... ***`` line (``what`` = "JOB 12", "STEP 12.0")."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(float(request["time"])))  # type: ignore[arg-type]
     why = _CANCEL_WHY.get(str(request.get("outcome", "")), "")
-    return f"slurmstepd-{node}: error: *** {what} ON {node} CANCELLED AT {stamp}{why} ***\n"
+    return error_line(node, f"*** {what} ON {node} CANCELLED AT {stamp}{why} ***")
+
+
+def _chdir_failed(path: str, error: OSError) -> str:
+    return f"couldn't chdir to `{path}': {error.strerror}: going to /tmp instead"
 
 
 def _exit_of(status: int | None) -> tuple[int, int]:
@@ -276,18 +293,15 @@ class Step:
         try:
             os.chdir(workdir)
         except OSError as error:
-            os.write(
-                err,
-                f"slurmstepd: error: couldn't chdir to `{workdir}': "
-                f"{error.strerror}: going to /tmp instead\n".encode(),
-            )
+            # Slurm's stepd says it twice: of its own chdir, then of the script's.
+            os.write(err, error_line(str(self.job["node"]), _chdir_failed(workdir, error)) * 2)
             os.chdir("/tmp")
         env = {str(k): str(v) for k, v in dict(self.job["env"]).items()}  # type: ignore[call-overload]
         argv = [str(a) for a in list(self.job["argv"])]  # type: ignore[call-overload]
         self.start_time = time.time()
         pid = os.fork()
         if pid == 0:
-            self._exec_child(argv, env, stdin, out, err)
+            self._exec_child(argv, env, stdin, out, err, str(self.job["node"]))
         self.pid = pid
         self.usage.track(pid, 0)
         for fd in {stdin, out}:
@@ -295,7 +309,9 @@ class Step:
                 os.close(fd)
 
     @staticmethod
-    def _exec_child(argv: list[str], env: dict[str, str], stdin: int, out: int, err: int) -> None:
+    def _exec_child(
+        argv: list[str], env: dict[str, str], stdin: int, out: int, err: int, node: str
+    ) -> None:
         try:
             os.setpgid(0, 0)
             for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE):
@@ -307,7 +323,7 @@ class Step:
             env["SLURM_TASK_PID"] = str(os.getpid())
             os.execve(argv[0], argv, env)
         except OSError as error:
-            os.write(2, f"slurmstepd: error: execve(): {argv[0]}: {error.strerror}\n".encode())
+            os.write(2, error_line(node, f"execve(): {argv[0]}: {error.strerror}"))
         os._exit(127)
 
     def descendants(self) -> list[int]:
@@ -328,7 +344,7 @@ class Step:
         self.killing = request
         line = _cancel_line(f"JOB {self.job['job_id']}", str(self.job["node"]), request)
         if self.err_fd >= 0:
-            _try(os.write, self.err_fd, line.encode())
+            _try(os.write, self.err_fd, line)
         self.signal_all(signal.SIGCONT)
         self.signal_all(signal.SIGTERM)
         self.kill_deadline = time.monotonic() + float(request.get("kill_wait", 30))  # type: ignore[arg-type]
@@ -682,6 +698,7 @@ class StepSupervisor:
     ) -> None:
         self.stepdir = stepdir
         self.job = job
+        self.node = str(job.get("node", ""))
         self.link = link
         cwd = str(job.get("cwd") or "/tmp")
         self.tasks = [TaskRun(d, cwd) for d in job["tasks"]]  # type: ignore[attr-defined]
@@ -721,6 +738,11 @@ class StepSupervisor:
                 ready.append((task, *self._streams(task)))
             except SetupError as error:
                 self._never_ran(task, str(error), error.code)
+        cwd = str(self.job.get("cwd") or "/tmp")
+        try:
+            os.chdir(cwd)
+        except OSError as error:  # then each task says it again, as with Slurm's stepd
+            self._say_error(_chdir_failed(cwd, error))
         for task, fds, close in ready:
             try:
                 self._spawn(task, fds)
@@ -795,18 +817,14 @@ class StepSupervisor:
             program = find_program(task.argv[0], task.env.get("PATH", os.defpath))
         except OSError as error:
             message = f"execve(): {task.argv[0]}: {error.strerror}"
-            _try(os.write, fds[2], f"slurmstepd: error: {message}\n".encode())
-            self._never_ran(task, message, error.errno or 1)  # Slurm's exit code: errno
+            # On the task's own stderr, before its exit, and only there (srun says no more).
+            self._write_stderr(task, error_line(self.node, message))
+            self._never_ran(task, message, error.errno or 1, said=True)  # exit code: errno
             return
         try:
             os.chdir(task.cwd)
         except OSError as error:
-            _try(
-                os.write,
-                fds[2],
-                f"slurmstepd: error: couldn't chdir to `{task.cwd}': "
-                f"{error.strerror}: going to /tmp instead\n".encode(),
-            )
+            self._say_error(_chdir_failed(task.cwd, error))
             os.chdir("/tmp")
         env = {**task.env, "SLURM_STEPD_NOFILE": str(_NOFILE[0])}
         argv = ["/bin/sh", "-c", _SHIM, program, *task.argv[1:]]
@@ -836,10 +854,11 @@ class StepSupervisor:
         self.usage.track(pid, task.task_id)
         self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
 
-    def _never_ran(self, task: TaskRun, message: str, code: int) -> None:
+    def _never_ran(self, task: TaskRun, message: str, code: int, said: bool = False) -> None:
+        """A task that could not start ends with ``code``; srun says why unless stepd ``said``."""
         _log(f"task {task.task_id}: {message}")
         task.error, task.code, task.ended = message, code, True
-        self._report_exit(task, EXIT.pack(code, 0) + message.encode())
+        self._report_exit(task, EXIT.pack(code, 0) + (b"" if said else message.encode()))
 
     def _report_exit(self, task: TaskRun, payload: bytes) -> None:
         """Send a task's EXITED; a pty task's once its terminal's output is all read.
@@ -1112,8 +1131,12 @@ class StepSupervisor:
             return
         self.cancel_said = True
         step = f"STEP {self.job['job_id']}.{self.job.get('step_text', self.job.get('step_id'))}"
-        line = _cancel_line(step, str(self.job.get("node", "")), request)
-        self._write_stderr(next(t for t in self.tasks if t.task_id == 0), line.encode())
+        line = _cancel_line(step, self.node, request)
+        self._write_stderr(next(t for t in self.tasks if t.task_id == 0), line)
+
+    def _say_error(self, text: str) -> None:
+        """An error of stepd's own, on the stderr of the node's first task (Slurm's stepd's)."""
+        self._write_stderr(self.tasks[0], error_line(self.node, text))
 
     def _write_stderr(self, task: TaskRun, data: bytes) -> None:
         """Something of stepd's own on a task's stderr (a pipe's frame, or its file)."""

@@ -276,7 +276,9 @@ def test_output_goes_to_files_opened_as_asked(tmp_path: Path) -> None:
     assert sorted((tmp_path / "shared").read_text().split()) == ["three", "two"]
 
 
-def test_a_task_that_cannot_exec_reports_why_and_the_others_run(tmp_path: Path) -> None:
+def test_a_task_that_cannot_exec_says_why_on_its_stderr_and_the_others_run(
+    tmp_path: Path,
+) -> None:
     env = {"PATH": PATH}
     tasks = [
         sh_task(0, "echo fine"),
@@ -293,12 +295,35 @@ def test_a_task_that_cannot_exec_reports_why_and_the_others_run(tmp_path: Path) 
     assert stream(events, 0) == b"fine\n" and stream(events, 3) == b"found in PATH\n"
     for task_id, name in ((1, "/nonexistent/prog"), (2, "no-such-command-here")):
         assert EventKind.STARTED not in [e.kind for e in events if e.task_id == task_id]
-        message = f"execve(): {name}: No such file or directory"
+        # Slurm's stepd's line, once, on the task's own stderr and before its exit;
+        # the exit (code: errno, ENOENT) carries no text for srun to repeat.
         error = stream(events, task_id, EventKind.STDERR)
-        assert error == f"slurmstepd: error: {message}\n".encode()
+        assert (
+            error == f"slurmstepd-n1: error: execve(): {name}: No such file or directory\n".encode()
+        )
         exited = exit_of(events, task_id)
-        assert (exited.exit_code, exited.error) == (2, message)  # Slurm: errno, ENOENT
+        assert (exited.exit_code, exited.error) == (2, "")
+        said = next(e for e in events if e.task_id == task_id and e.kind == EventKind.STDERR)
+        assert events.index(said) < events.index(exited)
     assert events[-1].kind == EventKind.DONE and events[-1].exit_code == 2
+
+
+def test_a_step_that_cannot_chdir_says_so_once_and_once_per_task_then_runs_in_tmp(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "missing"
+    tasks = [sh_task(0, "pwd"), sh_task(1, "pwd")]
+    spec = step_spec(tasks, missing)
+
+    async def body() -> list[StepEvent]:
+        return await collect(await start_step(str(tmp_path / "step"), spec))
+
+    events = run(body)
+    line = f"slurmstepd-n1: error: couldn't chdir to `{missing}': No such file or directory"
+    # As Slurm's stepd: its own chdir, then each task's, all on the first task's stderr.
+    assert stream(events, 0, EventKind.STDERR) == f"{line}: going to /tmp instead\n".encode() * 3
+    assert stream(events, 1, EventKind.STDERR) == b""
+    assert stream(events, 0) == stream(events, 1) == b"/tmp\n"
 
 
 def test_a_task_ending_early_leaves_the_others_running(tmp_path: Path) -> None:
