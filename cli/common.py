@@ -195,7 +195,7 @@ def parse_or_exit(
         stop_at_positional: see :func:`cli.opts.parse`.
         help_text: what ``--help`` prints.
         usage_text: what ``--usage`` prints (default: the help).
-        try_help: add getopt's ``Try "<prog> --help"`` line (sacct does not).
+        try_help: add getopt's ``Try "<prog> --help"`` line (sacct and sstat do not).
         usage_status: the exit status of a bad command line (sbatch, srun
             and salloc exit 255).
 

@@ -305,7 +305,9 @@ def run(values: dict[str, object], rest: list[str]) -> int:
 
 
 def _sstat(argv: list[str]) -> int:
-    values, rest = common.parse_or_exit(PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE)
+    values, rest = common.parse_or_exit(
+        PROG, OPTIONS, argv, help_text=HELP, usage_text=USAGE, try_help=False
+    )
     return run(values, rest)
 
 
