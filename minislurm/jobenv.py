@@ -307,6 +307,10 @@ def task_environment(
     nnodes = len(step.tasks_per_node)
     env = dict(base)
     env.update(job_node_variables(job, ctx))
+    # Slurm sets SLURM_JOB_GPUS for the batch script alone: a task has srun's, if any.
+    env.pop("SLURM_JOB_GPUS", None)
+    if "SLURM_JOB_GPUS" in base:
+        env["SLURM_JOB_GPUS"] = base["SLURM_JOB_GPUS"]
     torch = {
         "RANK": str(task.rank),
         "LOCAL_RANK": str(task.local_id),

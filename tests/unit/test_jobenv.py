@@ -374,3 +374,20 @@ def test_a_users_export_wins_in_a_step() -> None:
     ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
     env = task_environment(base, job, ctx, step, task, 0o022)
     assert (env["MASTER_ADDR"], env["MASTER_PORT"]) == ("head", "29500")
+
+
+def test_a_step_has_slurm_job_gpus_only_from_sruns_environment() -> None:
+    # Slurm sets it for the batch script alone: under salloc or a bare srun a task has
+    # none; in a batch job it has the batch script's value, even on another node.
+    job = n2_tpn4_gres4_job()
+    nodes = (NodeAlloc("n1", 4, 0, (0, 1, 2, 3), 4), NodeAlloc("n2", 4, 0, (4, 5, 6, 7), 4))
+    job = replace(job, allocation=Allocation(nodes))
+    step, task = _step_on("n2", 1)
+    step = replace(step, gpus_on_node=(4, 5, 6, 7))
+    task = replace(task, gpus=(4, 5, 6, 7))
+    ctx = NodeContext("n2", "n2", "anchor", "/c", "ctl", 6817)
+    alone = task_environment({}, job, ctx, step, task, 0o022)
+    assert "SLURM_JOB_GPUS" not in alone and alone["CUDA_VISIBLE_DEVICES"] == "4,5,6,7"
+    batch = batch_environment({}, job, CTX)
+    inside = task_environment(batch, job, ctx, step, task, 0o022)
+    assert inside["SLURM_JOB_GPUS"] == batch["SLURM_JOB_GPUS"] == "0,1,2,3"
