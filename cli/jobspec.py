@@ -375,14 +375,15 @@ def _check_combinations(prog: str, values: dict[str, object], kept: dict[str, st
 
 
 def allocation_spec(
-    prog: str, values: dict[str, object], argv: list[str], name: str
+    prog: str, values: dict[str, object], program: str, name: str
 ) -> dict[str, object]:
     """The JobSpec of an allocation srun or salloc makes (no batch script).
 
     Args:
         prog: srun or salloc.
         values: the merged options.
-        argv: the command to run in it.
+        program: the job's ``Command``: srun's program as given (its
+            ``--multi-prog`` file); none for salloc's, as Slurm records them.
         name: the job's name unless ``-J`` gives one.
 
     Returns:
@@ -402,7 +403,7 @@ def allocation_spec(
         batch=False,
         work_dir=os.path.normpath(os.path.join(cwd, option_text(values, "chdir") or "")),
         submit_dir=cwd,
-        command=" ".join(argv),
+        command=program,
         environment={},
     )
     return spec

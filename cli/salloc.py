@@ -122,7 +122,7 @@ def salloc(argv: list[str]) -> int:
         values.pop("chdir")  # the allocation's working directory is now this one
     quiet = bool(values.get("quiet"))
     name = "no-shell" if no_shell else "interactive"
-    spec = allocation_spec(PROG, values, [] if no_shell else command, name)
+    spec = allocation_spec(PROG, values, "", name)
     job = allocate(PROG, spec, quiet, immediate(values))
     job_id = int(job.job_id)
     if not quiet:

@@ -208,21 +208,24 @@ def srun(argv: list[str]) -> int:
     check_gres(
         str(values["gres"]) if "gres" in values else None, gpus_asked, client_config().gres_types
     )
+    program = command[0]
     if values.get("multi_prog"):
-        values.setdefault("job_name", os.path.basename(command[0]))
-        command = multi_prog(command[0])
+        values.setdefault("job_name", os.path.basename(program))
+        command = multi_prog(program)
     check_clusters(PROG, None if values.get("clusters") is None else str(values["clusters"]))
     if "jobid" in values and not values.get("test_only"):
         return run_step(values, command, parse_count(str(values["jobid"]), "--jobid"))
-    return run_in_allocation(values, command)
+    return run_in_allocation(values, command, program)
 
 
-def run_in_allocation(values: dict[str, object], command: list[str]) -> int:
+def run_in_allocation(values: dict[str, object], command: list[str], program: str) -> int:
     """srun outside an allocation: make one, run the step in it, release it.
 
     Args:
         values: the merged options.
         command: the command.
+        program: the program as given (the ``--multi-prog`` file): the job's
+            ``Command``, and its name unless ``-J`` gives one.
 
     Returns:
         srun's exit status.
@@ -233,7 +236,7 @@ def run_in_allocation(values: dict[str, object], command: list[str]) -> int:
         raise CommandError("error: must specify a node list with -Z, --no-allocate.")
     fit_nodelist(values)
     quiet = bool(values.get("quiet"))
-    spec = allocation_spec(PROG, values, command, os.path.basename(command[0]))
+    spec = allocation_spec(PROG, values, program, os.path.basename(program))
     if values.get("test_only"):
         return test_allocation(spec)
     job = allocate(PROG, spec, quiet, immediate(values))

@@ -89,8 +89,8 @@ def process(command: str, argv: list[str]) -> object:
     if command == "srun":
         values = merged_values(values, {})
         check_command_options(values)
-        return step_spec(values, ["true"], 1), allocation_spec("srun", values, ["true"], "true")
-    return allocation_spec("salloc", values, ["true"], "interactive")
+        return step_spec(values, ["true"], 1), allocation_spec("srun", values, "true", "true")
+    return allocation_spec("salloc", values, "", "interactive")
 
 
 @pytest.mark.parametrize("row", ROWS, ids=lambda r: f"{r['command']}-{r['option']}")
