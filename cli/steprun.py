@@ -6,6 +6,10 @@ as it arrives (raw with ``-u``; with ``N: `` labels under ``-l``); srun's
 stdin goes to task 0 (or every task). As Slurm 22.05's srun, Ctrl-C reports
 the tasks' states (cli/stepstatus.py) and a second one within a second
 aborts the step: SIGINT, then SIGKILL, and no more words about the tasks.
+SIGTERM, SIGHUP and SIGQUIT abort it too (the tasks' ends are still told);
+SIGCONT is only said. When a node says the step is being killed (scancel,
+the job's end), srun says how long it waits; a task killed otherwise gets
+"Force Terminated" at the end, as Slurm's srun says it.
 The exit status is the highest task exit code, or 128 + the signal that
 killed a task. When a node's slurmd goes away mid-step (the step runs on
 under its stepd), srun attaches to the step again once the restarted slurmd
@@ -40,7 +44,7 @@ if TYPE_CHECKING:
     from minislurm.agentclient import MessageStream
     from minislurm.protowire import Message
 
-STDOUT, STDERR, EXITED = 1, 2, 3  # TaskEvent kinds srun acts on
+STDOUT, STDERR, EXITED, ABORTED = 1, 2, 3, 5  # TaskEvent kinds srun acts on
 SIGNAL_WORDS = {
     1: "Hangup",
     2: "Interrupt",
@@ -125,6 +129,8 @@ class StepRun:
         self.wait_after_first = opts.get("wait")  # --wait=N: seconds after the first task ends
         self.first_exit = 0.0
         self.said: set[int] = set()  # tasks whose end srun reported
+        self.abort_said = False  # "Job step aborted: Waiting up to N seconds ..." (once)
+        self.abort_sent = False  # srun's own SIGKILL to the step (once)
 
     # ---------------------------------------------------------------- launch
 
@@ -289,12 +295,34 @@ class StepRun:
                 self._say_exit(link, task)  # as it happens, as Slurm's srun says it
             bad = event.exit_code or event.signal
             if bad and self.kill_on_bad_exit and not self.killed:
+                # As Slurm's SIG_TERM_KILL: SIGTERM first, SIGKILL after KillWait.
                 _say(self.prog, f"launch/slurm: _step_signal: Terminating {self._step_name()}")
-                self.signal_all(signal.SIGKILL)
+                self.signal_all(0, terminate=True)
                 self.killed = True
+        elif kind == ABORTED:  # scancel, or the job's end: the node is killing the step
+            self._say_aborted()
 
     def _step_name(self) -> str:
         return f"StepId={self.job_id}.{self.step_id}"
+
+    def _say_aborted(self) -> None:
+        """That the step is being killed and how long srun waits for it, as Slurm's srun: once.
+
+        Once said, the tasks' ends are no longer a surprise: no "Force Terminated".
+        """
+        everyone = [task for link in self.links for task in link.task_ids]
+        if self.abort_said or all(task in self.exits for task in everyone):
+            return
+        self.abort_said = True
+        wait = common.client_config().kill_wait + 2  # as Slurm's srun counts it
+        _say(self.prog, f"Job step aborted: Waiting up to {wait} seconds for job step to finish.")
+
+    def _abort(self) -> None:
+        """End the step at once (SIGKILL, once), as Slurm's srun aborts it."""
+        if not self.abort_sent:
+            self.signal_all(signal.SIGKILL)
+            self.killed = self.abort_sent = True
+        self._say_aborted()
 
     def _say_exit(self, link: NodeLink, task: int) -> None:
         """``srun: error: n1: task 3: Exited with exit code 2`` (or the signal), once per task."""
@@ -331,13 +359,7 @@ class StepRun:
         for line in stepstatus.status_lines(step, everyone, self.exits, self.never_ran):
             _say(self.prog, line)
         _say(self.prog, f"launch/slurm: _step_signal: Terminating StepId={step}")
-        wait_kill = common.client_config().kill_wait + 2  # as Slurm's srun counts it
-        _say(
-            self.prog,
-            f"Job step aborted: Waiting up to {wait_kill} seconds for job step to finish.",
-        )
-        self.signal_all(signal.SIGKILL)
-        self.killed = True
+        self._abort()
 
     # ---------------------------------------------------------------- output
 
@@ -419,11 +441,13 @@ class StepRun:
 
     # ---------------------------------------------------------------- signals
 
-    def signal_all(self, signum: int) -> None:
+    def signal_all(self, signum: int, terminate: bool = False) -> None:
         """Send a signal to every task of the step.
 
         Args:
             signum: the signal.
+            terminate: instead, kill the step as Slurm's SIG_TERM_KILL does: its
+                CANCELLED line, SIGCONT and SIGTERM, SIGKILL after KillWait.
         """
         for link in self.links:
             if link.done:
@@ -435,6 +459,7 @@ class StepRun:
                     step_id=self.step_id,
                     signal=signum,
                     credential=self.request["credential"],
+                    terminate=terminate,
                 )
             except RpcError:
                 pass
@@ -444,13 +469,17 @@ class StepRun:
             if signum == signal.SIGINT:
                 self._on_interrupt()
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
-                self.signal_all(signal.SIGKILL if self.killed else signum)
-                self.killed = True
+                if signum == signal.SIGQUIT:
+                    _say(self.prog, "Quit")
+                _say(self.prog, "forcing job termination")  # the tasks' ends are still told
+                self._abort()
             elif signum == signal.SIGWINCH:
                 self._resize()
-            else:
-                if signum == signal.SIGCONT and self.raw is not None:
+            elif signum == signal.SIGCONT:  # said, not forwarded, as by Slurm's srun
+                _say(self.prog, "got SIGCONT")
+                if self.raw is not None:
                     self.raw.enter()  # srun was stopped: its shell may have reset the terminal
+            else:
                 self.signal_all(signum)
 
     def _on_interrupt(self) -> None:
@@ -462,13 +491,8 @@ class StepRun:
             self.signal_all(signal.SIGINT)
             if self.aborted is None:
                 _say(self.prog, "forcing job termination")
-                self.signal_all(signal.SIGKILL)
-                self.killed, self.aborted = True, frozenset(self.exits)
-                wait = common.client_config().kill_wait + 2  # as Slurm's srun counts it
-                _say(
-                    self.prog,
-                    f"Job step aborted: Waiting up to {wait} seconds for job step to finish.",
-                )
+                self.aborted = frozenset(self.exits)
+                self._abort()
         elif self.aborted is None:
             _say(self.prog, "interrupt (one more within 1 sec to abort)")
             tasks = [task for link in self.links for task in link.task_ids]
@@ -485,6 +509,9 @@ class StepRun:
                 self._say_exit(link, task)  # the tasks of a node srun lost
                 code, sig = self.exits.get(task, (0, 0))
                 status = max(status, 128 + sig if sig else code)
+        killed = any(sig in (signal.SIGKILL, signal.SIGTERM) for _, sig in self.exits.values())
+        if killed and not self.abort_said:  # killed by someone srun was not told of
+            _say(self.prog, f"Force Terminated {self._step_name()}")
         return status
 
     def close(self) -> None:

@@ -373,8 +373,7 @@ class Agent:
 
     def _terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
         self.launcher.terminate(job_id, outcome, kill_wait, when)
-        for session in self.steps.of_job(job_id):
-            session.terminate(kill_wait, outcome, when)
+        self.steps.terminate_job(job_id, kill_wait, outcome, when)
 
     def step_stat(self, request: pb.StepStatRequest) -> pb.StepStatReply:
         """sstat: the live usage of a step's tasks on this node.

@@ -331,11 +331,13 @@ class Step:
         return [pid for pid, _ in descendants(os.getpid())]
 
     def signal_all(self, sig: int) -> None:
-        """Send ``sig`` to the script's process group and every other descendant."""
-        if self.status is None:
-            _try(os.killpg, self.pid, sig)
-        for pid in self.descendants():
-            _try(os.kill, pid, sig)
+        """Send ``sig`` once to every process of the job: the script's group, then the others."""
+        group = self.pid if self.status is None else 0  # an ended script's group may be gone
+        if group:
+            _try(os.killpg, group, sig)
+        for pid, pgid in descendants(os.getpid()):
+            if pgid != group:
+                _try(os.kill, pid, sig)
 
     def begin_kill(self, request: dict[str, object]) -> None:
         """Kill the job: SIGCONT+SIGTERM now, SIGKILL after KillWait."""
@@ -377,7 +379,12 @@ class Step:
             info = signal.sigtimedwait(_WAITED, min(POLL_SECONDS, self.usage.seconds_left(now)))
             if info is not None and info.si_signo == signal.SIGTERM:
                 self.begin_kill(_terminate_request(self.jobdir))
-        # The script is done: nothing it started may outlive it.
+        # The script is done: nothing it started may outlive it. Killed, its
+        # processes get what is left of KillWait first (an srun says its last);
+        # kill_deadline is finite only while that SIGKILL is still to come.
+        while time.monotonic() < self.kill_deadline < float("inf") and self.descendants():
+            signal.sigtimedwait([signal.SIGCHLD], POLL_SECONDS)
+            self.reap()
         deadline = time.monotonic() + 5.0
         while self.descendants() and time.monotonic() < deadline:
             self.signal_all(signal.SIGKILL)

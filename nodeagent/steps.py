@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
@@ -447,17 +448,46 @@ class StepManager:
             await session.write_stdin(request.data, request.eof)
 
     async def signal_tasks(self, request: pb.SignalTasksRequest) -> None:
-        """srun forwards a signal to a step's tasks.
+        """A signal to a step's tasks (srun's, or ``scancel J.S``), or its termination (``-K``).
+
+        A SIGKILL ends the step: its srun hears first that it is being killed,
+        as Slurm's controller tells srun when a step is signalled with SIGKILL.
 
         Args:
-            request: the step and the signal.
+            request: the step and the signal (``terminate``: SIGTERM, then SIGKILL).
 
         Raises:
             CredentialError: a forged credential.
         """
         session = await self._session(request.job_id, request.step_id, request.credential)
-        if session is not None and not session.done:
-            session.signal(request.signal)
+        if session is None or session.done:
+            return
+        if request.terminate:
+            session.terminate(self.facts.kill_wait, "CANCELLED", time.time())
+            return
+        if request.signal == signal.SIGKILL:
+            self._tell_aborted((request.job_id, request.step_id))
+        session.signal(request.signal)
+
+    def terminate_job(self, job_id: int, kill_wait: int, outcome: str, when: float) -> None:
+        """Kill a job's steps on this node (its end: scancel, time limit...); their sruns hear it.
+
+        Args:
+            job_id: the job.
+            kill_wait: seconds between SIGTERM and SIGKILL.
+            outcome: CANCELLED, TIMEOUT... (the line stepd writes).
+            when: the controller's decision time, for that line.
+        """
+        for key, session in list(self.sessions.items()):
+            if key[0] == job_id:
+                self._tell_aborted(key)
+                session.terminate(kill_wait, outcome, when)
+
+    def _tell_aborted(self, key: tuple[int, int]) -> None:
+        """Tell a step's srun, if it listens here, that the step is being killed."""
+        queue = self._listeners.get(key)
+        if queue is not None:
+            queue.put_nowait(pb.TaskEvent(kind=pb.TaskEvent.ABORTED, node=self.facts.node_name))
 
     def of_job(self, job_id: int) -> list[Session]:
         """The running steps of a job on this node.

@@ -1561,11 +1561,13 @@ class TaskEvent(_message.Message):
         STDERR: _ClassVar[TaskEvent.Kind]
         EXITED: _ClassVar[TaskEvent.Kind]
         NODE_DONE: _ClassVar[TaskEvent.Kind]
+        ABORTED: _ClassVar[TaskEvent.Kind]
     STARTED: TaskEvent.Kind
     STDOUT: TaskEvent.Kind
     STDERR: TaskEvent.Kind
     EXITED: TaskEvent.Kind
     NODE_DONE: TaskEvent.Kind
+    ABORTED: TaskEvent.Kind
     KIND_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     DATA_FIELD_NUMBER: _ClassVar[int]
@@ -1605,16 +1607,18 @@ class TaskInputReply(_message.Message):
     def __init__(self) -> None: ...
 
 class SignalTasksRequest(_message.Message):
-    __slots__ = ("job_id", "step_id", "signal", "credential")
+    __slots__ = ("job_id", "step_id", "signal", "credential", "terminate")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
+    TERMINATE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     step_id: int
     signal: int
     credential: SignedCredential
-    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., signal: _Optional[int] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ...) -> None: ...
+    terminate: bool
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., signal: _Optional[int] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., terminate: _Optional[bool] = ...) -> None: ...
 
 class SignalTasksReply(_message.Message):
     __slots__ = ()

@@ -787,6 +787,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'step_id', 'uint32', '', False, '', ''),
         (3, 'signal', 'uint32', '', False, '', ''),
         (4, 'credential', 'message', '', False, 'minislurm.v1.SignedCredential', ''),
+        (5, 'terminate', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.SignalTasksReply': (
     ),
@@ -799,7 +800,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
 
 ENUMS: "dict[str, tuple[tuple[str, int], ...]]" = {
     'minislurm.v1.HoldJobsRequest.Action': (('HOLD', 0), ('USER_HOLD', 1), ('RELEASE', 2), ('REQUEUE', 3), ('REQUEUE_HOLD', 4)),
-    'minislurm.v1.TaskEvent.Kind': (('STARTED', 0), ('STDOUT', 1), ('STDERR', 2), ('EXITED', 3), ('NODE_DONE', 4)),
+    'minislurm.v1.TaskEvent.Kind': (('STARTED', 0), ('STDOUT', 1), ('STDERR', 2), ('EXITED', 3), ('NODE_DONE', 4), ('ABORTED', 5)),
 }
 
 SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {

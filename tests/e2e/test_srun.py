@@ -131,14 +131,18 @@ def test_gpus_per_task_binds_one_distinct_gpu_to_each_task(cluster: TestCluster)
     ("command", "rc", "stderr"),
     [
         ("exit 7", 7, "srun: error: n1: task 0: Exited with exit code 7\n"),
-        ("kill -9 $$", 137, "srun: error: n1: task 0: Killed\n"),
+        (  # killed by no one srun was told of, as Slurm's srun says
+            "kill -9 $$",
+            137,
+            "srun: error: n1: task 0: Killed\nsrun: Force Terminated StepId={job}.0\n",
+        ),
     ],
 )
 def test_srun_exit_status_and_messages(
     cluster: TestCluster, command: str, rc: int, stderr: str
 ) -> None:
-    result = cluster.run("srun", "-n1", "-w", "n1", "bash", "-c", command)
-    assert (result.rc, result.err) == (rc, stderr)
+    result = cluster.run("srun", "-n1", "-w", "n1", "bash", "-c", f"echo $SLURM_JOB_ID; {command}")
+    assert (result.rc, result.err) == (rc, stderr.format(job=result.out.strip()))
 
 
 def test_highest_task_exit_code_wins(cluster: TestCluster) -> None:
@@ -199,11 +203,23 @@ def test_impossible_step_is_refused(cluster: TestCluster) -> None:
     assert "status=1" in text
 
 
-def test_kill_on_bad_exit_stops_the_other_tasks(cluster: TestCluster) -> None:
+def test_kill_on_bad_exit_terminates_the_other_tasks(cluster: TestCluster) -> None:
     script = "if [ $SLURM_PROCID = 1 ]; then exit 3; fi; sleep 300"
     result = cluster.run("srun", "-K", "-n2", "-w", "n1", "bash", "-c", script)
-    assert result.rc == 3 or result.rc == 128 + signal.SIGKILL
-    assert "task 1: Exited with exit code 3" in result.err
+    # As Slurm's SIG_TERM_KILL: the step's CANCELLED line, then SIGTERM (SIGKILL only
+    # after KillWait), and srun, not told of it by anyone else, says it force-terminated.
+    assert result.rc == 128 + signal.SIGTERM, result.err
+    step = result.err.split("StepId=")[1].split()[0]
+    lines = result.err.splitlines()
+    assert re.fullmatch(
+        rf"slurmstepd-n1: error: \*\*\* STEP {step} ON n1 CANCELLED AT [\dT:-]+ \*\*\*", lines[2]
+    ), result.err
+    assert lines[:2] + lines[3:] == [
+        "srun: error: n1: task 1: Exited with exit code 3",
+        f"srun: launch/slurm: _step_signal: Terminating StepId={step}",
+        "srun: error: n1: task 0: Terminated",
+        f"srun: Force Terminated StepId={step}",
+    ]
 
 
 def test_two_ctrl_c_stop_every_task_and_leave_nothing_behind(cluster: TestCluster) -> None:
@@ -252,6 +268,32 @@ def test_two_ctrl_c_stop_every_task_and_leave_nothing_behind(cluster: TestCluste
     ), err
     assert proc.returncode == 128 + signal.SIGKILL
     wait_until(lambda: not any(pid_alive(int(p)) for p in found.split()), 20, "no task left")
+
+
+def test_sigterm_aborts_the_step_and_sigcont_is_only_said(cluster: TestCluster) -> None:
+    # As Slurm 22.05's srun: SIGCONT is said, not forwarded; SIGTERM (HUP, QUIT too)
+    # kills the step at once, and the tasks' ends are told (unlike a double Ctrl-C's).
+    script = "trap 'echo got CONT' CONT; echo ready; sleep 300 & wait; sleep 300 & wait"
+    proc = cluster.spawn(str(BIN / "srun"), "-n2", "-w", "n1", "bash", "-c", script)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGCONT)
+        said = proc.stderr.readline()
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert said == "srun: got SIGCONT\n" and out == ""
+    lines = err.splitlines()
+    assert re.fullmatch(r"slurmstepd-n1: error: \*\*\* STEP \d+\.0 ON n1 CANCELLED AT .+", lines[2])
+    assert lines[:2] + lines[3:] == [
+        "srun: forcing job termination",
+        "srun: Job step aborted: Waiting up to 4 seconds for job step to finish.",  # KillWait+2
+        "srun: error: n1: task 0: Killed",
+        "srun: error: n1: task 1: Killed",
+    ], err  # told it is aborted, srun does not say it force-terminated the step
+    assert proc.returncode == 128 + signal.SIGKILL
 
 
 def test_one_ctrl_c_reports_the_tasks_and_interrupts_nothing(cluster: TestCluster) -> None:
