@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from cli.common import CommandError, call, rpc_message
+from cli.common import CommandError, call, controller, rpc_message
 from cli.submit import error_status
 from minislurm import optcheck
 from minislurm.h2grpc import RpcError, Unreachable
@@ -176,6 +176,69 @@ def release(job_id: int, exit_code: int = 0, signal_number: int = 0, cancel: boo
                 return
         time.sleep(delay)
         delay = min(delay * 2, 2.0)
+
+
+class Revocation:
+    """Hears, from a thread of its own, when a running allocation ends under its command.
+
+    Slurm's controller tells salloc when its job is cancelled or reaches its
+    time limit; salloc says so, leaves its command running (its exit status
+    is salloc's) and does not release the allocation: it is gone already.
+    The thread long-polls WaitJob on a connection of its own.
+    """
+
+    def __init__(self, prog: str, job_id: int, quiet: bool) -> None:
+        import threading  # only salloc, once it has its allocation, needs threads
+
+        self.prog = prog
+        self.job_id = job_id
+        self.quiet = quiet
+        self.lock = threading.Lock()
+        self.revoked = False
+        self.released = False
+        threading.Thread(target=self._watch, name="revocation", daemon=True).start()
+
+    def _watch(self) -> None:
+        client = controller(own=True)
+        while True:
+            try:
+                job = client.call(
+                    "WaitJob", job_id=self.job_id, timeout=WAIT_SLICE, until_ended=True
+                ).job
+            except RpcError as err:
+                if err.code == "NOT_FOUND":
+                    return
+                time.sleep(1.0)  # a controller restart under way: ask again
+                continue
+            if job.state not in ("PENDING", "RUNNING", "SUSPENDED"):
+                self._revoke(job.state == "TIMEOUT" or job.reason == "TimeLimit")
+                return
+
+    def _revoke(self, time_limit: bool) -> None:
+        with self.lock:
+            if self.released:
+                return  # salloc ended it itself
+            self.revoked = True
+            if self.quiet:
+                return
+            if time_limit:
+                _say(
+                    self.prog,
+                    f"Job {self.job_id} has exceeded its time limit and its allocation has been"
+                    " revoked.",
+                )
+            else:
+                _say(self.prog, f"Job allocation {self.job_id} has been revoked.")
+
+    def release(self) -> bool:
+        """The command has ended: whether the allocation is still salloc's to release.
+
+        Returns:
+            False when it was revoked meanwhile (nothing is left to release).
+        """
+        with self.lock:
+            self.released = True
+            return not self.revoked
 
 
 def _say(prog: str, text: str) -> None:

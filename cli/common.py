@@ -106,11 +106,14 @@ def tls_context() -> _SSLContext | None:
 _clients: dict[tuple[str, int], ControllerClient] = {}
 
 
-def controller() -> ControllerClient:
+def controller(own: bool = False) -> ControllerClient:
     """The client of the controller named by slurm.conf (or the local cluster).
 
     One connection per process: a command making several calls (srun:
     allocate, wait, create a step, release) opens it once.
+
+    Args:
+        own: a client with a connection of its own instead (for another thread).
 
     Returns:
         The client (connects on first call).
@@ -120,13 +123,14 @@ def controller() -> ControllerClient:
     """
     config = client_config()
     key = (config.host, config.port)
-    client = _clients.get(key)
+    client = None if own else _clients.get(key)
     if client is None:
         signer = auth.signer_for(config.path, config.auth_type)
         client = ControllerClient(
             config.host, config.port, timeout=RPC_TIMEOUT, signer=signer, tls=tls_context()
         )
-        _clients[key] = client
+        if not own:
+            _clients[key] = client
     return client
 
 

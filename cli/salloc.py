@@ -22,7 +22,7 @@ import subprocess
 import sys
 
 from cli import cmdcheck, jobflags
-from cli.alloc import allocate, immediate, release
+from cli.alloc import Revocation, allocate, immediate, release
 from cli.common import CommandError, client_config, parse_or_exit, run
 from cli.helptext import HELP, USAGE
 from cli.jobspec import allocation_spec
@@ -130,19 +130,21 @@ def salloc(argv: list[str]) -> int:
     if no_shell:  # the allocation stays until its time limit or scancel; srun --jobid uses it
         return 0
     status = 0
+    revocation = Revocation(PROG, job_id, quiet)
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the command gets Ctrl-C, not salloc
         status = subprocess.call(command, env=allocation_environment(job, values))
     except OSError as err:
         raise CommandError(f"error: {command[0]}: {err.strerror}") from None
     finally:
-        if not quiet:
-            sys.stderr.write(f"salloc: Relinquishing job allocation {job_id}\n")
-        release(
-            job_id,
-            exit_code=status if status >= 0 else 0,
-            signal_number=-status if status < 0 else 0,
-        )
+        if revocation.release():
+            if not quiet:
+                sys.stderr.write(f"salloc: Relinquishing job allocation {job_id}\n")
+            release(
+                job_id,
+                exit_code=status if status >= 0 else 0,
+                signal_number=-status if status < 0 else 0,
+            )
     return status if status >= 0 else 128 - status
 
 

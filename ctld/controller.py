@@ -69,6 +69,7 @@ HOUSEKEEPING_SECONDS = 1.0
 USAGE_CHARGE_SECONDS = 30.0  # how often running jobs' usage is charged (Slurm: PriorityCalcPeriod)
 STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
 STEP_REPORT_GRACE = 1.0  # seconds a job's end waits for its running steps' ends to be reported
+_UNTIL_ENDED = (JobState.PENDING, JobState.RUNNING, JobState.SUSPENDED)  # WaitJob until_ended
 
 
 class Controller:
@@ -1155,15 +1156,16 @@ class Controller:
             self._run([Terminate(job.job_id, job.allocation.node_names, "COMPLETED")])
         self.scheduler.kick()
 
-    async def wait_job(self, job_id: int, timeout: float) -> Job:
-        """Wait until a job is no longer PENDING, or the timeout passes.
+    async def wait_job(self, job_id: int, timeout: float, until_ended: bool = False) -> Job:
+        """Wait until a job is no longer PENDING (or has ended), or the timeout passes.
 
         Args:
             job_id: the job.
             timeout: seconds.
+            until_ended: wait while it runs too (salloc, to hear that its job ended).
 
         Returns:
-            The job as it then is.
+            The job as it then is (it may have changed otherwise: ask again).
 
         Raises:
             JobNotFound: no such job.
@@ -1171,7 +1173,8 @@ class Controller:
         job = self.state.jobs.get(job_id)
         if job is None:
             raise JobNotFound(job_id)
-        if job.state is JobState.PENDING:
+        waiting = _UNTIL_ENDED if until_ended else (JobState.PENDING,)
+        if job.state in waiting:
             await self._job_change(job_id, timeout)
         return self.state.jobs[job_id]
 

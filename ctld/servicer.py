@@ -285,5 +285,6 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:
         now = time.time()
-        job = await self.ctl.wait_job(request.job_id, min(request.timeout or 30.0, 300.0))
+        timeout = min(request.timeout or 30.0, 300.0)
+        job = await self.ctl.wait_job(request.job_id, timeout, request.until_ended)
         return pb.WaitJobReply(job=convert.job_info(job, self.ctl.priority(job, now), now))

@@ -1059,12 +1059,14 @@ class CompleteJobReply(_message.Message):
     def __init__(self) -> None: ...
 
 class WaitJobRequest(_message.Message):
-    __slots__ = ("job_id", "timeout")
+    __slots__ = ("job_id", "timeout", "until_ended")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     TIMEOUT_FIELD_NUMBER: _ClassVar[int]
+    UNTIL_ENDED_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     timeout: float
-    def __init__(self, job_id: _Optional[int] = ..., timeout: _Optional[float] = ...) -> None: ...
+    until_ended: bool
+    def __init__(self, job_id: _Optional[int] = ..., timeout: _Optional[float] = ..., until_ended: _Optional[bool] = ...) -> None: ...
 
 class WaitJobReply(_message.Message):
     __slots__ = ("job",)

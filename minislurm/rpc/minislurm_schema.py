@@ -532,6 +532,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.WaitJobRequest': (
         (1, 'job_id', 'uint32', '', False, '', ''),
         (2, 'timeout', 'double', '', False, '', ''),
+        (3, 'until_ended', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.WaitJobReply': (
         (1, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
