@@ -57,6 +57,8 @@ def allocation_environment(job: object, values: dict[str, object]) -> dict[str, 
             "SLURM_JOB_NUM_NODES": str(len(per_node)),
             "SLURM_NNODES": str(len(per_node)),
             "SLURM_JOB_PARTITION": str(job.partition),  # type: ignore[attr-defined]
+            "SLURM_JOB_QOS": str(job.qos),  # type: ignore[attr-defined]
+            "SLURM_NODE_ALIASES": "(null)",
             "SLURM_JOB_CPUS_PER_NODE": compress_counts([c for c, _ in per_node]),
             "SLURM_TASKS_PER_NODE": compress_counts([t for _, t in per_node]),
             "SLURM_SUBMIT_DIR": os.getcwd(),
@@ -65,6 +67,8 @@ def allocation_environment(job: object, values: dict[str, object]) -> dict[str, 
             "SLURM_CONF": client_config().path,
         }
     )
+    if job.account:  # type: ignore[attr-defined]
+        env["SLURM_JOB_ACCOUNT"] = str(job.account)  # type: ignore[attr-defined]
     if "ntasks" in values or "ntasks_per_node" in values:
         env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = str(job.num_tasks)  # type: ignore[attr-defined]
     if "ntasks_per_node" in values:
@@ -87,9 +91,23 @@ def default_command() -> list[str]:
     """
     config = client_config()
     if "use_interactive_step" not in config.launch_parameters:
-        return [os.environ.get("SHELL", "/bin/sh")]
+        return [login_shell()]
     srun = os.path.join(os.path.dirname(sys.argv[0]), "srun")
     return ["/bin/sh", "-c", f"{srun} {config.interactive_step_options}"]
+
+
+def login_shell() -> str:
+    """The user's shell from the password database, as Slurm's salloc runs it (not $SHELL).
+
+    Returns:
+        Its path; $SHELL, else /bin/sh, for a user the database does not know.
+    """
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_shell or "/bin/sh"
+    except KeyError:
+        return os.environ.get("SHELL", "/bin/sh")
 
 
 def salloc(argv: list[str]) -> int:
