@@ -114,7 +114,9 @@ def cancel(
     """scancel: cancel or signal jobs, array tasks or one step.
 
     Pending tasks named alone leave the array's pending record (they never
-    ran, so nothing else remains of them, as in Slurm).
+    ran, so nothing else remains of them, as in Slurm). SIGKILL to a job,
+    unless to its batch shell alone, cancels it, as Slurm's scancel's
+    default signal does.
 
     Args:
         state: the cluster.
@@ -129,6 +131,12 @@ def cancel(
     if request.has_step:
         _cancel_step(state, request, operators, out)
         return out
+    if request.signal == SIGKILL and not request.batch_only:
+        # Slurm's SIGKILL to a job (not to its batch shell alone) is its cancellation.
+        plain = pb.CancelJobsRequest()
+        plain.CopyFrom(request)
+        plain.signal = 0
+        request = plain
     if request.job_ids or request.array_tasks:
         chosen = select(state, list(request.job_ids), list(request.array_tasks))
         targets = chosen.jobs
