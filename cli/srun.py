@@ -123,13 +123,16 @@ def step_addresses(job_id: int, step_id: int) -> dict[str, tuple[str, int]] | No
     return None
 
 
-def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
+def run_step(
+    values: dict[str, object], argv: list[str], job_id: int, own_allocation: bool = False
+) -> int:
     """Create, launch and follow one step of ``job_id``.
 
     Args:
         values: the merged options.
         argv: the command.
         job_id: the allocation.
+        own_allocation: this srun made the allocation (it runs outside one).
 
     Returns:
         srun's exit status.
@@ -142,7 +145,7 @@ def run_step(values: dict[str, object], argv: list[str], job_id: int) -> int:
             " reserved"
         )
     reply = create_step(spec, quiet)
-    request = launch_request(values, reply, argv)
+    request = launch_request(values, reply, argv, own_allocation)
     stdin = str(values.get("input", "0"))
     options = {
         "label": values.get("label"),
@@ -242,7 +245,7 @@ def run_in_allocation(values: dict[str, object], command: list[str], program: st
     job = allocate(PROG, spec, quiet, immediate(values))
     status = 1
     try:
-        status = run_step(values, command, int(job.job_id))
+        status = run_step(values, command, int(job.job_id), own_allocation=True)
     finally:
         release(
             int(job.job_id),

@@ -318,13 +318,49 @@ def gpu_bind(values: dict[str, object]) -> str:
     return f"single:{per_gpu}" if per_gpu is not None else ""
 
 
-def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -> dict[str, object]:
+def srun_variables(
+    values: dict[str, object], step: Message, own_allocation: bool
+) -> dict[str, str]:
+    """What Slurm's srun adds to its tasks' environment itself.
+
+    Its log level (``SRUN_DEBUG``: 3, one more per ``-v``, one less with
+    ``-Q``); the step's distribution when ``-m`` was given, or, inside an
+    allocation, the one it took (cyclic when there are no more tasks than
+    nodes); and, inside an allocation, the job's CPUs again under the name of
+    its first pack group.
+
+    Args:
+        values: the merged options.
+        step: the step the controller made.
+        own_allocation: this srun made the allocation (it runs outside one).
+
+    Returns:
+        The variables.
+    """
+    verbose = values.get("verbose")
+    verbosity = (len(verbose) if isinstance(verbose, list) else 0) - bool(values.get("quiet"))
+    env = {"SRUN_DEBUG": str(3 + verbosity)}
+    distribution = str(step.distribution or "block")
+    if distribution == "block" and step.ntasks <= len(step.nodes):
+        distribution = "cyclic"
+    if values.get("distribution") or not own_allocation:
+        env["SLURM_DISTRIBUTION"] = distribution
+    cpus = os.environ.get("SLURM_JOB_CPUS_PER_NODE")
+    if cpus and not own_allocation:
+        env["SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0"] = cpus
+    return env
+
+
+def launch_request(
+    values: dict[str, object], reply: Message, argv: list[str], own_allocation: bool = False
+) -> dict[str, object]:
     """What every node agent gets to start its tasks.
 
     Args:
         values: the merged options.
         reply: the CreateStepReply.
         argv: the command.
+        own_allocation: this srun made the allocation (it runs outside one).
 
     Returns:
         The LaunchTasksRequest fields.
@@ -332,14 +368,16 @@ def launch_request(values: dict[str, object], reply: Message, argv: list[str]) -
     stdin = str(values.get("input", "0"))
     umask = os.umask(0)
     os.umask(umask)
+    environment = parse_export(
+        None if values.get("export") is None else str(values["export"]), os.environ
+    )
+    environment.update(srun_variables(values, reply.step, own_allocation))
     return {
         "credential": reply.credential,
         "job_id": reply.step.job_id,
         "step_id": reply.step.step_id,
         "argv": argv,
-        "environment": parse_export(
-            None if values.get("export") is None else str(values["export"]), os.environ
-        ),
+        "environment": environment,
         "cwd": work_dir(values),
         "stdout": str(values.get("output") or ""),
         "stderr": str(values.get("error") or ""),

@@ -55,6 +55,7 @@ def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
 
 
 MASTER_PORT_BASE = 15000
+DEFAULT_TMPDIR = "/tmp"  # slurmstepd's, for jobs whose user exported none
 
 
 def master_port(job_id: int) -> int:
@@ -110,7 +111,6 @@ def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
     nodelist = compress(list(alloc.node_names))
     env.update(
         {
-            "HOSTNAME": ctx.hostname,
             "SLURMD_NODENAME": ctx.node_name,
             "SLURM_CLUSTER_NAME": ctx.cluster,
             "SLURM_CONF": ctx.conf_path,
@@ -120,7 +120,6 @@ def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
             "SLURM_NODELIST": nodelist,
             "SLURM_JOB_NUM_NODES": str(len(alloc.nodes)),
             "SLURM_NNODES": str(len(alloc.nodes)),
-            "SLURM_NODE_ALIASES": "(null)",
             "SLURM_TASKS_PER_NODE": compress_counts([n.ntasks for n in alloc.nodes]),
             "SLURM_TOPOLOGY_ADDR": ctx.node_name,
             "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
@@ -162,9 +161,12 @@ def batch_environment(base: dict[str, str], job: Job, ctx: NodeContext) -> dict[
     # (the batch host), so that `srun torchrun --rdzv-endpoint=$MASTER_ADDR` works.
     for name, value in rendezvous_defaults(job).items():
         env.setdefault(name, value)
+    env.setdefault("TMPDIR", DEFAULT_TMPDIR)
     env.update(
         {
             "ENVIRONMENT": "BATCH",
+            "HOSTNAME": ctx.hostname,
+            "SLURM_NODE_ALIASES": "(null)",
             "SLURM_GTIDS": "0",
             "SLURM_LOCALID": "0",
             "SLURM_NODEID": "0",
@@ -254,7 +256,6 @@ class StepContext:
     tasks_per_node: tuple[int, ...]  # in node order
     cpus_on_node: int
     gpus_on_node: tuple[int, ...]
-    distribution: str
     master_addr: str
     master_port: int
     launch_host: str
@@ -306,6 +307,7 @@ def task_environment(
     """
     nnodes = len(step.tasks_per_node)
     env = dict(base)
+    env.setdefault("TMPDIR", DEFAULT_TMPDIR)
     env.update(job_node_variables(job, ctx))
     # Slurm sets SLURM_JOB_GPUS for the batch script alone: a task has srun's, if any.
     env.pop("SLURM_JOB_GPUS", None)
@@ -330,7 +332,6 @@ def task_environment(
     env.update(
         {
             "SLURM_CPUS_ON_NODE": str(step.cpus_on_node),
-            "SLURM_DISTRIBUTION": step.distribution,
             "SLURM_GTIDS": ",".join(str(t) for t in task.node_tasks),
             "SLURM_LAUNCH_NODE_IPADDR": step.launch_host,
             "SLURM_SRUN_COMM_HOST": step.launch_host,

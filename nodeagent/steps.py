@@ -125,7 +125,6 @@ def task_specs(
         tasks_per_node=tuple(len(n.task_ids) for n in content.nodes),
         cpus_on_node=mine.cpus,
         gpus_on_node=tuple(mine.gpus),
-        distribution=request.step.distribution or "block",
         master_addr=content.nodes[0].node,
         master_port=jobenv.master_port(content.job_id),
         launch_host=request.launch_host,

@@ -14,14 +14,11 @@ from conftest import TestCluster
 from helpers import BIN, pid_alive, wait_until
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
-# srun's own ports (we have none: srun talks to the agents, not they to it), a deprecated
-# heterogeneous-job alias and the reference site's variable.
-NOT_OURS = {
-    "SLURM_SRUN_COMM_PORT",
-    "SLURM_STEP_LAUNCHER_PORT",
-    "SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0",
-    "SLURM_ANCHOR_INSTANCE",
-}
+# srun's own ports (we have none: srun talks to the agents, not they to it) and the
+# reference site's variable.
+NOT_OURS = {"SLURM_SRUN_COMM_PORT", "SLURM_STEP_LAUNCHER_PORT", "SLURM_ANCHOR_INSTANCE"}
+# Set by Slurm beside its SLURM_* variables.
+ALSO_SLURMS = {"SRUN_DEBUG", "TMPDIR", "HOSTNAME", "ENVIRONMENT"}
 
 
 def reference_tasks(name: str) -> list[dict[str, str]]:
@@ -37,11 +34,26 @@ def reference_tasks(name: str) -> list[dict[str, str]]:
 
 
 def slurm_vars(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("SLURM") or k.endswith("_DEVICES")}
+    return {
+        k: v
+        for k, v in env.items()
+        if k.startswith("SLURM") or k.endswith("_DEVICES") or k in ALSO_SLURMS
+    }
 
 
 def parse_env(text: str) -> dict[str, str]:
     return dict(line.partition("=")[::2] for line in text.splitlines() if "=" in line)
+
+
+def test_a_bare_srun_gives_its_tasks_the_variables_slurms_gives_them(
+    cluster: TestCluster,
+) -> None:
+    result = cluster.run("srun", "-n1", "--gres=gpu:2", "bash", "-c", "env | sort")
+    assert result.rc == 0, result.err
+    ours = slurm_vars(parse_env(result.out))
+    theirs = slurm_vars(parse_env((REFERENCE / "srun_env_n1.txt").read_text()))
+    assert set(ours) - set(cluster.env) == set(theirs) - NOT_OURS - set(cluster.env)
+    assert (ours["SRUN_DEBUG"], ours["TMPDIR"]) == ("3", "/tmp")
 
 
 def test_tasks_are_laid_out_as_slurm_lays_them_out(cluster: TestCluster) -> None:

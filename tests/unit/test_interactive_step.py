@@ -108,7 +108,6 @@ def test_the_interactive_shell_keeps_the_jobs_counts_and_gets_no_rank() -> None:
         tasks_per_node=(1,),
         cpus_on_node=2,
         gpus_on_node=(2, 3),
-        distribution="block",
         master_addr="n1",
         master_port=15039,
         launch_host="vm",

@@ -318,7 +318,6 @@ def _step_on(node: str, node_index: int) -> tuple[StepContext, TaskPlace]:
         tasks_per_node=(1,),
         cpus_on_node=4,
         gpus_on_node=(),
-        distribution="block",
         master_addr=node,
         master_port=15005,
         launch_host="n1",
