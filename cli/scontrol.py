@@ -246,24 +246,25 @@ def show_hostnames(args: list[str], settings: Settings) -> int:
         The exit status.
     """
     expr = args[0] if args else os.environ.get("SLURM_JOB_NODELIST", "")
-    names = _expand(expr)
-    if names is None:
-        return _fail(f"scontrol: error: Invalid hostlist: {expr}")
-    if not names:
+    if not (args or expr):
         sys.stderr.write("scontrol: error: host list is empty\n")
         return 0
+    names = _expand(expr)
+    if names is None:
+        _fail(f"Invalid hostlist: {expr}")
+        return 0  # Slurm's scontrol says so, and succeeds
     sys.stdout.write("".join(name + "\n" for name in names))
     return 0
 
 
 def _show_hostlist(args: list[str], sort: bool) -> int:
     expr = args[0] if args else os.environ.get("SLURM_JOB_NODELIST", "")
-    names = _expand(expr)
-    if names is None:
-        return _fail(f"scontrol: error: Invalid hostlist: {expr}")
-    if not names:
+    if not (args or expr):
         sys.stderr.write("scontrol: error: host list is empty\n")
         return 0
+    names = _expand(expr)
+    if names is None:
+        return _fail(f"Invalid hostlist: {expr}")
     sys.stdout.write(hostlist.compress(names, sort=sort) + "\n")
     return 0
 

@@ -10,6 +10,8 @@ host may hold several bracket groups (``rack[1-2]-n[1-3]``), expanded as a
 cartesian product with the leftmost group varying slowest; a bracket holds
 comma-separated numbers or ``lo-hi`` ranges, each zero-padded to the width of
 its ``lo`` (``n[08-10]`` gives n08 n09 n10, ``n[8-10]`` gives n8 n9 n10).
+Slurm's leniency is kept: a ``[`` never closed makes a literal name (``n[1-``
+is ``n]``), a stray ``]`` is a plain character, ``n[1-]`` is ``n1``.
 
 The commands import this module, so it imports nothing at module level but
 the standard library's cheapest parts, and none of our other packages.
@@ -172,31 +174,41 @@ def _expand_parts(parts: list[_Part], index: int, head: str) -> Iterator[str]:
 
 def _parse(expr: str) -> list[list[_Part]]:
     """Split an expression into hosts, each parsed into literals and bracket groups."""
-    hosts: list[list[_Part]] = []
-    token_start = 0
-    depth = 0
-    for i, char in enumerate(expr + ","):
+    return [_parse_host(token, expr) for token in _tokens(expr)]
+
+
+def _tokens(expr: str) -> Iterator[str]:
+    """The hosts of an expression: commas and whitespace separate them, except inside brackets.
+
+    As Slurm's ``_next_tok``: a ``[`` that no ``]`` follows does not hold a
+    bracket open, so ``n[1-2,5`` is the hosts ``n[1-2`` and ``5``.
+    """
+    start = pos = 0
+    while pos < len(expr):
+        char = expr[pos]
         if char == "[":
-            depth += 1
-            if depth > 1:
-                raise ValueError(f"nested '[' in hostlist {expr!r}")
-        elif char == "]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"unbalanced ']' in hostlist {expr!r}")
-        elif depth == 0 and (char == "," or char in _SPACE):
-            if i > token_start:
-                hosts.append(_parse_host(expr[token_start:i], expr))
-            token_start = i + 1
-        elif char in _SPACE:
-            raise ValueError(f"whitespace inside brackets in hostlist {expr!r}")
-    if depth:
-        raise ValueError(f"unbalanced '[' in hostlist {expr!r}")
-    return hosts
+            close = expr.find("]", pos)
+            pos = close if close >= 0 else pos
+        elif char == "," or char in _SPACE:
+            if pos > start:
+                yield expr[start:pos]
+            start = pos + 1
+        pos += 1
+    if pos > start:
+        yield expr[start:]
 
 
 def _parse_host(token: str, expr: str) -> list[_Part]:
-    """Parse one bracket-balanced host token such as ``rack[1-2]-n[01-03]``."""
+    """Parse one host token such as ``rack[1-2]-n[01-03]``.
+
+    A token whose last ``[`` is never closed is one literal name, as Slurm
+    reads it: what comes before that ``[`` with a ``]`` after it (``n[1-``
+    is ``n]``), or, with nothing before it, what comes after (``[1-2`` is
+    ``1-2``). A ``]`` with no ``[`` before it is a plain character.
+    """
+    last_open = token.rfind("[")
+    if last_open >= 0 and token.find("]", last_open) < 0:
+        return [token[:last_open] + "]" if last_open else token[1:]]
     parts: list[_Part] = []
     pos = 0
     while pos < len(token):
@@ -205,9 +217,14 @@ def _parse_host(token: str, expr: str) -> list[_Part]:
             parts.append(token[pos:])
             break
         close_at = token.index("]", open_at)
+        body = token[open_at + 1 : close_at]
+        if "[" in body:
+            raise ValueError(f"nested '[' in hostlist {expr!r}")
+        if _SPACE.intersection(body):
+            raise ValueError(f"whitespace inside brackets in hostlist {expr!r}")
         if open_at > pos:
             parts.append(token[pos:open_at])
-        parts.append(_parse_ranges(token[open_at + 1 : close_at], expr))
+        parts.append(_parse_ranges(body, expr))
         pos = close_at + 1
     return parts
 
@@ -218,11 +235,11 @@ def _parse_ranges(body: str, expr: str) -> list[_Range]:
         raise ValueError(f"empty range '[]' in hostlist {expr!r}")
     ranges: list[_Range] = []
     for item in body.split(","):
-        lo_text, dash, hi_text = item.partition("-")
-        if not _is_number(lo_text) or (dash and not _is_number(hi_text)):
+        lo_text, _, hi_text = item.partition("-")
+        if not _is_number(lo_text) or (hi_text and not _is_number(hi_text)):
             raise ValueError(f"invalid range {item!r} in hostlist {expr!r}")
         lo = int(lo_text)
-        hi = int(hi_text) if dash else lo
+        hi = int(hi_text) if hi_text else lo  # Slurm reads ``1-`` as ``1``
         if hi < lo:
             raise ValueError(f"descending range {item!r} in hostlist {expr!r}")
         if hi - lo + 1 > MAX_RANGE:

@@ -319,7 +319,7 @@ def test_verbose_describes_each_action(fake: Fake, capsys: pytest.CaptureFixture
         ),
         (["-u", "no-such-user-xyz"], "scancel: error: Invalid user name: no-such-user-xyz\n"),
         (["14", "abc"], "scancel: error: Invalid job id abc\n"),
-        (["-w", "n["], "scancel: error: Invalid node name n[\n"),
+        (["-w", "n[3-1]"], "scancel: error: Invalid node name n[3-1]\n"),
         (
             ["123.x"],
             "scancel: error: Invalid job id 123.x\n",

@@ -469,6 +469,23 @@ def test_hostlistsorted_sorts(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "result"),
+    [
+        # Slurm 22.05: hostnames says a hostlist is invalid but succeeds; hostlist fails.
+        (["show", "hostnames", "n[a-b]"], ("", "Invalid hostlist: n[a-b]\n", 0)),
+        (["show", "hostlist", "n[3-1]"], ("", "Invalid hostlist: n[3-1]\n", 1)),
+        (["show", "hostnames", "n[1-"], ("n]\n", "", 0)),
+        (["show", "hostnames", ""], ("", "", 0)),
+        (["show", "hostlist", ""], ("\n", "", 0)),
+    ],
+)
+def test_hostlist_commands_with_bad_or_empty_lists(
+    capsys: pytest.CaptureFixture[str], argv: list[str], result: tuple[str, str, int]
+) -> None:
+    assert run(argv, capsys) == result
+
+
+@pytest.mark.parametrize(
     ("argv", "err"),
     [
         (["bogus"], "invalid keyword: bogus\n"),

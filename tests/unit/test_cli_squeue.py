@@ -311,7 +311,7 @@ def test_unknown_user_beside_a_known_one_keeps_the_known_ones_jobs(
             "REVOKED,SIGNALING,SPECIAL_EXIT,STAGE_OUT,STOPPED\n\n",
         ),
         (["-j", "abc"], "squeue: error: Invalid job id: abc\n"),
-        (["-w", "n[1-"], "squeue: error: Invalid node name n[1-\n"),
+        (["-w", "n[1-"], "squeue: error: Invalid node name n]\n"),
         (["-i", "0"], "squeue: error: --iterate=0\n\n"),
         (
             ["-o", "%i", "-O", "jobid"],

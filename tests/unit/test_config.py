@@ -486,7 +486,7 @@ def test_gres_conf_lines_for_one_node(
         ("Name=gpu File=/dev/nvidia[0-1] Count=3\n", "Count=3 does not match the 2 files"),
         ("Name=gpu Count=many\n", "invalid value for Count: 'many'"),
         ("AutoDetect=cuda\n", "invalid value for AutoDetect: 'cuda'"),
-        ("NodeName=n[ Name=gpu\n", "invalid value for NodeName"),
+        ("NodeName=n[3-1] Name=gpu\n", "invalid value for NodeName"),
         ("Name=gpu File=/dev/nvidia[1-0]\n", "invalid value for File"),
         ("Name=gpu Count\n", "missing '='"),
     ],

@@ -49,17 +49,37 @@ def test_expand_three_brackets_with_lists_and_padding() -> None:
 
 
 @pytest.mark.parametrize(
+    ("expr", "hosts"),
+    [
+        # What Slurm 22.05's `scontrol show hostnames` prints for these.
+        ("n[1-", ["n]"]),
+        ("n[1-3", ["n]"]),
+        ("n[", ["n]"]),
+        ("x[1-2,5", ["x]", "5"]),
+        ("a,n[1-", ["a", "n]"]),
+        ("x[1-2],y[3", ["x1", "x2", "y]"]),
+        ("n[1-2]a[", ["n[1-2]a]"]),
+        ("[1-2", ["1-2"]),
+        ("n1-3]", ["n1-3]"]),
+        ("a]b", ["a]b"]),
+        ("n[1-]", ["n1"]),
+    ],
+)
+def test_unclosed_brackets_and_stray_ones_are_read_as_slurm_reads_them(
+    expr: str, hosts: list[str]
+) -> None:
+    assert expand(expr) == hosts
+
+
+@pytest.mark.parametrize(
     ("expr", "fragment"),
     [
-        ("n[1-3", "unbalanced '['"),
-        ("n1-3]", "unbalanced ']'"),
         ("n[[1-2]]", "nested"),
         ("n[3-1]", "descending"),
         ("n[a-b]", "invalid range"),
         ("n[1-b]", "invalid range"),
         ("n[]", "empty range"),
         ("n[1,,2]", "invalid range"),
-        ("n[1-]", "invalid range"),
         ("n[-1]", "invalid range"),
         ("n[1 -2]", "whitespace"),
         ("n[0-70000]", "too many hosts"),
