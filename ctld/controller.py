@@ -40,7 +40,13 @@ from ctld.reservations import check_job as check_reservation
 from ctld.resvmgr import Reservations
 from ctld.sched.priority import Factors, PriorityWeights, job_factors
 from ctld.sched.willrun import expected_start
-from ctld.scheduling import SchedulerLoop, build_snapshot, cluster_size, latest_start
+from ctld.scheduling import (
+    SchedulerLoop,
+    build_snapshot,
+    cluster_size,
+    latest_start,
+    scheduled_request,
+)
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo, runrepo
@@ -80,7 +86,11 @@ class Controller:
         self.conf = settings.conf
         self._engine = engine
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        self.state = ClusterState(nodeops.configured_nodes(self.conf), self.conf.partitions)
+        self.state = ClusterState(
+            nodeops.configured_nodes(self.conf),
+            self.conf.partitions,
+            self.conf.memory_consumable,
+        )
         self.weights = PriorityWeights(
             age=self.conf.priority_weight_age,
             job_size=self.conf.priority_weight_job_size,
@@ -633,7 +643,8 @@ class Controller:
             for j in self.state.active_jobs()
             if j.allocation is not None
         )
-        entry = PendingJob(job.job_id, job.partition, 0, now, job.request, job.time_limit)
+        request = scheduled_request(job.request, self.state)
+        entry = PendingJob(job.job_id, job.partition, 0, now, request, job.time_limit)
         found = expected_start(entry, replace(snapshot, running=running), now)
         if found is None:
             return job, 0.0, None

@@ -110,6 +110,29 @@ def _plain(job: Job, now: float) -> bool:
     return not job.dependency and job.begin_time <= now and not array_record
 
 
+def scheduled_request(req: ResourceRequest, state: ClusterState) -> ResourceRequest:
+    """The request the scheduler places: as asked where jobs hold memory.
+
+    Where memory is not consumable (``SelectTypeParameters=CR_Core``), a job's
+    memory per node (or per CPU, for one task's CPUs) only keeps it off nodes
+    with less RealMemory, as Slurm filters nodes by their configuration, and
+    its allocation holds none.
+
+    Args:
+        req: the job's request.
+        state: the cluster.
+
+    Returns:
+        The request to place.
+    """
+    if state.memory_consumable or not (req.mem_per_node or req.mem_per_cpu):
+        return req
+    need = req.mem_per_node or req.mem_per_cpu * req.cpus_per_task
+    small = {n.name for n in state.nodes.values() if n.real_memory < need}
+    excluded = tuple(sorted(small.union(req.exc_nodes)))
+    return replace(req, mem_per_node=0, mem_per_cpu=0, exc_nodes=excluded)
+
+
 def build_snapshot(
     state: ClusterState,
     now: float,
@@ -187,7 +210,7 @@ def build_snapshot(
                 partition=job.partition,
                 priority=job_priority(job, now, weights, size, job_factor, fairshare, qos),
                 submit_time=job.submit_time,
-                request=job.request,
+                request=scheduled_request(job.request, state),
                 time_limit=job.time_limit,
                 held=job.held,
                 array_task_id=job.array_task_id,

@@ -31,8 +31,16 @@ class NodeUsage:
 class ClusterState:
     """Jobs, nodes and partitions, with indexes for the scheduler's questions."""
 
-    def __init__(self, nodes: Iterable[Node], partitions: Iterable[PartitionConfig]) -> None:
+    def __init__(
+        self,
+        nodes: Iterable[Node],
+        partitions: Iterable[PartitionConfig],
+        memory_consumable: bool = True,
+    ) -> None:
         self.jobs: dict[int, Job] = {}
+        # Jobs hold memory (SelectTypeParameters CR_*_Memory); otherwise a job's memory only
+        # rules out nodes with less RealMemory, and allocations hold none.
+        self.memory_consumable = memory_consumable
         self.nodes: dict[str, Node] = {n.name: n for n in nodes}
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
         self.reservations: dict[str, Resv] = {}  # advance reservations by name

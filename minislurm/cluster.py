@@ -83,8 +83,9 @@ def render_slurm_conf(
     last = spec.nodes
     nodes = "n1" if last == 1 else f"n[1-{last}]"
     shape = (
-        f"CPUs={spec.cpus_per_node} RealMemory={spec.memory_per_node} "
-        f"Gres=gpu:{spec.gpus_per_node} State=UNKNOWN"
+        f"CPUs={spec.cpus_per_node} Boards=1 SocketsPerBoard=1 "
+        f"CoresPerSocket={spec.cpus_per_node} ThreadsPerCore=1 "
+        f"RealMemory={spec.memory_per_node} Gres=gpu:{spec.gpus_per_node} State=UNKNOWN"
     )
     if node_addrs is None:
         node_lines = f"NodeName={nodes} NodeAddr=127.0.0.1 {shape}\n"
@@ -102,6 +103,8 @@ SlurmctldPort={port}
 StateSaveLocation={home}/state
 SlurmdSpoolDir={home}/spool/%n
 SlurmdParameters=config_overrides
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
 GresTypes=gpu
 KillWait={spec.kill_wait}
 SlurmdTimeout={spec.slurmd_timeout}

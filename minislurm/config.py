@@ -181,6 +181,12 @@ class SlurmConfig:
         return self.slurmd_spool_dir.replace("%n", node_name).replace("%h", hostname)
 
     @property
+    def memory_consumable(self) -> bool:
+        """Whether jobs hold memory: ``SelectTypeParameters`` CR_*_Memory, Slurm's default."""
+        params = self.select_type_parameters
+        return not params or any(p.upper().endswith("MEMORY") for p in params)
+
+    @property
     def gres_conf_path(self) -> str:
         """Where gres.conf is: beside slurm.conf, as Slurm looks for it."""
         return os.path.join(os.path.dirname(self.path), "gres.conf")

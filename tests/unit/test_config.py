@@ -518,3 +518,20 @@ def test_launch_parameters_and_interactive_step_options_as_scontrol_shows_them(
     shown = dict(config_entries(conf, 6817))
     assert shown["LaunchParameters"] == "use_interactive_step"
     assert shown["InteractiveStepOptions"] == "--interactive --pty sh"
+
+
+@pytest.mark.parametrize(
+    ("params", "consumable"),
+    [
+        ((), True),  # Slurm's default is CR_Core_Memory
+        (("CR_Core_Memory",), True),
+        (("CR_CPU_Memory",), True),
+        (("CR_Memory",), True),
+        (("CR_Core",), False),
+        (("CR_Socket", "CR_Pack_Nodes"), False),
+    ],
+)
+def test_memory_is_consumable_unless_select_type_parameters_leave_it_out(
+    params: tuple[str, ...], consumable: bool
+) -> None:
+    assert SlurmConfig(select_type_parameters=params).memory_consumable is consumable

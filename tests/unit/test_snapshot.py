@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import pytest
 
+from ctld.sched.knobs import SchedConfig
+from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
 from ctld.scheduling import KeptEntries, build_snapshot
 from ctld.state import ClusterState
@@ -26,9 +28,11 @@ def _job(job_id: int, **fields: object) -> Job:
     return replace(job, **fields)
 
 
-def _state(*jobs: Job) -> ClusterState:
+def _state(*jobs: Job, memory_consumable: bool = True) -> ClusterState:
     nodes = [Node(n, 4, 4000, (), ("p",), state=NodeState.IDLE) for n in ("n1", "n2")]
-    state = ClusterState(nodes, [PartitionConfig("p", ("n1", "n2"), default=True)])
+    nodes.append(Node("big", 4, 64000, (), ("p",), state=NodeState.IDLE))
+    part = PartitionConfig("p", ("n1", "n2", "big"), default=True)
+    state = ClusterState(nodes, [part], memory_consumable)
     for job in jobs:
         state.put_job(job)
     return state
@@ -78,3 +82,29 @@ def test_a_full_pass_computes_every_entry_anew() -> None:
     assert _entries(state, LATER, kept, reuse=False) == _entries(
         state, LATER, KeptEntries(), reuse=False
     )
+
+
+def _asking(job_id: int, **memory: int) -> Job:
+    return _job(job_id, request=ResourceRequest(req_nodes=("n1",) if job_id < 3 else (), **memory))
+
+
+def test_jobs_share_a_nodes_memory_where_memory_is_not_consumable() -> None:
+    state = _state(_asking(1, mem_per_node=3000), _asking(2, mem_per_node=3000),
+                   _asking(3, mem_per_node=8000), _asking(4, mem_per_cpu=5000),
+                   memory_consumable=False)  # fmt: skip
+    snapshot = build_snapshot(state, NOW, WEIGHTS)
+    requests = {entry.job_id: entry.request for entry in snapshot.pending}
+    assert {(r.mem_per_node, r.mem_per_cpu) for r in requests.values()} == {(0, 0)}
+    assert requests[1].exc_nodes == ()  # n1 has the 3000M it asks for
+    assert requests[3].exc_nodes == requests[4].exc_nodes == ("n1", "n2")  # too little memory
+
+    starts = {s.job_id: s.allocation for s in plan(snapshot, NOW, SchedConfig()).starts}
+    assert [starts[j].node_names for j in (1, 2, 3, 4)] == [("n1",), ("n1",), ("big",), ("big",)]
+    assert sum(alloc.mem for alloc in starts.values()) == 0  # held by none of them
+
+
+def test_jobs_hold_their_memory_where_it_is_consumable() -> None:
+    state = _state(_asking(1, mem_per_node=3000), _asking(2, mem_per_node=3000))
+    snapshot = build_snapshot(state, NOW, WEIGHTS)
+    starts = plan(snapshot, NOW, SchedConfig()).starts
+    assert [(s.job_id, s.allocation.mem) for s in starts] == [(1, 3000)]  # 2 waits for memory
