@@ -164,9 +164,8 @@ def job_req_tres(job: Job) -> str:
     parts["node"] = req.min_nodes
     if req.min_gpus:
         parts["gres/gpu"] = req.min_gpus
-    mem = req.mem_per_node * req.min_nodes if req.mem_per_node else req.mem_per_cpu * req.min_cpus
-    if mem:
-        parts["mem"] = units.format_memory_mb(mem)
+    if req.tres_mem:
+        parts["mem"] = units.format_memory_mb(req.tres_mem)
     return tres_text(parts)
 
 

@@ -178,6 +178,20 @@ def resolve_request(
     )
 
 
+def partition_memory(part: PartitionConfig, state: ClusterState) -> int:
+    """The RealMemory of a partition's first node: what a job reckons per node without ``--mem``.
+
+    Args:
+        part: the partition.
+        state: the cluster.
+
+    Returns:
+        MiB (0 for a partition without nodes).
+    """
+    first = next((state.nodes[n] for n in part.nodes if n in state.nodes), None)
+    return first.real_memory if first else 0
+
+
 def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: ClusterState) -> None:
     """Reject what no node of the partition could ever give (Slurm does, at submit).
 
@@ -264,7 +278,7 @@ def build_job(
     """
     _check_text(spec, max_script_size)
     part = _partition(spec, state, default_partition)
-    req = resolve_request(spec, state, gres_types)
+    req = replace(resolve_request(spec, state, gres_types), part_mem=partition_memory(part, state))
     check_satisfiable(req, part, state)
     if spec.nice < 0 and spec.uid != 0:
         raise rejected("Access/permission denied: only root may set a negative nice value")

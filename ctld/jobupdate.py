@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ctld.holds import hold_action
-from ctld.jobs import DENIED, FINISHED, NOT_PENDING, check_satisfiable
+from ctld.jobs import DENIED, FINISHED, NOT_PENDING, check_satisfiable, partition_memory
 from ctld.reservations import check_job as check_reservation
 from ctld.state import ClusterState
 from minislurm import hostlist, jobopts
@@ -128,7 +128,8 @@ def _partition(job: Job, change: Change) -> Job:
     if part is None:
         raise InvalidRequest("Invalid partition name specified")
     check_satisfiable(job.request, part, change.state)
-    return replace(job, partition=part.name)
+    request = replace(job.request, part_mem=partition_memory(part, change.state))
+    return replace(job, partition=part.name, request=request)
 
 
 def _association(job: Job, change: Change) -> Job:

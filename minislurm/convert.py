@@ -78,8 +78,7 @@ def tres_text(job: Job) -> str:
     if alloc is not None:
         cpus, mem, nodes, gpus = alloc.cpus, alloc.mem, len(alloc.nodes), alloc.gpus
     else:
-        cpus, nodes, gpus = req.min_cpus, req.min_nodes, req.min_gpus
-        mem = req.mem_per_node * nodes if req.mem_per_node else req.mem_per_cpu * cpus
+        cpus, mem, nodes, gpus = req.min_cpus, req.tres_mem, req.min_nodes, req.min_gpus
     parts = [f"cpu={cpus}"]
     if mem:
         parts.append(f"mem={units.format_memory_mb(mem)}")

@@ -41,6 +41,7 @@ class ResourceRequest:
     exclusive: bool = False  # --exclusive: whole nodes, shared with no other job
     gpu_type: str = ""  # the GPU type asked for ("a100"); "": any
     untyped_nodes: frozenset[str] = frozenset()  # nodes whose GPUs are not all of gpu_type
+    part_mem: int = 0  # MiB: its partition's first node's RealMemory (see tres_mem)
 
     @property
     def excluded(self) -> frozenset[str]:
@@ -56,6 +57,17 @@ class ResourceRequest:
     def min_gpus(self) -> int:
         """GPUs the job needs at least, whichever way they were asked for."""
         return max(self.gpus, self.gpus_per_task * self.ntasks, self.gpus_per_node * self.min_nodes)
+
+    @property
+    def tres_mem(self) -> int:
+        """The memory the job asks in all, MiB, as its TRES count it.
+
+        Without ``--mem`` or ``--mem-per-cpu`` that is, as Slurm reckons it,
+        the RealMemory of its partition's first node on each node.
+        """
+        if self.mem_per_cpu:
+            return self.mem_per_cpu * self.min_cpus
+        return (self.mem_per_node or self.part_mem) * self.min_nodes
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from ctld.jobs import (
     warning_time,
 )
 from ctld.state import ClusterState
+from minislurm import convert
 from minislurm.config import PartitionConfig, parse_scheduler_parameters
 from minislurm.errors import InvalidRequest, InvalidTransition
 from minislurm.model import (
@@ -579,3 +580,25 @@ def test_max_script_size_bounds_the_batch_script() -> None:
 def test_max_script_size_out_of_slurms_range_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="max_script_size must be a number from 1 to 536870912"):
         parse_scheduler_parameters(text)
+
+
+@pytest.mark.parametrize(
+    ("fields", "tres"),
+    [
+        # Slurm 22.05, a held job: without --mem, the partition's first node's RealMemory per node.
+        ({"min_nodes": 2, "ntasks_per_node": 4}, "cpu=8,mem=16000M,node=2,billing=8"),
+        ({"gres": "gpu:4"}, "cpu=1,mem=8000M,node=1,billing=1,gres/gpu=4"),
+        ({"mem_per_node": 1000, "min_nodes": 2}, "cpu=2,mem=2000M,node=2,billing=2"),
+        ({"mem_per_cpu": 100, "ntasks": 3}, "cpu=3,mem=300M,node=1,billing=3"),
+        ({"partition": "cpu"}, "cpu=1,mem=4000M,node=1,billing=1"),
+    ],
+)
+def test_a_pending_jobs_tres_count_the_memory_slurm_reckons(
+    fields: dict[str, object], tres: str
+) -> None:
+    assert convert.tres_text(build(**fields)) == tres
+
+
+def test_a_running_jobs_tres_count_the_memory_it_holds() -> None:
+    job = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    assert convert.tres_text(job) == "cpu=1,node=1,billing=1"

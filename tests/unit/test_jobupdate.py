@@ -37,6 +37,12 @@ def test_update_changes_only_the_fields_present() -> None:
     assert (new.time_limit, new.partition) == (10, "debug")
 
 
+def test_a_job_moved_to_another_partition_reckons_its_memory_there() -> None:
+    job = build()
+    assert job.request.part_mem == 8000
+    assert update(job, partition="cpu").request.part_mem == 4000
+
+
 @pytest.mark.parametrize(
     ("fields", "operator", "error", "message"),
     [
