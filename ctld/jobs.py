@@ -308,6 +308,7 @@ def build_job(
         nice=spec.nice,
         hold=HOLD_USER if spec.hold else HOLD_NONE,
         time_limit=limit,
+        partition_time_limit=not spec.HasField("time_limit") and part.default_time is None,
         eligible_time=_eligible_time(spec, now),
         work_dir=spec.work_dir,
         submit_dir=spec.submit_dir or spec.work_dir,

@@ -7,8 +7,10 @@ counts and lists, task count, working directory, dependency and begin
 time of a pending job only (a running job is told ``Job is no longer
 pending execution``; setting a value it already has is no change). A user
 may lower a time limit, and raise a pending job's up to its partition's
-MaxTime; may raise nice but not below 0. An update is applied whole or not
-at all. Accounts and QOS are checked by the caller (the associations).
+MaxTime; may raise nice but not below 0. A job without a time limit of its
+own has its partition's MaxTime, and takes the new one's when it moves. An
+update is applied whole or not at all. Accounts and QOS are checked by the
+caller (the associations).
 
 Imports ctld.jobs, ctld.holds, ctld.reservations, ctld.state and
 minislurm; no database, no gRPC server.
@@ -129,7 +131,8 @@ def _partition(job: Job, change: Change) -> Job:
         raise InvalidRequest("Invalid partition name specified")
     check_satisfiable(job.request, part, change.state)
     request = replace(job.request, part_mem=partition_memory(part, change.state))
-    return replace(job, partition=part.name, request=request)
+    limit = part.max_time if job.partition_time_limit else job.time_limit
+    return replace(job, partition=part.name, request=request, time_limit=limit)
 
 
 def _association(job: Job, change: Change) -> Job:
@@ -225,7 +228,7 @@ def _time_limit(job: Job, change: Change) -> Job:
     within = part is not None and _minutes(part.max_time) >= _minutes(limit)
     if not (change.operator or shorter or (job.state is JobState.PENDING and within)):
         raise PermissionDenied(DENIED)
-    return replace(job, time_limit=limit)
+    return replace(job, time_limit=limit, partition_time_limit=False)
 
 
 def _minutes(limit: int) -> int:

@@ -140,6 +140,7 @@ class Job:
     nice: int = 0
     hold: str = HOLD_NONE
     time_limit: int = INFINITE  # minutes
+    partition_time_limit: bool = False  # no limit of its own: its partition's MaxTime, as it moves
     eligible_time: float = 0.0
     start_time: float = 0.0
     end_time: float = 0.0

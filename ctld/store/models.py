@@ -40,6 +40,7 @@ class JobRow(Base):
     nice: Mapped[int] = mapped_column(Integer)
     hold: Mapped[str] = mapped_column(String)
     time_limit: Mapped[int] = mapped_column(Integer)
+    partition_time_limit: Mapped[bool] = mapped_column(Boolean, default=False)
     submit_time: Mapped[float] = mapped_column(Float)
     eligible_time: Mapped[float] = mapped_column(Float)
     start_time: Mapped[float] = mapped_column(Float)

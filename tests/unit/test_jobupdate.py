@@ -37,6 +37,16 @@ def test_update_changes_only_the_fields_present() -> None:
     assert (new.time_limit, new.partition) == (10, "debug")
 
 
+def test_a_job_without_a_limit_of_its_own_takes_its_new_partitions_max_time() -> None:
+    moved = update(build(), partition="debug")  # MaxTime=60
+    assert (moved.time_limit, moved.partition_time_limit) == (60, True)
+    assert update(moved, partition="gpu").time_limit == INFINITE
+    assert update(build(time_limit=30), partition="gpu").time_limit == 30  # its own
+    assert update(build(partition="short"), partition="debug").time_limit == 10  # DefaultTime's
+    limited = update(moved, time_limit=20)
+    assert update(limited, partition="gpu").time_limit == 20  # given since
+
+
 def test_a_job_moved_to_another_partition_reckons_its_memory_there() -> None:
     job = build()
     assert job.request.part_mem == 8000

@@ -14,7 +14,7 @@ from minislurm.states import JobState
 
 # Columns added after the first releases (jobs.reservation, qos.preempt*, jobs.launched...).
 LATER = {
-    "jobs": ("reservation", "launched", "warn_sent", "comment"),
+    "jobs": ("reservation", "launched", "warn_sent", "comment", "partition_time_limit"),
     "qos": ("preempt",),
     "steps": ("srun_host", "srun_pid", "tres_per_node", "cancelled_by"),
 }
