@@ -54,7 +54,11 @@ def checked_options(options: dict[str, str]) -> dict[str, str]:
 
 
 def check_against_nodes(
-    options: dict[str, str], part: PartitionConfig, state: ClusterState, time_limit: int
+    options: dict[str, str],
+    part: PartitionConfig,
+    state: ClusterState,
+    time_limit: int,
+    configuration: bool = True,
 ) -> None:
     """Reject what the partition's nodes can never give, as Slurm does at submit.
 
@@ -63,6 +67,10 @@ def check_against_nodes(
         part: the job's partition.
         state: the cluster.
         time_limit: the job's time limit in minutes (INFINITE: none).
+        configuration: check what a node's configuration must give too
+            (temporary disk, CPUs, sockets, cores and threads), which Slurm
+            does only for a job it tries to place (not held, within its
+            partition's limits).
 
     Raises:
         InvalidRequest: with Slurm's message.
@@ -74,6 +82,12 @@ def check_against_nodes(
     _check_features(options, features)
     if options.get("licenses"):
         raise InvalidRequest("Invalid license specification")
+    _check_time_min(options, time_limit)
+    if configuration:
+        _check_configuration(options, members)
+
+
+def _check_configuration(options: dict[str, str], members: list[Node]) -> None:
     if options.get("tmp", "0") != "0":
         raise InvalidRequest(f"Temporary disk specification can not be satisfied\n{NOT_AVAILABLE}")
     if members and int(options.get("mincpus", "0")) > max(n.cpus for n in members):
@@ -82,6 +96,9 @@ def check_against_nodes(
         raise InvalidRequest(
             f"Socket, core and/or thread specification can not be satisfied\n{NOT_AVAILABLE}"
         )
+
+
+def _check_time_min(options: dict[str, str], time_limit: int) -> None:
     if "time-min" in options:
         minimum = int(options["time-min"])
         if minimum <= 0 or minimum == INFINITE or minimum > time_limit:

@@ -192,6 +192,34 @@ def partition_memory(part: PartitionConfig, state: ClusterState) -> int:
     return first.real_memory if first else 0
 
 
+def exceeds_partition(
+    req: ResourceRequest, time_limit: int, part: PartitionConfig, state: ClusterState
+) -> bool:
+    """Whether a partition's size or limits rule a job out as it is configured.
+
+    Such a job is accepted and waits (PartitionConfig, PartitionNodeLimit,
+    PartitionTimeLimit), as in Slurm, which does not try its nodes at submit.
+
+    Args:
+        req: the resolved request.
+        time_limit: its time limit, minutes (INFINITE: none).
+        part: its partition.
+        state: the cluster.
+
+    Returns:
+        True when more CPUs or nodes than the partition has or allows, a
+        longer time limit than its MaxTime, or a node outside it is asked for.
+    """
+    members = [state.nodes[n] for n in part.nodes if n in state.nodes]
+    max_nodes = min(len(members), part.max_nodes)
+    return (
+        req.min_cpus > sum(n.cpus for n in members)
+        or not part.min_nodes <= req.min_nodes <= max_nodes
+        or time_limit > part.max_time
+        or not set(req.req_nodes).issubset(part.nodes)
+    )
+
+
 def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: ClusterState) -> None:
     """Reject what no node of the partition could ever give (Slurm does, at submit).
 
@@ -279,17 +307,21 @@ def build_job(
     _check_text(spec, max_script_size)
     part = _partition(spec, state, default_partition)
     req = replace(resolve_request(spec, state, gres_types), part_mem=partition_memory(part, state))
-    check_satisfiable(req, part, state)
-    if spec.nice < 0 and spec.uid != 0:
-        raise rejected("Access/permission denied: only root may set a negative nice value")
-    if abs(spec.nice) > jobopts.NICE_LIMIT:
-        raise rejected("Invalid nice value")
     if spec.HasField("time_limit"):
         limit = spec.time_limit or INFINITE
     else:
         limit = part.default_time if part.default_time is not None else part.max_time
+    # Slurm tries to place a job at submit, and so rejects what no node could give, unless
+    # the job is held or its partition's limits rule it out: then it only waits.
+    placed = not spec.hold and not exceeds_partition(req, limit, part, state)
+    if placed:
+        check_satisfiable(req, part, state)
+    if spec.nice < 0 and spec.uid != 0:
+        raise rejected("Access/permission denied: only root may set a negative nice value")
+    if abs(spec.nice) > jobopts.NICE_LIMIT:
+        raise rejected("Invalid nice value")
     options = checked_options(dict(spec.options))
-    check_against_nodes(options, part, state, limit)
+    check_against_nodes(options, part, state, limit, placed)
     # One Job built once: each dataclasses.replace of a record this wide costs ~50 us.
     job = Job(
         job_id=job_id,

@@ -166,6 +166,11 @@ def test_requests_no_node_could_ever_satisfy_are_rejected(
         ({"gres": "gpu:8"}, {"gpus_per_node": 8}),
         ({"gpus": 16}, {"gpus": 16}),
         ({"mem_per_node": 8000}, {"mem_per_node": 8000}),
+        # Slurm 22.05: -c 99 asks more CPUs than the partition has; it pends (PartitionConfig)
+        # before any node is tried, so the CPUs per node are never found lacking.
+        ({"cpus_per_task": 99}, {"cpus_per_task": 99}),
+        ({"cpus_per_task": 9, "partition": "debug", "time_limit": 120}, {"cpus_per_task": 9}),
+        ({"cpus_per_task": 9, "min_nodes": 3}, {"cpus_per_task": 9, "min_nodes": 3}),
     ],
 )
 def test_requests_that_only_exceed_the_partition_are_accepted(
@@ -174,6 +179,30 @@ def test_requests_that_only_exceed_the_partition_are_accepted(
     job = build(**fields)
     assert job.state is JobState.PENDING
     assert {k: getattr(job.request, k) for k in expected} == expected
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        # Slurm 22.05 tries no node for a held job: sbatch --hold takes these, sbatch refuses.
+        {"gres": "gpu:9"},
+        {"gpus": 99},
+        {"gpus_per_node": 2, "gpu_type": "a100"},
+        {"mem_per_node": 100 * 1024},
+        {"cpus_per_task": 9},
+        {"options": {"tmp": "999999"}},
+        {"options": {"mincpus": "99"}},
+    ],
+)
+def test_a_held_job_is_not_tried_against_the_nodes(fields: dict[str, object]) -> None:
+    assert rejection(**fields)
+    assert build(hold=True, **fields).reason == "JobHeldUser"
+
+
+def test_a_held_job_still_gets_the_checks_that_need_no_node() -> None:
+    message = "Invalid feature specification"
+    assert rejection(hold=True, options={"constraint": "nosuch"}) == message
+    assert rejection(hold=True, gres="tpu:1") == "Invalid generic resource (gres) specification"
 
 
 def test_time_over_partition_max_time_is_accepted() -> None:
