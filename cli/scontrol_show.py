@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from cli import fmt, scontrol_jobopts
 from minislurm import hostlist, units
+from minislurm.arrays import array_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def _array_fields(job: Message) -> str:
     if job.has("array_task_id"):
         task = str(job.array_task_id)
     else:
-        task = job.array_tasks + (f"%{job.array_throttle}" if job.array_throttle else "")
+        task = array_label(job.array_tasks, job.array_throttle)
     throttle = f"ArrayTaskThrottle={job.array_throttle} " if job.array_throttle else ""
     return f"ArrayJobId={job.array_job_id} ArrayTaskId={task} {throttle}"
 

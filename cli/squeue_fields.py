@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from cli import common, fmt
 from minislurm import hostlist, units
+from minislurm.arrays import array_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,8 +137,7 @@ def array_task_text(job: Message) -> str:
     if job.has("array_task_id"):
         return str(job.array_task_id)
     if job.array_job_id:
-        throttle = f"%{job.array_throttle}" if job.array_throttle else ""
-        return f"{job.array_tasks}{throttle}"
+        return array_label(job.array_tasks, job.array_throttle)
     return "N/A"
 
 

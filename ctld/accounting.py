@@ -14,6 +14,7 @@ Imports minislurm's core modules and the generated messages only.
 from __future__ import annotations
 
 from minislurm import hostlist, units
+from minislurm.arrays import array_label
 from minislurm.model import Job, Step
 from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
@@ -79,8 +80,7 @@ def job_id_text(job: Job) -> str:
         return str(job.job_id)
     if job.array_task_id is not None:
         return f"{job.array_job_id}_{job.array_task_id}"
-    throttle = f"%{job.array_throttle}" if job.array_throttle else ""
-    return f"{job.array_job_id}_[{job.array_tasks}{throttle}]"
+    return f"{job.array_job_id}_[{array_label(job.array_tasks, job.array_throttle)}]"
 
 
 def accounted_state(job: Job) -> JobState:

@@ -204,17 +204,57 @@ def parse_array(text: str, max_size: int = MAX_ARRAY_SIZE) -> tuple[TaskSet, int
     return tasks, throttle
 
 
+SHOWN_TASKS_MAX = 64  # Slurm's SLURM_BITSTR_LEN default: a longer list is cut short with "..."
+
+
 def array_label(tasks: str, throttle: int) -> str:
-    """The pending tasks of an array as squeue and scontrol show them: ``0-3%2``.
+    """The pending tasks of an array as squeue, scontrol and sacct show them: ``1,3,5%2``.
+
+    As Slurm's ``xlate_array_task_str``: ids evenly spaced by more than one,
+    over more than ten and more than five of them, are ``first-last:step``;
+    others are runs of consecutive ids (``0-3,7``), the text cut to 60
+    characters and ``...`` when it is longer than 61.
 
     Args:
         tasks: the pending ids (TaskSet text).
         throttle: ArrayTaskThrottle (0: none).
 
     Returns:
-        The label.
+        The label, e.g. ``1,3,5,7,9%2`` or ``1-91:10``.
     """
-    return f"{tasks}%{throttle}" if throttle else tasks
+    ids = TaskSet.parse(tasks)
+    ranges = ids.ranges
+    if len(ranges) == 1 and ranges[0][2] > 1 and ranges[0][1] - ranges[0][0] > 10 and len(ids) > 5:
+        text = f"{ranges[0][0]}-{ranges[0][1]}:{ranges[0][2]}"
+    else:
+        text = _runs(ids, SHOWN_TASKS_MAX)
+        if len(text) > SHOWN_TASKS_MAX - 3:
+            text = text[: SHOWN_TASKS_MAX - 4] + "..."
+    return f"{text}%{throttle}" if throttle else text
+
+
+def _runs(ids: TaskSet, enough: int) -> str:
+    """Consecutive ids as ``first-last``, others alone, comma-separated, to about ``enough``."""
+    runs: list[list[int]] = []  # [first, last] of each run
+    length = 0
+    for start, end in _pieces(ids):
+        if runs and runs[-1][1] + 1 == start:
+            runs[-1][1] = end
+            continue
+        length += len(str(start)) + len(str(end)) + 2
+        if length > 2 * enough:
+            break
+        runs.append([start, end])
+    return ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in runs)
+
+
+def _pieces(ids: TaskSet) -> Iterator[tuple[int, int]]:
+    """The ids in order as spans of consecutive ids: whole ranges of step 1, else one by one."""
+    for first, last, step in ids.ranges:
+        if step == 1:
+            yield first, last
+        else:
+            yield from ((task, task) for task in range(first, last + 1, step))
 
 
 def parse_job_ref(text: str) -> tuple[int, TaskSet | None, str]:

@@ -104,6 +104,31 @@ def test_array_label_shows_the_throttle() -> None:
     assert array_label("0-3", 0) == "0-3"
 
 
+@pytest.mark.parametrize(
+    ("spec", "label"),
+    [
+        # What Slurm 22.05's squeue and scontrol show for a held array's pending tasks.
+        ("1-9:2%2", "1,3,5,7,9%2"),
+        ("1,3,5-9:2%2", "1,3,5,7,9%2"),
+        ("0-15:4", "0,4,8,12"),
+        ("0-3,7", "0-3,7"),
+        ("1-100:10%3", "1-91:10%3"),
+        ("5", "5"),
+        ("0,1-9:2", "0-1,3,5,7,9"),
+        ("0-9999", "0-9999"),
+    ],
+)
+def test_array_label_writes_the_tasks_as_slurm_does(spec: str, label: str) -> None:
+    tasks, throttle = parse_array(spec, 10_001)
+    assert array_label(str(tasks), throttle) == label
+
+
+def test_a_long_array_label_is_cut_short_as_slurms() -> None:
+    label = array_label(str(TaskSet.of([*range(0, 200, 2), 201])), 0)
+    assert label == "0,2,4,6,8,10,12,14,16,18,20,22,24,26,28,30,32,34,36,38,40,42..."
+    assert len(label) == 63
+
+
 def array_record(tasks: str = "0-3", job_id: int = 8) -> Job:
     return Job(
         job_id=job_id,
