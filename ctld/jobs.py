@@ -342,6 +342,7 @@ def build_job(
         time_limit=limit,
         partition_time_limit=not spec.HasField("time_limit") and part.default_time is None,
         eligible_time=_eligible_time(spec, now),
+        last_sched_eval=now,  # Slurm's first evaluation is the submission's
         work_dir=spec.work_dir,
         submit_dir=spec.submit_dir or spec.work_dir,
         stdout=spec.stdout,
