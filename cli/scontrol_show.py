@@ -75,15 +75,23 @@ def _ranges(numbers: list[int]) -> str:
 
 
 def _detail_lines(job: Message) -> list[str]:
-    """``-d``: the job's gres and, per node, what it holds there."""
+    """``-d``: the job's gres and, per node, what it holds there.
+
+    Neighbouring nodes that hold the same share one line, as Slurm prints them
+    (``Nodes=n[1-2] CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:0)``).
+    """
     gpus = sum(len(a.gpus) for a in job.allocation)
     lines = [f"JOB_GRES={f'gpu:{gpus}' if gpus else '(null)'}"]
+    groups: list[tuple[list[str], str]] = []  # node names, what each holds
     for alloc in job.allocation:
         # NodeAllocation carries a CPU count, not CPU ids: show the first ones.
         cpu_ids = _ranges(list(range(alloc.cpus))) if alloc.cpus else ""
-        lines.append(
-            f"  Nodes={alloc.node} CPU_IDs={cpu_ids} Mem={alloc.mem} GRES={_gpu_range(alloc.gpus)}"
-        )
+        held = f"CPU_IDs={cpu_ids} Mem={alloc.mem} GRES={_gpu_range(alloc.gpus)}"
+        if groups and groups[-1][1] == held:
+            groups[-1][0].append(alloc.node)
+        else:
+            groups.append(([alloc.node], held))
+    lines += [f"  Nodes={hostlist.compress(names)} {held}" for names, held in groups]
     return lines
 
 

@@ -259,6 +259,16 @@ def test_detail_lines_list_each_nodes_share() -> None:
     assert "   JOB_GRES=(null)\n     Nodes=n1 CPU_IDs=0 Mem=0 GRES=\n" in plain
 
 
+def test_detail_lines_join_neighbouring_nodes_that_hold_the_same() -> None:
+    share = {"cpus": 1, "mem": 0, "gpus": [0], "ntasks": 1}
+    nodes = [{"node": n, **share} for n in ("n1", "n2", "n3")]
+    nodes.insert(2, {"node": "n4", "cpus": 2, "mem": 0, "gpus": [0], "ntasks": 1})
+    record = show.job_text(job(9, "run", "RUNNING", allocation=nodes), details=True)
+    assert "     Nodes=n[1-2] CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:0)\n" in record  # as Slurm's
+    assert "     Nodes=n4 CPU_IDs=0-1 Mem=0 GRES=gpu:1(IDX:0)\n" in record
+    assert "     Nodes=n3 CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:0)\n" in record
+
+
 # --------------------------------------------------------------------- show node, partition, config
 
 
