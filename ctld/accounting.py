@@ -221,7 +221,8 @@ def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> pb.Acc
         req_tres=job_req_tres(job),
         time_limit=job.time_limit,
         total_cpu=job.total_cpu + sum(s.total_cpu for s in steps),
-        reason=job.reason,
+        # Slurm's database keeps no waiting reason of a job cancelled before it started.
+        reason=job.reason if started or state is not JobState.CANCELLED else "None",
         restarts=job.restarts,
         work_dir=job.work_dir,
         qos=job.qos,

@@ -476,7 +476,7 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
 
 
 def cancel_pending(job: Job, now: float) -> Job:
-    """A PENDING job cancelled: it ends at once.
+    """A PENDING job cancelled: it ends at once, and keeps the reason it waited for.
 
     Args:
         job: a PENDING job.
@@ -491,7 +491,7 @@ def cancel_pending(job: Job, now: float) -> Job:
     if job.state is not JobState.PENDING:
         raise InvalidTransition(f"job={job.job_id} {job.state.value} is not pending")
     new = next_job_state(job.job_id, job.state, JobEvent.CANCEL, "scancel")
-    return replace(job, state=new, reason=REASON_NONE, end_time=now, start_time=now)
+    return replace(job, state=new, end_time=now, start_time=now)
 
 
 def missed_deadline(job: Job, now: float) -> Job:

@@ -295,6 +295,14 @@ def test_running_job_elapsed_counts_to_now_and_its_batch_step_runs():
     assert (batch.state, batch.end_time, batch.elapsed) == ("RUNNING", 0, 65)
 
 
+def test_a_job_cancelled_before_it_started_has_no_reason_in_accounting():
+    held = job(42, "held", CANCELLED, reason="JobHeldUser", start_time=T0, end_time=T0)
+    (head,) = job_records(held, [], NOW, "anchor")
+    assert head.reason == "None"  # as Slurm's sacct, whatever scontrol shows
+    timed_out = ran(43, "late", TIMEOUT, reason="TimeLimit")
+    assert job_records(timed_out, [], NOW, "anchor")[0].reason == "TimeLimit"
+
+
 def test_pending_job_is_listed_without_nodes():
     (head,) = job_records(job(41, "wait", JobState.PENDING), [], NOW, "anchor")
     assert (head.state, head.nodes, head.elapsed, head.start_time) == ("PENDING", "", 0, 0)

@@ -578,6 +578,12 @@ def test_cancel_pending_ends_the_job_at_once() -> None:
     )
 
 
+@pytest.mark.parametrize("reason", ["JobHeldUser", "BeginTime", "Resources"])
+def test_a_cancelled_pending_job_keeps_the_reason_it_waited_for(reason: str) -> None:
+    # Slurm 22.05: scontrol show job of a held job cancelled says Reason=JobHeldUser.
+    assert cancel_pending(pending_job(reason=reason), NOW).reason == reason
+
+
 @pytest.mark.parametrize("state", [JobState.RUNNING, JobState.COMPLETING])
 def test_node_failed_ends_an_active_job_with_node_fail(state: JobState) -> None:
     job = node_failed(running_job(state=state), NOW + 9)
