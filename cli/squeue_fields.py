@@ -394,8 +394,12 @@ _NO_OP_KEYS = frozenset("bcdfhHIJnOvz")
 def sort_jobs(jobs: list[Message], spec: str, now: int) -> list[Message]:
     """Order jobs as squeue's ``-S`` does: stable sorts from the last key to the first.
 
-    Ties keep a base order that matches what Slurm shows: ascending job id,
-    but held jobs (priority 0) newest first.
+    Ties keep the order Slurm's squeue sorts them into first, by start time:
+    jobs with one (running, or pending with an expected start or a begin
+    time) latest first, then those without in descending id order (its
+    comparator puts a job without a start time after any other, even
+    another without one, which its merge sort turns into the reverse of
+    the controller's order, ascending ids).
 
     Args:
         jobs: the jobs.
@@ -408,7 +412,9 @@ def sort_jobs(jobs: list[Message], spec: str, now: int) -> list[Message]:
     Raises:
         CommandError: an unknown sort key.
     """
-    ordered = sorted(jobs, key=lambda j: (0, j.job_id) if j.priority else (1, -j.job_id))
+    by_id = sorted(jobs, key=lambda j: j.job_id)
+    timed = sorted((j for j in by_id if j.start_time), key=lambda j: -j.start_time)
+    ordered = timed + [j for j in reversed(by_id) if not j.start_time]
     i = len(spec) - 1
     while i >= 0:
         char = spec[i]

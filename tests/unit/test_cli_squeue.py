@@ -448,6 +448,18 @@ def test_held_jobs_of_equal_priority_list_newest_first() -> None:
     assert [j.job_id for j in fields.sort_jobs(held, fields.DEFAULT_SORT, NOW)] == [3, 2, 1]
 
 
+def test_jobs_of_equal_priority_with_a_start_time_list_latest_start_then_oldest_first() -> None:
+    # Slurm 22.05: jobs held after submission with --begin keep their begin time as their
+    # start time and list oldest first; jobs held at submission (no start time) follow,
+    # newest first.
+    begin = NOW + 3600
+    queue = [job(i, "h", "PENDING", priority=0, start_time=begin) for i in (4, 5)]
+    queue += [job(i, "h", "PENDING", priority=0) for i in (1, 2)]
+    queue.append(job(3, "h", "PENDING", priority=0, start_time=begin + 60))
+    order = [j.job_id for j in fields.sort_jobs(queue, fields.DEFAULT_SORT, NOW)]
+    assert order == [3, 4, 5, 2, 1]
+
+
 # --------------------------------------------------------------------------- --json
 
 
