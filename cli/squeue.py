@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from cli import clusters, common, fmt, squeue_env
+from cli import clusters, common, fmt, squeue_arrays, squeue_env
 from cli import squeue_fields as fields
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
 from minislurm import hostlist
@@ -376,40 +376,12 @@ def select_jobs(jobs: list[Message], query: Query) -> list[Message]:
         return []
     return [
         job
-        for job in expand_arrays(jobs, query)
+        for job in squeue_arrays.expand(jobs, query.expand, query.tasks)
         if (not query.accounts or job.account in query.accounts)
         and (not query.qos or job.qos in query.qos)
         and (not query.reservations or job.reservation in query.reservations)
         and (not query.nodes or query.nodes.intersection(hostlist.expand(job.nodes)))
     ]
-
-
-def expand_arrays(jobs: list[Message], query: Query) -> list[Message]:
-    """One line per pending array task with ``-r`` or when tasks were named with ``-j``.
-
-    Args:
-        jobs: the jobs of the reply.
-        query: the query (``-r``, and the tasks ``-j`` named).
-
-    Returns:
-        The jobs, pending records expanded, and only the named tasks of an
-        array whose tasks were named.
-    """
-    out: list[Message] = []
-    for job in jobs:
-        named = query.tasks.get(job.array_job_id) if job.array_job_id else None
-        if job.has("array_task_id"):
-            if named is None or job.array_task_id in named:
-                out.append(job)
-        elif job.array_job_id and (query.expand or named is not None):
-            out += [
-                job.replaced(array_task_id=task, array_tasks="")
-                for task in TaskSet.parse(job.array_tasks)
-                if named is None or task in named
-            ]
-        else:
-            out.append(job)
-    return out
 
 
 def header_line(query: Query) -> str:
