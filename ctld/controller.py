@@ -593,6 +593,10 @@ class Controller:
         for job, _ in new:
             self.state.put_job(job)
         self.scheduler.kick()
+        # Slurm gives an array no reason when it is submitted, only in its next cycle.
+        arrays = [job.job_id for job, _ in new if job.array_job_id]
+        if arrays:
+            self.scheduler.keep_reasons(arrays, time.time())
 
     def _build(
         self,
@@ -709,7 +713,11 @@ class Controller:
         if request.action in (pb.HoldJobsRequest.REQUEUE, pb.HoldJobsRequest.REQUEUE_HOLD):
             delay = float(self.conf.requeue_delay)
             return self._carry(requeueops.request(self.state, request, operators, now, delay))
-        return self._carry(jobreq.hold(self.state, request, operators, now))
+        out = jobreq.hold(self.state, request, operators, now)
+        results = self._carry(out)
+        if request.action == pb.HoldJobsRequest.RELEASE:
+            self.scheduler.keep_reasons(out.changed, now)
+        return results
 
     def update_job(self, request: pb.UpdateJobRequest) -> None:
         """scontrol update JobId=...: change what the request names.

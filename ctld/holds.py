@@ -7,7 +7,8 @@ operator is an administrator's hold (``JobHeldAdmin``), which only they
 may release; ``uhold``, and ``hold`` by anyone else, a user's
 (``JobHeldUser``). Root or an operator may turn one kind into the other;
 a user holding a held job changes nothing. Releasing a job that is not
-held succeeds and changes nothing.
+held succeeds, and only resets a pending job's reason to ``None``, as a
+release of a held one does (the scheduler gives it its reason again).
 
 A pending job's future begin time (``--begin``, a requeue's delay)
 survives a hold and a release, as Slurm's ``EligibleTime`` shows it; a
@@ -104,7 +105,8 @@ def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
         raise InvalidTransition(FINISHED)
     if action == pb.HoldJobsRequest.RELEASE:
         if not job.held:
-            return job
+            # Slurm's release resets a pending job's reason all the same.
+            return replace(job, reason=REASON_NONE) if job.state is JobState.PENDING else job
         if job.hold == HOLD_ADMIN and not operator:
             raise PermissionDenied(DENIED)
         return release(job, now)

@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ctld import jobs as jobops
@@ -59,6 +59,10 @@ INF = float("inf")
 REASON_BEGIN_TIME = "BeginTime"
 REASON_ARRAY_LIMIT = "JobArrayTaskLimit"
 MIN_PAUSE_AFTER = 0.002  # seconds; shorter passes run again as soon as kicked
+# Slurm's main scheduler runs on events from a background loop that wakes once a second: a
+# job whose reason a request left at None (a release, a new array) gets the one a pass finds
+# up to a second later. Our passes run at once, for starts; that reason waits as long.
+REASON_DELAY = 1.0
 
 
 def node_usable(state: NodeState, flags: frozenset[NodeFlag]) -> bool:
@@ -399,11 +403,25 @@ class SchedulerLoop:
         self._task: asyncio.Task[None] | None = None
         self._blocked: set[int] = set()  # jobs the last pass found blocked (Dependency, ...)
         self._kept = KeptEntries()  # plain jobs' entries, for event passes
+        self._quiet: dict[int, float] = {}  # job id -> until when its reason stays None
         self.passes = 0
 
     def kick(self) -> None:
         """Ask for a pass as soon as possible."""
         self._kicked.set()
+
+    def keep_reasons(self, job_ids: Iterable[int], now: float) -> None:
+        """Leave these jobs' reason (None) as it is for :data:`REASON_DELAY`, as Slurm's does.
+
+        Passes in the meantime may still start them.
+
+        Args:
+            job_ids: jobs whose reason a request has just reset.
+            now: the time of the request.
+        """
+        for job_id in job_ids:
+            self._quiet[job_id] = now + REASON_DELAY
+        self.kick()
 
     def start(self) -> None:
         """Start the loop on the running event loop."""
@@ -434,6 +452,7 @@ class SchedulerLoop:
             self._state, now, self._weights, self._accounting, self._kept, reuse=not full
         )
         decided = self._unblock(snapshot, (plan if full else plan_event)(snapshot, now, self.cfg))
+        decided = self._quieted(decided, now)
         if full:
             self.start_times = decided.start_times
         self._apply(decided, now)
@@ -460,6 +479,14 @@ class SchedulerLoop:
         cleared = dict.fromkeys(freed, jobops.REASON_NONE)
         return replace(decided, reasons={**decided.reasons, **cleared})
 
+    def _quieted(self, decided: Plan, now: float) -> Plan:
+        """The plan without the reasons of jobs whose reason must stay None a while yet."""
+        if not self._quiet:
+            return decided
+        self._quiet = {i: until for i, until in self._quiet.items() if until > now}
+        kept = {i: r for i, r in decided.reasons.items() if i not in self._quiet}
+        return replace(decided, reasons=kept)
+
     async def _run(self) -> None:
         tick = min(TICK_SECONDS, self.cfg.bf_interval)
         last_full = -INF  # when the last full pass began (monotonic)
@@ -467,7 +494,8 @@ class SchedulerLoop:
         owed = False  # an event pass ran since the last full pass: one must follow
         while True:
             now = time.monotonic()
-            wake = next_wakeup(self._state, time.time()) - time.time() + 0.01
+            wake = min(next_wakeup(self._state, time.time()), *self._quiet.values(), INF)
+            wake += 0.01 - time.time()
             timeout = min(last_full + tick - now, wake, full_ready - now if owed else INF)
             try:
                 await asyncio.wait_for(self._kicked.wait(), max(timeout, 0))

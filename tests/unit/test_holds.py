@@ -103,9 +103,13 @@ def test_an_operator_turns_one_kind_of_hold_into_the_other() -> None:
     assert (again.hold, again.reason) == (HOLD_ADMIN, "JobHeldAdmin")
 
 
-def test_releasing_a_job_that_is_not_held_changes_nothing() -> None:
-    job = build()
-    assert hold_action(job, RELEASE, False, NOW) is job
+def test_releasing_a_job_that_is_not_held_only_resets_a_pending_ones_reason() -> None:
+    # Slurm 22.05: a job waiting for its begin time shows Reason=None right after a release.
+    job = replace(build(begin_time=int(NOW) + 3600), reason="BeginTime")
+    released = hold_action(job, RELEASE, False, NOW)
+    assert released == replace(job, reason="None")
+    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    assert hold_action(running, RELEASE, False, NOW) is running
 
 
 def test_a_future_begin_time_survives_hold_and_release() -> None:

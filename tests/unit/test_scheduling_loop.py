@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 
 import pytest
 from helpers import until
 
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import SchedulerLoop
+from ctld.scheduling import REASON_DELAY, SchedulerLoop
 from ctld.state import ClusterState
-from minislurm.model import Plan
+from minislurm.config import PartitionConfig
+from minislurm.model import Job, Node, Plan, ResourceRequest
+from minislurm.states import JobState, NodeState
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -64,3 +67,38 @@ def test_every_kick_gets_a_full_pass_while_full_passes_are_quick() -> None:
 
     asyncio.run(scenario())
     assert loop.kinds == ["full"] * 4
+
+
+class ReasonLoop(SchedulerLoop):
+    """A loop over one node and a job that waits for its begin time; it notes the reasons given."""
+
+    def __init__(self) -> None:
+        node = Node("n1", 4, 4000, (), ("p",), state=NodeState.IDLE)
+        state = ClusterState([node], [PartitionConfig("p", ("n1",), default=True)])
+        request = ResourceRequest()
+        job = Job(7, "j", 0, 0, "u", "u", "p", JobState.PENDING, request, time.time())
+        state.put_job(replace(job, begin_time=time.time() + 3600))
+        super().__init__(state, PriorityWeights(), self._applied, lambda now: None)
+        self.given: list[tuple[float, dict[int, str]]] = []
+
+    def _applied(self, decided: Plan, now: float) -> None:
+        self.given.append((now, decided.reasons))
+
+
+def test_a_reason_a_request_reset_waits_a_second_as_slurms_scheduling_cycle() -> None:
+    loop = ReasonLoop()
+
+    async def scenario() -> None:
+        loop.start()
+        await until(lambda: loop.passes == 1, timeout=10)
+        loop.keep_reasons([7], time.time())  # as a release does
+        await until(lambda: loop.passes == 2, timeout=10)
+        await until(lambda: any(7 in reasons for _, reasons in loop.given[1:]), timeout=10)
+        await loop.stop()
+
+    released = time.time()
+    asyncio.run(scenario())
+    first, kicked = loop.given[0][1], loop.given[1][1]
+    assert first[7] == "BeginTime" and 7 not in kicked  # the pass the release brought on
+    given_at = next(now for now, reasons in loop.given[1:] if 7 in reasons)
+    assert given_at - released >= REASON_DELAY  # a later pass, which the loop woke for
