@@ -136,6 +136,7 @@ class Query:
         self.json = False
         self.tasks: dict[int, TaskSet] = {}  # -j's array tasks, by array
         self.expand = False  # -r: one line per array task
+        self.unique = False  # --array-unique: an array's pending tasks apart when they differ
         self.cluster: str | None = None  # -M: the cluster named (printed above the header)
 
 
@@ -300,6 +301,7 @@ def build_query(values: dict[str, object], rest: list[str]) -> Query:
     query.date = (bool(values.get("long")) or query.iterate > 0) and query.header
     query.json = bool(values.get("json"))
     query.expand = bool(values.get("array"))
+    query.unique = bool(values.get("array_unique"))
     return query
 
 
@@ -365,23 +367,29 @@ def iterate_seconds(values: dict[str, object]) -> int:
 def select_jobs(jobs: list[Message], query: Query) -> list[Message]:
     """Apply the filters the controller does not: accounts, QOS, nodes, unknown users.
 
+    An array's pending tasks that have records of their own then show in its
+    line (unless ``-r``, ``--array-unique`` or ``-j`` naming its tasks).
+
     Args:
         jobs: the jobs of the reply.
         query: the query.
 
     Returns:
-        The jobs to print.
+        The jobs to sort and print.
     """
     if query.no_user_matches or query.nothing:
         return []
-    return [
+    selected = [
         job
-        for job in squeue_arrays.expand(jobs, query.expand, query.tasks)
+        for job in jobs
         if (not query.accounts or job.account in query.accounts)
         and (not query.qos or job.qos in query.qos)
         and (not query.reservations or job.reservation in query.reservations)
         and (not query.nodes or query.nodes.intersection(hostlist.expand(job.nodes)))
     ]
+    if query.expand or query.unique:
+        return selected
+    return squeue_arrays.combine(selected, query.tasks.keys())
 
 
 def header_line(query: Query) -> str:
@@ -429,6 +437,8 @@ def print_table(query: Query, reply: Message) -> None:
         out.write(header_line(query) + "\n")
         out.flush()
     jobs = fields.sort_jobs(select_jobs(list(reply.jobs), query), query.sort, reply.now)
+    # As Slurm's squeue, an array record's tasks are listed where the record sorts.
+    jobs = squeue_arrays.expand(jobs, query.expand, query.tasks)
     out.write("".join(job_line(query, job, reply.now) + "\n" for job in jobs))
 
 

@@ -626,3 +626,22 @@ def test_long_listing_wins_over_squeue_format(
         "NODES",
         "NODELIST(REASON)",
     ]
+
+
+def test_an_arrays_pending_tasks_with_records_of_their_own_show_in_its_line(
+    controller: FakeController, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Slurm 22.05, after `scontrol hold 30_2` of a pending array 30_[0-3].
+    array = {"array_job_id": 30, "start_time": NOW + 3600}
+    controller.jobs = [
+        job(30, "wrap", "PENDING", array_tasks="0-1,3", array_throttle=2, **array),
+        job(31, "wrap", "PENDING", array_task_id=2, reason="JobHeldAdmin", **array),
+        job(32, "wrap", "PENDING", array_task_id=5, reason="JobHeldAdmin", **array),
+        job(33, "other", "PENDING", array_task_id=6, reason="JobHeldAdmin", **array),
+    ]
+    out, _, _ = run(["-o", "%i %t %r"], capsys)
+    assert out.splitlines()[1:] == ["30_[0-3,5] PD None,JobHeldAdmin", "30_6 PD JobHeldAdmin"]
+    apart, _, _ = run(["--array-unique", "-o", "%i %r"], capsys)
+    assert apart.splitlines()[1:3] == ["30_[0-1,3%2] None", "30_2 JobHeldAdmin"]
+    each, _, _ = run(["-r", "-o", "%i"], capsys)
+    assert each.splitlines()[1:] == ["30_0", "30_1", "30_3", "30_2", "30_5", "30_6"]
