@@ -64,7 +64,7 @@ KEYS: tuple[tuple[str, int, str], ...] = (
     ("ReqNodeList", 8, "ReqNodeList"),
     ("Features", 1, ""),
     ("Prefer", 3, ""),
-    ("Gres", 2, ""),
+    ("Gres", 2, "Gres"),
     ("Account", 1, "Account"),
     ("BurstBuffer", 1, ""),
     ("Dependency", 1, "Dependency"),

@@ -7,7 +7,7 @@ ArrayTaskThrottle, Comment, TimeLimit (``+N``/``-N``/``+=N``), Priority,
 Nice, NumTasks, Requeue, NumNodes (``N``, ``N-M``, ``ALL``), Partition,
 QOS, ReservationName, Name/JobName, ExcNodeList, NodeList/ReqNodeList,
 Account, Dependency, StartTime/EligibleTime, UserID, Deadline, WorkDir,
-MailType, MailUser. Without a JobId, ``JobName=`` names the jobs to change.
+MailType, MailUser, Gres. Without a JobId, ``JobName=`` names the jobs to change.
 Other keys Slurm knows get ``Update of this parameter is not supported``.
 Each job of the list gets its own call; a failure is ``<error> for job <id>``.
 
@@ -229,6 +229,7 @@ _SUPPORTED: dict[str, Handler] = {
     "WorkDir": _set("work_dir"),
     "MailType": _set("mail_type", _mail_type),
     "MailUser": _set("mail_user"),
+    "Gres": _set("gres"),
 }
 
 

@@ -90,6 +90,7 @@ class Controller:
             nodeops.configured_nodes(self.conf),
             self.conf.partitions,
             self.conf.memory_consumable,
+            self.conf.gres_types,
         )
         self.weights = PriorityWeights(
             age=self.conf.priority_weight_age,

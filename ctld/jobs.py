@@ -92,14 +92,32 @@ def _hostnames(expr: str, state: ClusterState) -> tuple[str, ...]:
 
 def _gpus_per_node(spec: pb.JobSpec, gres_types: tuple[str, ...]) -> tuple[int, str]:
     """The GPUs per node ``--gres`` and ``--gpus-per-node`` ask for, and the GPU type named."""
+    gpus, gpu_type = gres_gpus(spec.gres, gres_types, spec.gpu_type)
+    return max(gpus, spec.gpus_per_node), gpu_type
+
+
+def gres_gpus(text: str, gres_types: tuple[str, ...], gpu_type: str = "") -> tuple[int, str]:
+    """The GPUs per node a ``--gres`` (or ``scontrol update Gres=``) value asks for, and their type.
+
+    Args:
+        text: e.g. ``gpu:2``, ``gpu:a100:2``; "" asks for none.
+        gres_types: configured generic resource names (``GresTypes``).
+        gpu_type: a type named otherwise (``--gpus-per-node=a100:2``), which must agree.
+
+    Returns:
+        ``(count, type)``; type "" when none is named.
+
+    Raises:
+        InvalidRequest: Slurm's message for a malformed or unknown value.
+    """
     try:
-        items = units.parse_gres(spec.gres, signed=True)
+        items = units.parse_gres(text, signed=True)
     except units.GresCountError:
         raise rejected("Invalid Trackable RESource (TRES) specification") from None
     except ValueError:
         raise rejected("Invalid generic resource (gres) specification") from None
     gpus = 0
-    types = {spec.gpu_type} - {""}
+    types = {gpu_type} - {""}
     for name, kind, count in items:
         if name not in gres_types:
             raise rejected("Invalid generic resource (gres) specification")
@@ -109,10 +127,10 @@ def _gpus_per_node(spec: pb.JobSpec, gres_types: tuple[str, ...]) -> tuple[int, 
         types |= {kind} - {""}
     if len(types) > 1:
         raise rejected("Invalid generic resource (gres) specification")
-    return max(gpus, spec.gpus_per_node), next(iter(types), "")
+    return gpus, next(iter(types), "")
 
 
-def _untyped(gpu_type: str, state: ClusterState) -> frozenset[str]:
+def untyped_nodes(gpu_type: str, state: ClusterState) -> frozenset[str]:
     """The nodes a job asking for GPUs of ``gpu_type`` cannot use: those with others (or none)."""
     if not gpu_type:
         return frozenset()
@@ -174,7 +192,7 @@ def resolve_request(
         cpus_per_task_set=bool(spec.cpus_per_task),
         exclusive=spec.exclusive,
         gpu_type=gpu_type,
-        untyped_nodes=_untyped(gpu_type, state),
+        untyped_nodes=untyped_nodes(gpu_type, state),
     )
 
 

@@ -22,7 +22,15 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ctld.holds import hold_action
-from ctld.jobs import DENIED, FINISHED, NOT_PENDING, check_satisfiable, partition_memory
+from ctld.jobs import (
+    DENIED,
+    FINISHED,
+    NOT_PENDING,
+    check_satisfiable,
+    gres_gpus,
+    partition_memory,
+    untyped_nodes,
+)
 from ctld.reservations import check_job as check_reservation
 from ctld.state import ClusterState
 from minislurm import hostlist, jobopts
@@ -46,7 +54,7 @@ PRIORITY_INFINITE = 0xFFFFFFFF  # Slurm's INFINITE: a release
 MAX_TIME = 0xFFFFFFFF  # epoch seconds: what a time field may hold (year 2106)
 _TEXTS = (
     "name", "partition", "dependency", "array_throttle", "account", "qos", "comment",
-    "reservation", "work_dir", "mail_user", "mail_type", "exc_nodes", "req_nodes",
+    "reservation", "work_dir", "mail_user", "mail_type", "exc_nodes", "req_nodes", "gres",
 )  # fmt: skip
 YEAR_MINUTES = 365 * 24 * 60  # what Slurm counts an unlimited limit as when it compares
 
@@ -133,6 +141,27 @@ def _partition(job: Job, change: Change) -> Job:
     request = replace(job.request, part_mem=partition_memory(part, change.state))
     limit = part.max_time if job.partition_time_limit else job.time_limit
     return replace(job, partition=part.name, request=request, time_limit=limit)
+
+
+def _gres(job: Job, change: Change) -> Job:
+    """``Gres=``: a pending job's GPUs per node, read as a submission's ``--gres``.
+
+    As Slurm's update, no node is tried: a count no node has is taken, and
+    the job waits.
+    """
+    text = change.request.gres
+    if not change.has("gres") or not _pending(job, job.gres, text):
+        return job
+    gpus, gpu_type = gres_gpus(text, change.state.gres_types)
+    if gpu_type and not any(gpu_type in n.gpu_types for n in change.state.nodes.values()):
+        raise InvalidRequest("Invalid GRES specification (with and without type identification)")
+    request = replace(
+        job.request,
+        gpus_per_node=gpus,
+        gpu_type=gpu_type,
+        untyped_nodes=untyped_nodes(gpu_type, change.state),
+    )
+    return replace(job, gres=text, request=request)
 
 
 def _association(job: Job, change: Change) -> Job:
@@ -356,6 +385,7 @@ _STEPS: tuple[Callable[[Job, Change], Job], ...] = (
     _notices,
     _node_count,
     _task_count,
+    _gres,
     _time_limit,
     _deadline,
     _priority,

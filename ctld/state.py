@@ -36,11 +36,13 @@ class ClusterState:
         nodes: Iterable[Node],
         partitions: Iterable[PartitionConfig],
         memory_consumable: bool = True,
+        gres_types: tuple[str, ...] = ("gpu",),
     ) -> None:
         self.jobs: dict[int, Job] = {}
         # Jobs hold memory (SelectTypeParameters CR_*_Memory); otherwise a job's memory only
         # rules out nodes with less RealMemory, and allocations hold none.
         self.memory_consumable = memory_consumable
+        self.gres_types = gres_types  # GresTypes: the generic resources a job may ask for
         self.nodes: dict[str, Node] = {n.name: n for n in nodes}
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
         self.reservations: dict[str, Resv] = {}  # advance reservations by name

@@ -421,7 +421,7 @@ class HoldJobsReply(_message.Message):
     def __init__(self, results: _Optional[_Iterable[_Union[JobResult, _Mapping]]] = ...) -> None: ...
 
 class UpdateJobRequest(_message.Message):
-    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid", "dependency", "array_task_id", "array_throttle", "min_nodes", "max_nodes", "begin_time", "priority", "account", "qos", "comment", "reservation", "requeue", "deadline", "work_dir", "num_tasks", "mail_user", "mail_type", "exc_nodes", "req_nodes")
+    __slots__ = ("job_id", "time_limit", "name", "partition", "nice", "requester_uid", "dependency", "array_task_id", "array_throttle", "min_nodes", "max_nodes", "begin_time", "priority", "account", "qos", "comment", "reservation", "requeue", "deadline", "work_dir", "num_tasks", "mail_user", "mail_type", "exc_nodes", "req_nodes", "gres")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     TIME_LIMIT_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
@@ -447,6 +447,7 @@ class UpdateJobRequest(_message.Message):
     MAIL_TYPE_FIELD_NUMBER: _ClassVar[int]
     EXC_NODES_FIELD_NUMBER: _ClassVar[int]
     REQ_NODES_FIELD_NUMBER: _ClassVar[int]
+    GRES_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     time_limit: int
     name: str
@@ -472,7 +473,8 @@ class UpdateJobRequest(_message.Message):
     mail_type: str
     exc_nodes: str
     req_nodes: str
-    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ..., dependency: _Optional[str] = ..., array_task_id: _Optional[int] = ..., array_throttle: _Optional[str] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., begin_time: _Optional[int] = ..., priority: _Optional[int] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., comment: _Optional[str] = ..., reservation: _Optional[str] = ..., requeue: _Optional[bool] = ..., deadline: _Optional[int] = ..., work_dir: _Optional[str] = ..., num_tasks: _Optional[int] = ..., mail_user: _Optional[str] = ..., mail_type: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., req_nodes: _Optional[str] = ...) -> None: ...
+    gres: str
+    def __init__(self, job_id: _Optional[int] = ..., time_limit: _Optional[int] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., nice: _Optional[int] = ..., requester_uid: _Optional[int] = ..., dependency: _Optional[str] = ..., array_task_id: _Optional[int] = ..., array_throttle: _Optional[str] = ..., min_nodes: _Optional[int] = ..., max_nodes: _Optional[int] = ..., begin_time: _Optional[int] = ..., priority: _Optional[int] = ..., account: _Optional[str] = ..., qos: _Optional[str] = ..., comment: _Optional[str] = ..., reservation: _Optional[str] = ..., requeue: _Optional[bool] = ..., deadline: _Optional[int] = ..., work_dir: _Optional[str] = ..., num_tasks: _Optional[int] = ..., mail_user: _Optional[str] = ..., mail_type: _Optional[str] = ..., exc_nodes: _Optional[str] = ..., req_nodes: _Optional[str] = ..., gres: _Optional[str] = ...) -> None: ...
 
 class UpdateJobReply(_message.Message):
     __slots__ = ()

@@ -236,6 +236,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (33, 'mail_type', 'string', 'optional', False, '', ''),
         (34, 'exc_nodes', 'string', 'optional', False, '', ''),
         (35, 'req_nodes', 'string', 'optional', False, '', ''),
+        (36, 'gres', 'string', 'optional', False, '', ''),
     ),
     'minislurm.v1.UpdateJobReply': (
     ),

@@ -815,6 +815,7 @@ def test_update_rejects_bad_input_without_calling(
         (["update", "JobId=3", "Requeue=0"], {"requeue": False}),
         (["update", "JobId=3", "MailType=end,fail"], {"mail_type": "END,FAIL"}),
         (["update", "JobId=3", "Comment=hello world"], {"comment": "hello world"}),
+        (["update", "JobId=3", "Gres=gpu:2"], {"gres": "gpu:2"}),
         (["update", "JobId=3", "ArrayTaskThrottle=abc"], {"array_throttle": "0"}),
         (["update", "JobId=3", "De=afterok:2"], {"dependency": "afterok:2"}),
         (["update", "JobId=3", "Dea=now+1hour"], {"deadline": "soon"}),

@@ -6,6 +6,7 @@ and as the job's owner), on a held pending job and on a running one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -45,6 +46,30 @@ def test_a_job_without_a_limit_of_its_own_takes_its_new_partitions_max_time() ->
     assert update(build(partition="short"), partition="debug").time_limit == 10  # DefaultTime's
     limited = update(moved, time_limit=20)
     assert update(limited, partition="gpu").time_limit == 20  # given since
+
+
+def test_gres_of_a_pending_job_sets_its_gpus_per_node_as_slurms() -> None:
+    job = update(build(hold=True), gres="gpu:2")
+    assert (job.gres, job.request.gpus_per_node, job.request.gpu_type) == ("gpu:2", 2, "")
+    assert update(job, gres="gpu:99").request.gpus_per_node == 99  # no node is tried
+    assert update(job, gres="").request.gpus_per_node == 0
+
+
+@pytest.mark.parametrize(
+    ("gres", "message"),
+    [
+        ("tpu:1", "Invalid generic resource (gres) specification"),
+        ("gpu:a100:1", "Invalid GRES specification (with and without type identification)"),
+    ],
+)
+def test_gres_naming_what_the_cluster_lacks_is_refused(gres: str, message: str) -> None:
+    with pytest.raises(InvalidRequest, match=re.escape(message)):
+        update(build(hold=True), gres=gres)
+
+
+def test_gres_of_a_running_job_is_refused() -> None:
+    with pytest.raises(InvalidTransition, match="Job is no longer pending execution"):
+        update(running(), gres="gpu:1")
 
 
 def test_a_job_moved_to_another_partition_reckons_its_memory_there() -> None:
