@@ -20,6 +20,7 @@ from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
 
 REASON_REQUIRED = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
 NOT_RESPONDING = "Not responding"  # Slurm's reason for a node set DOWN by SlurmdTimeout
+INVALID_STATE = "Invalid node state specified"  # slurm_strerror(ESLURM_INVALID_NODE_STATE)
 
 
 def configured_nodes(conf: SlurmConfig) -> list[Node]:
@@ -288,6 +289,8 @@ def _admin_change(node: Node, state: str, reason: str, uid: int, now: float) -> 
         new = next_node_state(node.name, node.state, NodeEvent.ADMIN_DOWN, reason)
         return replace(node, state=new, reason=reason, reason_uid=uid, reason_time=now)
     if state in ("RESUME", "IDLE", "UNDRAIN"):
+        if not _may_become(node, state):
+            raise InvalidRequest(INVALID_STATE)
         new = node.state
         if node.state is NodeState.DOWN and state != "UNDRAIN":
             new = next_node_state(node.name, node.state, NodeEvent.ADMIN_RESUME)
@@ -299,7 +302,16 @@ def _admin_change(node: Node, state: str, reason: str, uid: int, now: float) -> 
             reason_uid=0,
             reason_time=0.0,
         )
-    raise InvalidRequest(f"Invalid node state specified: {state}")
+    raise InvalidRequest(f"{INVALID_STATE}: {state}")
+
+
+def _may_become(node: Node, state: str) -> bool:
+    """Slurm's check of an administrator's RESUME (of a down or drained node) and IDLE."""
+    if state == "RESUME":
+        return node.state is NodeState.DOWN or NodeFlag.DRAIN in node.flags
+    if state == "IDLE":
+        return node.state in (NodeState.DOWN, NodeState.IDLE)
+    return True
 
 
 def admin_update(state: ClusterState, request: pb.UpdateNodeRequest, now: float) -> list[Node]:
@@ -316,7 +328,9 @@ def admin_update(state: ClusterState, request: pb.UpdateNodeRequest, now: float)
 
     Raises:
         NodeNotFound: a name is not a configured node.
-        InvalidRequest: unknown state or missing reason.
+        InvalidRequest: unknown state, one a node may not take (RESUME of a
+            node neither down nor drained, as Slurm's ``Invalid node state
+            specified``), or missing reason.
     """
     try:
         names = hostlist.expand(request.names)
