@@ -15,7 +15,7 @@ that tests only the top of the queue (``bf_max_job_test``) orders only
 that top: :func:`queue_top_first` sorts the jobs of the highest priorities
 first and the rest only when the pass gets that far.
 
-Imports minislurm.model and ctld.sched.nodetable.
+Imports minislurm.model, minislurm.hostlist and ctld.sched.nodetable.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from itertools import filterfalse
 from operator import attrgetter
 
 from ctld.sched.nodetable import NodeTable, table_of
+from minislurm import hostlist
 from minislurm.model import (
     Allocation,
     NodeView,
@@ -200,6 +201,10 @@ def exceeds_partition(job: PendingJob, part: PartitionView, nodes: dict[str, Nod
     return bool(partition_limit(job, partition_facts(part, nodes)))
 
 
+def _usable(node: NodeView | None) -> bool:
+    return node is not None and node.usable
+
+
 class PassContext:
     """The snapshot of one pass, indexed: nodes and partitions by name, and its queue.
 
@@ -247,7 +252,8 @@ class PassContext:
         Returns:
             Its blocking reason, a partition state, a partition limit
             (PartitionTimeLimit, PartitionNodeLimit, PartitionConfig),
-            ReqNodeNotAvail, or "".
+            ``ReqNodeNotAvail, UnavailableNodes:n2`` (its required nodes
+            that cannot take work, as Slurm names them), or "".
         """
         return self.triage(job)[0]
 
@@ -269,9 +275,10 @@ class PassContext:
             return kept[2]
         reason = job.blocked or facts.state_reason or partition_limit(job, facts)
         if not reason and job.request.req_nodes:
-            nodes = self.nodes
-            if any(not nodes[n].usable for n in job.request.req_nodes if n in nodes):
-                reason = REASON_REQ_NODE_NOT_AVAIL
+            nodes, wanted = self.nodes, set(job.request.req_nodes)
+            down = [n for n in facts.part.nodes if n in wanted and not _usable(nodes.get(n))]
+            if down:
+                reason = f"{REASON_REQ_NODE_NOT_AVAIL}, UnavailableNodes:{hostlist.compress(down)}"
         req = job.request
         number = _NUMBERS.setdefault(req, len(_NUMBERS))
         found = (reason, (job.partition, number, job.duration, max(req.min_nodes, 1)))

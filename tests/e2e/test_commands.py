@@ -44,7 +44,8 @@ def test_drained_node_gets_no_new_jobs_until_resumed(cluster: TestCluster) -> No
     node = cluster.run("sinfo", "-h", "-N", "-n", "n2", "-o", "%N %t").out.split()
     assert node[:2] == ["n2", "drain"]
     job_id = cluster.sbatch("-w", "n2", "--wrap=true")
-    wait_until(lambda: cluster.job(job_id)["Reason"] == "ReqNodeNotAvail", 10, "ReqNodeNotAvail")
+    reason = "ReqNodeNotAvail,_UnavailableNodes:n2"  # as scontrol shows Slurm's
+    wait_until(lambda: cluster.job(job_id)["Reason"] == reason, 10, reason)
     info = cluster.run("scontrol", "-o", "show", "node", "n2").out
     assert "State=IDLE+DRAIN" in info and "Reason=disk check" in info
     assert cluster.run("scontrol", "update", "NodeName=n2", "State=RESUME").rc == 0

@@ -160,7 +160,9 @@ def _check_reasons(snapshot: Snapshot, plan: Plan, complete: bool) -> None:
         if job.key not in started and (complete or job.job_id in plan.reasons):
             assert job.job_id in plan.reasons, f"pending job {job.job_id} has no reason"
             reason = plan.reasons[job.job_id]
-            assert reason in KNOWN_REASONS, f"job {job.job_id}: unknown reason {reason!r}"
+            # ReqNodeNotAvail names the nodes: "ReqNodeNotAvail, UnavailableNodes:n1".
+            known = reason.partition(", UnavailableNodes:")[0]
+            assert known in KNOWN_REASONS, f"job {job.job_id}: unknown reason {reason!r}"
     pending_ids = {key[0] for key in pending}
     for job_id in plan.reasons:
         assert job_id in pending_ids, f"reason for job {job_id}, which is not pending"

@@ -299,7 +299,7 @@ def test_plan_req_node_not_avail_when_a_required_node_is_drained_and_it_does_not
     unusable: NodeView,
 ) -> None:
     result = run([unusable, node("n2")], [job(1, req_nodes=("n1",)), job(2)])
-    assert result.reasons == {1: "ReqNodeNotAvail"}
+    assert result.reasons == {1: "ReqNodeNotAvail, UnavailableNodes:n1"}
     assert started(result) == [2]
 
 
@@ -573,7 +573,8 @@ def check_strict_order(snapshot: Snapshot, result: Plan) -> None:
         if pending.partition in blocked:
             assert pending.job_id not in started_on, f"job {pending.job_id} passed a blocked job"
             # (No reason: a job below those an event pass looks at.)
-            assert result.reasons.get(pending.job_id, "Priority") in (
+            reason = result.reasons.get(pending.job_id, "Priority")
+            assert reason.partition(", UnavailableNodes:")[0] in (
                 "Priority",
                 "PartitionConfig",
                 "PartitionTimeLimit",
