@@ -495,6 +495,18 @@ def test_help_and_usage_go_to_stdout(capsys: pytest.CaptureFixture[str]) -> None
     assert capsys.readouterr().out.startswith("Usage: squeue [-A account]")
 
 
+def test_help_and_usage_are_slurms_own_texts(capsys: pytest.CaptureFixture[str]) -> None:
+    squeue.main(["--help"])
+    text = capsys.readouterr().out
+    assert "comma separated list of accounts\n\t\t\t\t  to view, default is all" in text
+    assert "      --array-unique              display one unique pending job array\n" in text
+    assert "  -w, --nodelist=hostlist         list of nodes to view, default is \n" in text
+    assert len(text.splitlines()) == 52
+    squeue.main(["--usage"])
+    usage = capsys.readouterr().out
+    assert usage.endswith("[--federation] [--local] [--sibling]\n\t      [-ahjlrsv]\n")
+
+
 def test_json_keys_follow_slurms_order() -> None:
     order = list(json.loads(reference("squeue_json.txt")[0])["jobs"][0])
     keys = list(squeue_json.json_job(QUEUE[0]))
