@@ -10,6 +10,7 @@ Imports cli.common, cli.gpuspec, cli.submit, cli.timespec and minislurm's lean m
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 import time
@@ -78,9 +79,10 @@ def _read_files(prog: str, values: dict[str, object]) -> dict[str, object]:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 hosts = f.read().replace(",", " ").split()
-        except OSError as err:
+        except (OSError, ValueError) as err:  # ValueError: a NUL in a #SBATCH line's path
+            reason = err.strerror if isinstance(err, OSError) else os.strerror(errno.ENOENT)
             raise CommandError(
-                f"error: slurm_allocate_resources error opening file {path}, {err.strerror}\n"
+                f"error: slurm_allocate_resources error opening file {path}, {reason}\n"
                 f"{prog}: error: Invalid --nodefile node file",
                 CLIENT_ERROR,
             ) from None
@@ -95,7 +97,7 @@ def _read_files(prog: str, values: dict[str, object]) -> dict[str, object]:
         try:
             with open(path, encoding="utf-8", errors="replace") as f:
                 read["bb"] = f.read().strip()
-        except OSError:
+        except (OSError, ValueError):
             raise CommandError("error: Invalid --bbf specification") from None
     return read
 
@@ -121,7 +123,7 @@ def _user(text: str) -> tuple[int, str] | None:
 
     try:
         entry = pwd.getpwuid(int(text)) if text.isdigit() else pwd.getpwnam(text)
-    except KeyError:
+    except (KeyError, ValueError, OverflowError):  # no such user, a NUL, a number too large
         return None
     return entry.pw_uid, entry.pw_name
 
@@ -131,7 +133,7 @@ def _group(text: str) -> tuple[int, str] | None:
 
     try:
         entry = grp.getgrgid(int(text)) if text.isdigit() else grp.getgrnam(text)
-    except KeyError:
+    except (KeyError, ValueError, OverflowError):  # no such group, a NUL, a number too large
         return None
     return entry.gr_gid, entry.gr_name
 

@@ -262,13 +262,13 @@ def export_file(path: str | None) -> dict[str, str]:
     if path is None:
         return {}
     try:
-        if path.isdigit() and int(path) > 2:
+        if path.isdigit() and 2 < int(path) <= 0x7FFFFFFF:  # a descriptor, else a file name
             with os.fdopen(int(path), "rb", closefd=False) as f:
                 data = f.read()
         else:
             with open(path, "rb") as f:
                 data = f.read()
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a NUL in a #SBATCH line's path
         raise CommandError(f"error: Could not open user environment file {path}") from None
     text = data.decode(errors="replace")
     items = text.split("\0") if "\0" in text else text.splitlines()

@@ -106,6 +106,28 @@ def test_sbatch_directives_parse_or_refuse(lines: list[str], body: str) -> None:
         pass
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "--nodefile=a\0b",
+        "--bbf=a\0b",
+        "--gid=a\0b",
+        "--uid=a\0b",
+        f"--gid={10**30}",
+        f"--uid={10**30}",
+        "--export-file=a\0b",
+        f"--export-file={10**30}",
+    ],
+)
+def test_a_nul_or_a_huge_number_in_a_directive_is_refused_cleanly(line: str) -> None:
+    """Found by the test above: open(), getgrnam() and fdopen() raise ValueError or
+    OverflowError for these, which escaped as tracebacks."""
+    script = f"#!/bin/sh\n#SBATCH {line}\ntrue\n".encode()
+    values, _ = opts.parse(OPTIONS, directives(script))
+    with pytest.raises(CommandError):
+        batch_spec(values, script, "fuzz", [])
+
+
 def test_a_long_sbatch_line_is_parsed_in_linear_time() -> None:
     """A 4 MiB #SBATCH line (Slurm's max_script_size) once took hours (quadratic)."""
     script = b"#!/bin/sh\n#SBATCH --comment=" + b"x" * (4 * 1024 * 1024) + b"\n"
