@@ -29,7 +29,13 @@ PROG = "scancel"
 SIGKILL = 9
 INVALID_JOB_ID = "Invalid job id specified"
 # Slurm's error numbers: scancel exits with a failed step's, cut to 8 bits.
-STEP_ERRNO = {"Access/permission denied": 2002, "Invalid user id": 2010, INVALID_JOB_ID: 2017}
+NOT_NOW = "Job can not be altered now, try again later"
+STEP_ERRNO = {
+    "Access/permission denied": 2002,
+    "Invalid user id": 2010,
+    INVALID_JOB_ID: 2017,
+    NOT_NOW: 2020,
+}
 # A plain cancel of these is not an error (the job is gone or going anyway).
 _QUIET_ERRORS = frozenset((INVALID_JOB_ID, "Job/step already completing or completed"))
 
@@ -379,10 +385,12 @@ def exit_status(error: str) -> int:
         error: the controller's message.
 
     Returns:
-        210 for ``Access/permission denied`` (ESLURM_ACCESS_DENIED, 2002), else 1.
+        210 for ``Access/permission denied`` (ESLURM_ACCESS_DENIED, 2002), 228 for
+        ``Job can not be altered now`` (a signal to a pending job, 2020), else 1.
     """
-    denied = "Access/permission denied"
-    return STEP_ERRNO[denied] & 0xFF if error == denied else 1
+    if error in ("Access/permission denied", NOT_NOW):
+        return STEP_ERRNO[error] & 0xFF
+    return 1
 
 
 def _failed(job_id: int, error: str) -> Message:

@@ -177,6 +177,18 @@ def test_permission_denied_is_an_error_even_for_a_plain_cancel(
     )
 
 
+def test_a_signal_to_a_pending_job_exits_with_slurms_228(
+    fake: Fake, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.errors = {14: "Job can not be altered now, try again later"}
+    assert run(["-s", "TERM", "14"], capsys) == (
+        "",
+        "scancel: error: Kill job error on job id 14: "
+        "Job can not be altered now, try again later\n",
+        228,  # ESLURM_TRANSITION_STATE_NO_UPDATE (2020)'s low byte, as Slurm 22.05 exits
+    )
+
+
 # --------------------------------------------------------------------------- requests
 
 
