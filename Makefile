@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# Regenerate the gRPC/protobuf stubs in minislurm/rpc/ (commit the result).
+# Regenerate the gRPC/protobuf stubs in minislurm/wire/rpc/ (commit the result).
 proto: $(STAMP)
 	$(BIN)/python scripts/gen_proto.py
 

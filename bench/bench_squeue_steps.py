@@ -20,9 +20,9 @@ import time
 from bench_srun import allocation
 from benchcluster import BIN, bench_cluster
 
-from minislurm import auth
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
+from minislurm.security import auth
+from minislurm.wire.ctlclient import ControllerClient
 
 TARGET_MS = {"squeue": 200.0}
 REAL_SLURM_MS = {"squeue": 6.0}  # /usr/bin/squeue -s over 3 steps on the reference cluster

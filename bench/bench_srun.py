@@ -17,9 +17,9 @@ import time
 
 from benchcluster import BIN, bench_cluster
 
-from minislurm import auth
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
+from minislurm.security import auth
+from minislurm.wire.ctlclient import ControllerClient
 
 REAL_SLURM_MS = {"outside": 159.0, "inside": 34.0}
 TARGET_MS = {"outside": 150.0, "inside": 80.0}

@@ -31,11 +31,12 @@ import grpc
 import psutil
 from benchcluster import BIN, bench_cluster
 
-from minislurm import auth, tls
 from minislurm.conffile import read_controller_address
 from minislurm.config import load_slurm_conf
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.security import auth
+from minislurm.wire import tls
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
 REAL_SLURM = {"sbatch_serial": 233.0, "api_parallel": 372.0, "submit_to_running_ms": 1800.0}
 TARGETS = {"sbatch_serial": 25.0, "api_parallel": 1500.0, "submit_to_running_ms": 50.0}

@@ -1,6 +1,6 @@
 """What the benchmarks share: a fresh local cluster with our commands ready to time.
 
-Imports minislurm.cluster; the benchmarks import it as a sibling module
+Imports minislurm.local.cluster; the benchmarks import it as a sibling module
 (``python bench/bench_x.py`` puts ``bench/`` first on the path).
 """
 
@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from minislurm.cluster import ClusterSpec, LocalCluster
+from minislurm.local.cluster import ClusterSpec, LocalCluster
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).parents[1]

@@ -18,11 +18,11 @@ import time
 from cli.common import CommandError, call, controller, rpc_message
 from cli.submit import error_status
 from minislurm import optcheck
-from minislurm.h2grpc import RpcError, Unreachable
+from minislurm.wire.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 FIRST_WAIT = 0.2  # seconds before saying the job is queued (an idle cluster starts it sooner)
 WAIT_SLICE = 30  # seconds of each server-side wait

@@ -2,7 +2,7 @@
 
 Commands print Slurm's messages on stderr (``squeue: error: ...``) and exit
 non-zero; nobody sees a traceback. Kept cheap to import: no grpc, no
-protobuf runtime, no argparse (see minislurm.ctlclient).
+protobuf runtime, no argparse (see minislurm.wire.ctlclient).
 
 Imports minislurm's lean modules only.
 """
@@ -14,17 +14,19 @@ import sys
 import time
 
 from cli.opts import Option, UsageError, parse
-from minislurm import VERSION_LINE, auth, tls
+from minislurm import VERSION_LINE
 from minislurm.conffile import ClientConfig, find_config, read_client_config
-from minislurm.ctlclient import ControllerClient
 from minislurm.errors import ConfigError
-from minislurm.h2grpc import RpcError, Unreachable
+from minislurm.security import auth
+from minislurm.wire import tls
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import RpcError, Unreachable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _ssl import _SSLContext
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 UNREACHABLE = "Unable to contact slurm controller (connect failure)"
 TIMED_OUT = "Socket timed out on send/recv operation"

@@ -25,7 +25,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Container, Iterable
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 LONG_DEFAULT_WIDTH = 20  # -O fields without a width
 

@@ -24,7 +24,7 @@ from minislurm import hostlist
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sacct"
 STEP_NAMES = ("batch", "extern", "interactive")

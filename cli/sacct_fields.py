@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
     Getter = Callable[[Any, int], str | None]  # a record (an AcctRecord for sacct), now
 

@@ -14,7 +14,7 @@ from minislurm import SLURM_VERSION, units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 # Slurm's TRES ids: (type, name, id).
 _TRES_IDS = {

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 
 class InvalidField(Exception):

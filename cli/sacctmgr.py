@@ -38,11 +38,11 @@ from cli.sacctmgr_show import (
     tree_fields,
     user_assoc_fields,
 )
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sacctmgr"
 OPTIONS = [

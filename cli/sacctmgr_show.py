@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 
 @dataclass(frozen=True)

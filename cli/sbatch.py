@@ -31,11 +31,11 @@ from cli.submit import (
     parse_export,
     report_test,
 )
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sbatch"
 OPTIONS = jobflags.options(PROG)

@@ -17,13 +17,14 @@ import sys
 
 from cli import clusters, common, fmt, scancel_env
 from cli.opts import NO_ARG, REQUIRED, Option
-from minislurm import hostlist, protowire, units
+from minislurm import hostlist, units
 from minislurm.arrays import parse_job_ref
-from minislurm.h2grpc import RpcError
+from minislurm.wire import protowire
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "scancel"
 SIGKILL = 9

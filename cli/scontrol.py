@@ -27,7 +27,7 @@ from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import VERSION_LINE, conffile, hostlist
 from minislurm.arrays import parse_job_ref
 from minislurm.errors import ConfigError
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ import sys
 
 from cli import common
 from minislurm.arrays import TaskSet, parse_job_ref
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 HOLD, USER_HOLD, RELEASE, REQUEUE, REQUEUE_HOLD = 0, 1, 2, 3, 4  # HoldJobsRequest.Action
 INVALID_ID = "Invalid job id specified"

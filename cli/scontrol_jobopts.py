@@ -15,7 +15,7 @@ from minislurm import units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 MAX_SWITCH_WAIT = 300  # seconds: SchedulerParameters=max_switch_wait's default
 

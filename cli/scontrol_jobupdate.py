@@ -29,7 +29,7 @@ from cli.scontrol_jobkeys import key_meaning, named
 from cli.timespec import parse_time
 from minislurm import jobopts, units
 from minislurm.arrays import parse_job_ref
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 ALL_NODES = 0xFFFFFFFF  # NumNodes=ALL
 UINT32_MAX = 0xFFFFFFFF

@@ -18,11 +18,11 @@ import time
 from cli import common, fmt
 from cli.timespec import parse_time
 from minislurm import hostlist, units
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 _KEYS = {
     "reservationname": "name", "reservation": "name", "starttime": "start_time",

@@ -17,7 +17,7 @@ from minislurm.arrays import array_label
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 MULTI_LINE_END = "\n   "
 CONFIG_KEY_WIDTH = 23

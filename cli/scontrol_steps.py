@@ -15,12 +15,12 @@ import sys
 
 from cli import common, fmt
 from minislurm import hostlist, units
-from minislurm.h2grpc import RpcError
 from minislurm.stepids import BATCH_STEP, step_id_text
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 
 def parse_step_ref(text: str) -> tuple[int, int | None, int | None]:

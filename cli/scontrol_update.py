@@ -16,7 +16,7 @@ from cli import common
 from cli import scontrol_jobupdate as jobupdate
 from cli.scontrol_jobkeys import named
 from cli.scontrol_resv import update_reservation
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 NODE_STATES = (
     "NORESP",

@@ -18,11 +18,11 @@ from cli import clusters, common, fmt, sinfo_env, sinfo_sort
 from cli import sinfo_fields as fields
 from cli.opts import NO_ARG, REQUIRED, Option
 from minislurm import hostlist
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sinfo"
 # "#" stands for the widest partition or node list (at least 9), as in Slurm; these

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from cli.sinfo import View
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
     Getter = Callable[["Record"], str]
 

@@ -18,7 +18,7 @@ from minislurm import units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 Key = Callable[[fields.Record], object]
 _PART_STATES = {"INACTIVE": 0, "DOWN": 1, "DRAIN": 2, "UP": 3}  # Slurm's state_up order

@@ -21,7 +21,7 @@ from cli.opts import REQUIRED, Option
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sprio"
 OPTIONS = [

@@ -19,11 +19,11 @@ from cli import squeue_fields as fields
 from cli.opts import NO_ARG, OPTIONAL, REQUIRED, Option
 from minislurm import hostlist
 from minislurm.arrays import TaskSet, parse_job_ref
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "squeue"
 DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"

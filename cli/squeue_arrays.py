@@ -11,7 +11,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Container
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 
 def expand(jobs: list[Message], every_task: bool, named: dict[int, TaskSet]) -> list[Message]:

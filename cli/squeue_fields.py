@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
     Getter = Callable[[Message, int], str]
 

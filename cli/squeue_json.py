@@ -15,7 +15,7 @@ from minislurm import SLURM_VERSION, units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 
 def _or_null(value: int) -> int | None:

@@ -20,11 +20,11 @@ from cli import common, fmt, squeue
 from cli import squeue_step_fields as fields
 from minislurm import hostlist
 from minislurm.arrays import TaskSet
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "squeue"
 DEFAULT_FORMAT = "%.15i %.8j %.9P %.8u %.9M %N"

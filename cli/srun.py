@@ -44,11 +44,11 @@ from cli.stepspec import (
 from cli.submit import CLIENT_ERROR, check_clusters, check_gres, parse_count, report_test
 from cli.terminal import pty_window
 from minislurm import hostlist
-from minislurm.h2grpc import RpcError
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "srun"
 RETRY_FIRST, RETRY_MAX = 0.02, 0.5  # seconds between step creation attempts

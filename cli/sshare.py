@@ -25,7 +25,7 @@ from cli.sacct_layout import fixed_cell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sshare"
 OPTIONS = [

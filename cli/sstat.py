@@ -18,12 +18,12 @@ import sys
 from cli import common, fmt, sacct_layout
 from cli.opts import NO_ARG, REQUIRED, Option
 from cli.sstat_fields import DEFAULT_FIELDS, FIELDS, PID_FIELDS, StepFigures
-from minislurm.h2grpc import RpcError
 from minislurm.stepids import MAX_NORMAL_STEP, STEP_IDS, step_id_text
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "sstat"
 

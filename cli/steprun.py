@@ -21,7 +21,7 @@ included) go to that terminal as bytes, its output comes back raw, and each
 SIGWINCH sends srun's new window size there. srun's stdin reaching its end
 sends nothing (a terminal has no end of file; Slurm's srun sends none).
 
-Imports cli.common (for the TLS context), cli.terminal, minislurm.agentclient
+Imports cli.common (for the TLS context), cli.terminal, minislurm.wire.agentclient
 and the standard library.
 """
 
@@ -34,15 +34,15 @@ import sys
 import time
 
 from cli import common, stepstatus, terminal
-from minislurm.agentclient import AgentClient
-from minislurm.h2grpc import RpcError
+from minislurm.wire.agentclient import AgentClient
+from minislurm.wire.h2grpc import RpcError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from minislurm.agentclient import MessageStream
-    from minislurm.protowire import Message
+    from minislurm.wire.agentclient import MessageStream
+    from minislurm.wire.protowire import Message
 
 STDOUT, STDERR, EXITED, ABORTED = 1, 2, 3, 5  # TaskEvent kinds srun acts on
 SIGNAL_WORDS = {

@@ -33,7 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from minislurm.protowire import Message
+    from minislurm.wire.protowire import Message
 
 PROG = "srun"
 

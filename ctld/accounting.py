@@ -16,10 +16,10 @@ from __future__ import annotations
 from minislurm import hostlist, units
 from minislurm.arrays import array_label
 from minislurm.model import Job, Step
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.stepids import MAX_NORMAL_STEP, step_id_text
 from minislurm.units import INFINITE
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 BATCH_STEP = "batch"
 NO_REQUESTER = INFINITE  # cancelled_by when no user asked for the cancel (Slurm's NO_VAL)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from ctld import accounting, acctruns, acctselect
 from ctld.store import repo, runrepo
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 def accounting_records(

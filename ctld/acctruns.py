@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from ctld import accounting
 from ctld.jobs import KILL_PREEMPT_REQUEUE
 from minislurm.model import Job, Step
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REQUEUED = "REQUEUED"  # Slurm's state of a run ended by requeue (not a state a job is in here)
 _LOST = frozenset({JobState.RUNNING, JobState.SUSPENDED})  # requeued from these: its node failed

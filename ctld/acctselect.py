@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minislurm.errors import InvalidRequest
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState, parse_job_state
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 STEP_NAMES = frozenset({"batch", "extern", "interactive"})
 _ENDED_STATES = frozenset(state.value for state in TERMINAL_JOB_STATES)

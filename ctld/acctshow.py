@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable
 from ctld.acctmgr import Accounting
 from ctld.sched.priority import Factors, PriorityWeights
 from minislurm.model import Job
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:

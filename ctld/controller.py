@@ -51,8 +51,6 @@ from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo, runrepo
 from ctld.timers import JobTimers
-from minislurm import convert
-from minislurm.authgrpc import daemon_signer
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import (
@@ -65,9 +63,11 @@ from minislurm.model import (
     Snapshot,
     Step,
 )
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.security.authgrpc import daemon_signer
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.stepids import INTERACTIVE_STEP
+from minislurm.wire import convert
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 

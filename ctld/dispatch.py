@@ -16,11 +16,12 @@ from typing import TypeVar
 
 import grpc
 
-from minislurm import auth, tls
-from minislurm.authgrpc import SignCalls
 from minislurm.daemon import GRPC_OPTIONS
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.security import auth
+from minislurm.security.authgrpc import SignCalls
+from minislurm.wire import tls
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class AgentDispatcher:
     """Keeps channels to node agents and makes retried calls on them.
 
     Args:
-        signer: makes the credential each call carries (``minislurm.auth``).
+        signer: makes the credential each call carries (``minislurm.security.auth``).
         give_up_after: seconds to keep retrying an unreachable agent.
         tls_files: the cluster's ``(ca, cert, key)`` under TLS (None: cleartext).
     """

@@ -31,8 +31,8 @@ from ctld.jobs import (
 )
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Job
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REASON_REQUEUE_HELD = "job requeued in held state"  # scontrol requeuehold (a user's hold)
 

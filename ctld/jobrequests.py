@@ -22,8 +22,8 @@ from ctld.selection import Selection, select, split_waiting
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import Job, Step
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 INVALID_ID = "Invalid job id specified"
 INVALID_USER = "Invalid user id"  # Slurm's refusal of a step to one not its job's owner

@@ -17,7 +17,7 @@ from typing import Any
 
 from ctld.joboptions import check_against_nodes, checked_options
 from ctld.state import ClusterState
-from minislurm import convert, hostlist, jobopts, units
+from minislurm import hostlist, jobopts, units
 from minislurm.arrays import MAX_ARRAY_SIZE, parse_array
 from minislurm.config import PartitionConfig
 from minislurm.depend import Dependency, parse_dependency
@@ -30,9 +30,10 @@ from minislurm.model import (
     JobScript,
     ResourceRequest,
 )
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobEvent, JobState, next_job_state
 from minislurm.units import INFINITE
+from minislurm.wire import convert
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 ALREADY_DONE = "Job/step already completing or completed"

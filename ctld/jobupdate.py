@@ -37,9 +37,9 @@ from minislurm import hostlist, jobopts
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import Job
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 from minislurm.units import INFINITE
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_SUPPORTED = "Requested operation not supported on this system"
 PRIORITY_NOT_KEPT = "Changes to job priority are not persistent, change nice instead"

@@ -24,8 +24,6 @@ from ctld.controller import Controller
 from ctld.servicer import DAEMON_ONLY, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
-from minislurm import auth, authd, cred, tls
-from minislurm.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
@@ -37,7 +35,10 @@ from minislurm.daemon import (
     write_port_file,
 )
 from minislurm.errors import ConfigError
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.security import auth, authd, cred
+from minislurm.security.authgrpc import Authenticator, privileged_uids, verifier_for
+from minislurm.wire import tls
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
 log = logging.getLogger("ctld")
 

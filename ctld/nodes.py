@@ -15,8 +15,8 @@ from minislurm import hostlist
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, NodeNotFound
 from minislurm.model import Node
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REASON_REQUIRED = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
 NOT_RESPONDING = "Not responding"  # Slurm's reason for a node set DOWN by SlurmdTimeout

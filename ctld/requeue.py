@@ -25,8 +25,8 @@ from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_NONE, HOLD_USER, Job
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_state
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 KILL_OUTCOME = "REQUEUE"  # a COMPLETING job's kill_outcome while its requeue's kill runs
 REASON_BEGIN_TIME = "BeginTime"

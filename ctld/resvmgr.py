@@ -23,8 +23,8 @@ from ctld.state import ClusterState
 from ctld.store import resvrepo
 from minislurm import hostlist
 from minislurm.errors import PermissionDenied
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 

@@ -26,15 +26,16 @@ from ctld.controller import Controller
 from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
 from ctld.steps import step_info
-from minislurm import VERSION_LINE, convert, hostlist, units
+from minislurm import VERSION_LINE, hostlist, units
 from minislurm.config import PartitionConfig
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.wire import convert
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
 if TYPE_CHECKING:
     Ctx = grpc.aio.ServicerContext[Any, Any]
 
-# Methods only node agents (root or SlurmUser) may call; minislurm.authgrpc enforces it.
+# Methods only node agents (root or SlurmUser) may call; minislurm.security.authgrpc enforces it.
 DAEMON_ONLY = frozenset({"RegisterNode", "Heartbeat", "JobComplete", "StepComplete"})
 
 

@@ -1,6 +1,6 @@
 """``minislurm simulate``: run a trace through the simulator and report its measures.
 
-The command line (in minislurm.manage) parses; this module sets the trace
+The command line (in cli.manage) parses; this module sets the trace
 up, picks the policy's knobs, runs :func:`ctld.simulator.simulate` and
 formats the result as text or one JSON object; it writes the per-job CSV
 and the queue and utilization plot.

@@ -17,10 +17,10 @@ from ctld.state import ClusterState
 from minislurm import hostlist
 from minislurm.errors import JobNotFound
 from minislurm.model import Job, Step
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 from minislurm.stepids import BATCH_STEP
 from minislurm.units import INFINITE
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 BATCH_NAME = "batch"
 

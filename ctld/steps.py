@@ -19,7 +19,7 @@ import re
 from dataclasses import replace
 
 from ctld.sched.select import select_nodes
-from minislurm import cred, hostlist, units
+from minislurm import hostlist, units
 from minislurm.errors import InvalidRequest, MinislurmError
 from minislurm.model import (
     Allocation,
@@ -30,8 +30,9 @@ from minislurm.model import (
     Step,
     StepNodeAlloc,
 )
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.security import cred
 from minislurm.states import JobEvent, JobState, next_step_state
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"

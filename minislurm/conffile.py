@@ -16,15 +16,15 @@ another file, relative to the including file's directory.
 
 The commands import this module, so it imports nothing at module level but
 ``os`` (already loaded by the interpreter) and, of our packages, only
-``minislurm.errors`` and ``minislurm.tls`` (which imports only ``os``).
+``minislurm.errors`` and ``minislurm.wire.tls`` (which imports only ``os``).
 """
 
 from __future__ import annotations
 
 import os
 
-from minislurm import tls
 from minislurm.errors import ConfigError
+from minislurm.wire import tls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

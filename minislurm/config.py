@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from minislurm import hostlist, tls
+from minislurm import hostlist
 from minislurm.conffile import (
     DEFAULT_INTERACTIVE_STEP_OPTIONS,
     DEFAULT_KILL_WAIT,
@@ -31,6 +31,7 @@ from minislurm.conffile import (
     parse_slurmctld_host,
 )
 from minislurm.units import INFINITE, parse_gres, parse_time_limit
+from minislurm.wire import tls
 
 logger = logging.getLogger(__name__)
 

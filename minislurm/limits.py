@@ -7,7 +7,7 @@ repeated field or map (arguments, environment, job ids, node lists) holds at
 most ``MAX_ITEMS`` entries. Bytes fields are bounded by the message size
 (``minislurm.daemon.MAX_MESSAGE_BYTES``) and the script by its handler
 (Slurm's ``max_script_size``). The daemons check each request on entry
-(``minislurm.authgrpc``), before any handler sees it.
+(``minislurm.security.authgrpc``), before any handler sees it.
 
 Imports nothing of ours; works on any protobuf message.
 """

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 
 import grpc
 
-from minislurm import SLURM_VERSION, convert, jobenv, tls
-from minislurm.authgrpc import SignCalls, daemon_signer
+from minislurm import SLURM_VERSION, jobenv
 from minislurm.config import SlurmConfig
 from minislurm.daemon import GRPC_OPTIONS
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.security.authgrpc import SignCalls, daemon_signer
 from minislurm.stepids import BATCH_STEP
+from minislurm.wire import convert, tls
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent import hostsfile
 from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load

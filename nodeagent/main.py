@@ -18,8 +18,6 @@ import sys
 
 import grpc
 
-from minislurm import auth, authd, cred, tls
-from minislurm.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.conffile import find_config
 from minislurm.config import load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
@@ -31,7 +29,10 @@ from minislurm.daemon import (
     write_port_file,
 )
 from minislurm.errors import ConfigError
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.security import auth, authd, cred
+from minislurm.security.authgrpc import Authenticator, privileged_uids, verifier_for
+from minislurm.wire import tls
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent, AgentSettings
 from nodeagent.gpus import GpuDiscoveryError, gpu_discovery
 from nodeagent.resources import discover

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from minislurm.errors import CredentialError
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent
 from nodeagent.launcher import EarlierRunRunning
 from nodeagent.stepio import StepdError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     Ctx = grpc.aio.ServicerContext[Any, Any]
 
 # srun's calls: each carries a step credential the handler checks. Every other
-# method is the controller's (minislurm.authgrpc checks its credential).
+# method is the controller's (minislurm.security.authgrpc checks its credential).
 STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks", "AttachStep"})
 CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat"})
 

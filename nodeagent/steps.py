@@ -26,11 +26,13 @@ import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from minislurm import convert, cred, jobenv
+from minislurm import jobenv
 from minislurm.errors import CredentialError
 from minislurm.iopattern import output_path
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.security import cred
 from minislurm.stepids import INTERACTIVE_STEP
+from minislurm.wire import convert
+from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent import stepadopt, stepio
 from nodeagent.stepadopt import AdoptedStep
 

@@ -16,7 +16,7 @@ import os
 import psutil
 
 from minislurm import procs
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent.usage import USAGE_FILE, Usage, by_task, read_record, usage_by_child
 
 

@@ -17,7 +17,7 @@ import pytest
 from e2e.conftest import run_cluster
 from helpers import BIN
 
-from minislurm.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec
 
 from .harness import Runner, Target
 

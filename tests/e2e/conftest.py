@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import Result, base_env, run_command, wait_until
 
-from minislurm.cluster import ClusterSpec, LocalCluster
+from minislurm.local.cluster import ClusterSpec, LocalCluster
 
 TERMINAL = {
     "COMPLETED",

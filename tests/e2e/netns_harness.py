@@ -17,8 +17,8 @@ import pytest
 from conftest import TestCluster
 from helpers import BIN, Result
 
-from minislurm.cluster import ClusterSpec
-from minislurm.netns import NetnsCluster, Network, missing_requirements
+from minislurm.local.cluster import ClusterSpec
+from minislurm.local.netns import NetnsCluster, Network, missing_requirements
 
 
 class NetnsTestCluster(TestCluster):

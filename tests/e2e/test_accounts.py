@@ -16,7 +16,7 @@ import pytest
 from conftest import TestCluster
 from helpers import wait_until
 
-from minislurm.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec
 
 EXTRA_CONF = """\
 PriorityType=priority/multifactor

@@ -17,11 +17,11 @@ import pytest
 from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
-from minislurm import auth, authd, cred, munge
-from minislurm.agentclient import AgentClient
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
-from minislurm.h2grpc import RpcError
+from minislurm.security import auth, authd, cred, munge
+from minislurm.wire.agentclient import AgentClient
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import RpcError
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -271,10 +271,10 @@ def test_bad_update_of_a_job_changes_nothing(cluster: TestCluster) -> None:
 
 def test_malformed_rpc_fields_are_rejected_by_the_controller(cluster: TestCluster) -> None:
     """The controller validates what a client could bypass."""
-    from minislurm import auth
     from minislurm.conffile import read_controller_address
-    from minislurm.ctlclient import ControllerClient
-    from minislurm.h2grpc import RpcError
+    from minislurm.security import auth
+    from minislurm.wire.ctlclient import ControllerClient
+    from minislurm.wire.h2grpc import RpcError
 
     host, port = read_controller_address(cluster.local.conf_path)
     good = {
@@ -314,10 +314,10 @@ def test_a_release_or_update_out_of_range_is_refused_and_every_job_still_lists(
     """An exit status no process ends with, or a nice beyond Slurm's range, is refused:
     stored, it broke every later listing of the jobs (found by test_fuzz_rpc)."""
     from cli.submit import job_identity
-    from minislurm import auth
     from minislurm.conffile import read_controller_address
-    from minislurm.ctlclient import ControllerClient
-    from minislurm.h2grpc import RpcError
+    from minislurm.security import auth
+    from minislurm.wire.ctlclient import ControllerClient
+    from minislurm.wire.h2grpc import RpcError
 
     host, port = read_controller_address(cluster.local.conf_path)
     signer = auth.signer_for(cluster.local.conf_path)

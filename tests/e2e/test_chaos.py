@@ -28,7 +28,7 @@ from conftest import TERMINAL, TestCluster, parse_oneliner, run_cluster
 from helpers import pid_alive, wait_until
 
 from minislurm import procs
-from minislurm.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec
 
 SEED = 20261130
 BATCH_JOBS = 185

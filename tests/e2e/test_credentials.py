@@ -7,12 +7,12 @@ import time
 import pytest
 from conftest import TestCluster
 
-from minislurm import auth, cred
-from minislurm.agentclient import AgentClient
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
-from minislurm.h2grpc import RpcError
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.security import auth, cred
+from minislurm.wire.agentclient import AgentClient
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 def _agent(cluster: TestCluster, node: str) -> AgentClient:

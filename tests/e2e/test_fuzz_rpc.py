@@ -25,11 +25,12 @@ from conftest import TestCluster
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from minislurm import auth, limits
+from minislurm import limits
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
-from minislurm.h2grpc import Channel, RpcError
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.security import auth
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import Channel, RpcError
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 pytestmark = pytest.mark.timeout(600)
 

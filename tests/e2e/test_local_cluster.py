@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import base_env, pid_alive, run_command, wait_until
 
-from minislurm.cluster import LocalCluster
+from minislurm.local.cluster import LocalCluster
 
 
 @pytest.fixture

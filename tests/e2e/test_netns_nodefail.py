@@ -15,7 +15,7 @@ import pytest
 from helpers import wait_until
 from netns_harness import NetnsTestCluster, run_netns_cluster
 
-from minislurm.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 

@@ -14,7 +14,7 @@ from conftest import TestCluster, parse_oneliner, run_cluster
 from helpers import pid_alive, wait_until
 
 from minislurm import procs
-from minislurm.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec
 
 
 @pytest.fixture

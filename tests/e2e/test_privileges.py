@@ -22,9 +22,9 @@ import pytest
 from conftest import TestCluster, run_cluster
 from helpers import BIN, Result, wait_until
 
-from minislurm import auth, munge
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
+from minislurm.security import auth, munge
+from minislurm.wire.ctlclient import ControllerClient
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="needs root to run jobs as another user")
 
@@ -301,8 +301,8 @@ def test_a_user_cannot_submit_a_job_as_someone_else(
         "import os, sys\n"
         "from minislurm import auth\n"
         "from minislurm.conffile import read_client_config\n"
-        "from minislurm.ctlclient import ControllerClient\n"
-        "from minislurm.h2grpc import RpcError\n"
+        "from minislurm.wire.ctlclient import ControllerClient\n"
+        "from minislurm.wire.h2grpc import RpcError\n"
         "c = read_client_config(os.environ['SLURM_CONF'])\n"
         "signer = auth.signer_for(c.path, c.auth_type)\n"
         "spec = dict(name='x', script=b'#!/bin/sh\\n', batch=True, work_dir='/tmp',"

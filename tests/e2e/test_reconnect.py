@@ -10,8 +10,8 @@ import pytest
 from conftest import TestCluster, run_cluster
 from helpers import base_env, run_command
 
-from minislurm import cred
-from minislurm.cluster import ClusterSpec, LocalCluster
+from minislurm.local.cluster import ClusterSpec, LocalCluster
+from minislurm.security import cred
 
 pytestmark = pytest.mark.timeout(120)
 

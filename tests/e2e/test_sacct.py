@@ -16,7 +16,7 @@ import pytest
 from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
-from minislurm.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec
 
 HOLD = (
     "import time; b = bytearray(60 << 20); b[::4096] = b'x' * len(b[::4096])\n"

@@ -380,10 +380,10 @@ def test_unknown_partition_is_refused_like_slurm(cluster: TestCluster) -> None:
 
 
 def test_steps_are_recorded_for_accounting(cluster: TestCluster) -> None:
-    from minislurm import auth
     from minislurm.conffile import read_controller_address
-    from minislurm.ctlclient import ControllerClient
-    from minislurm.protowire import Message
+    from minislurm.security import auth
+    from minislurm.wire.ctlclient import ControllerClient
+    from minislurm.wire.protowire import Message
 
     script = "#!/bin/bash\nsrun -N2 -n3 true\nsrun -n1 bash -c 'exit 5'\nexit 0\n"
     job_id = cluster.sbatch("-N2", "-n4", script=script)
@@ -411,9 +411,9 @@ def test_a_release_waits_for_the_report_of_its_step_end(cluster: TestCluster) ->
     the step's end may come a moment later. The job waits for it: ending first would
     cancel the step and lose its exit code. The test plays the node that reports late."""
     from cli.submit import job_identity
-    from minislurm import auth
     from minislurm.conffile import read_controller_address
-    from minislurm.ctlclient import ControllerClient
+    from minislurm.security import auth
+    from minislurm.wire.ctlclient import ControllerClient
 
     host, port = read_controller_address(cluster.local.conf_path)
     signer = auth.signer_for(cluster.local.conf_path)
@@ -452,9 +452,9 @@ def test_a_batch_jobs_end_waits_for_the_report_of_a_step_on_another_node(
 ) -> None:
     """The batch host reports the script's end; another node of its last step may
     report that step's end a moment later. The test plays both nodes' reports."""
-    from minislurm import auth
     from minislurm.conffile import read_controller_address
-    from minislurm.ctlclient import ControllerClient
+    from minislurm.security import auth
+    from minislurm.wire.ctlclient import ControllerClient
 
     host, port = read_controller_address(cluster.local.conf_path)
     signer = auth.signer_for(cluster.local.conf_path)

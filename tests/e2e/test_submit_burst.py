@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from conftest import TestCluster, run_cluster
 
-from minislurm import auth
-from minislurm.cluster import ClusterSpec
 from minislurm.conffile import read_controller_address
-from minislurm.ctlclient import ControllerClient
-from minislurm.h2grpc import RpcError
+from minislurm.local.cluster import ClusterSpec
+from minislurm.security import auth
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import RpcError
 
 pytestmark = pytest.mark.timeout(180)
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import TestCluster, run_cluster
 from helpers import run_command
 
-from minislurm.cluster import ClusterSpec, LocalCluster
+from minislurm.local.cluster import ClusterSpec, LocalCluster
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "options"
 

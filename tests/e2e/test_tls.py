@@ -18,12 +18,13 @@ import pytest
 from conftest import TestCluster, run_cluster
 from helpers import wait_until
 
-from minislurm import auth, tls
-from minislurm.agentclient import AgentClient
-from minislurm.cluster import ClusterSpec
 from minislurm.conffile import read_client_config
-from minislurm.ctlclient import ControllerClient
-from minislurm.h2grpc import RpcError
+from minislurm.local.cluster import ClusterSpec
+from minislurm.security import auth
+from minislurm.wire import tls
+from minislurm.wire.agentclient import AgentClient
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import RpcError
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 

@@ -1,4 +1,4 @@
-"""minislurm.h2grpc and minislurm.ctlclient against a real grpc.aio server, and
+"""minislurm.wire.h2grpc and minislurm.wire.ctlclient against a real grpc.aio server, and
 against a scripted HTTP/2 peer for the protocol's corner cases."""
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 import grpc
 import pytest
 
-from minislurm import hpack, protowire
-from minislurm.ctlclient import ControllerClient
-from minislurm.h2grpc import Channel, RpcError
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+from minislurm.wire import hpack, protowire
+from minislurm.wire.ctlclient import ControllerClient
+from minislurm.wire.h2grpc import Channel, RpcError
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
 pytestmark = pytest.mark.timeout(60)
 

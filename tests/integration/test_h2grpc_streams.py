@@ -1,4 +1,4 @@
-"""Server-streaming calls of minislurm.h2grpc and minislurm.agentclient against
+"""Server-streaming calls of minislurm.wire.h2grpc and minislurm.wire.agentclient against
 real grpc.aio NodeAgent servers, each in its own process.
 
 The test servicer's LaunchTasks follows a script given in the request's argv
@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 from helpers import wait_until
 
-from minislurm import protowire
-from minislurm.agentclient import AgentClient, MessageStream
-from minislurm.h2grpc import Channel, RpcError, Stream
+from minislurm.wire import protowire
+from minislurm.wire.agentclient import AgentClient, MessageStream
+from minislurm.wire.h2grpc import Channel, RpcError, Stream
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -120,8 +120,8 @@ async def serve() -> None:
     """Run a ScriptedAgent server on an ephemeral port; print the port; run until killed."""
     import grpc
 
-    from minislurm.rpc import minislurm_pb2 as pb
-    from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
+    from minislurm.wire.rpc import minislurm_pb2 as pb
+    from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
     servicer = type("Servicer", (ScriptedAgent, pb_grpc.NodeAgentServicer), {})(pb, grpc)
     server = grpc.aio.server()

@@ -1,10 +1,10 @@
-"""minislurm.h2grpc over TLS against real grpc.aio servers serving TLS credentials.
+"""minislurm.wire.h2grpc over TLS against real grpc.aio servers serving TLS credentials.
 
 TLS changes what a socket read without waiting does (``SSLWantReadError``
 instead of ``BlockingIOError``) and may hold decrypted bytes where ``poll``
 cannot see them; these tests drive those paths: multi-megabyte requests and
 replies on one kept connection, and a stream read by a ``poll`` loop.
-The CA and certificate come from :mod:`minislurm.tlskeys` (``openssl``).
+The CA and certificate come from :mod:`minislurm.local.tlskeys` (``openssl``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ import pytest
 from test_h2grpc import EchoController, call
 from test_h2grpc_streams import ScriptedAgent, event, launch, payload
 
-from minislurm import tls
 from minislurm.config import SlurmConfig
-from minislurm.h2grpc import Channel, RpcError
-from minislurm.rpc import minislurm_pb2 as pb
-from minislurm.rpc import minislurm_pb2_grpc as pb_grpc
-from minislurm.tlskeys import make_cluster_certs
+from minislurm.local.tlskeys import make_cluster_certs
+from minislurm.wire import tls
+from minislurm.wire.h2grpc import Channel, RpcError
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
 pytestmark = [
     pytest.mark.timeout(90),

@@ -25,9 +25,9 @@ from ctld.accounting import (
 from ctld.acctselect import JobSelector, parse_selector, parse_states, select
 from minislurm.errors import InvalidRequest
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest, Step, StepNodeAlloc
-from minislurm.protowire import decode
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.wire.protowire import decode
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 T0 = 1796012754  # the reference jobs' first submit time

@@ -29,8 +29,8 @@ from ctld.acctruns import REQUEUED, EarlierRun, ended_runs, run_records
 from ctld.requeue import preempted, requested, requeued
 from ctld.store import repo, runrepo
 from minislurm.model import HOLD_NONE, Job, Step
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = T0 + 300
 

@@ -1,4 +1,4 @@
-"""minislurm.auth: credentials made and checked, and the replay cache's bounds."""
+"""minislurm.security.auth: credentials made and checked, and the replay cache's bounds."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import hmac
 
 import pytest
 
-from minislurm import auth, cred
+from minislurm.security import auth, cred
 
 KEY = b"k" * 64
 NOW = 1_800_000_000.0

@@ -25,7 +25,6 @@ from ctld.jobs import (
     warning_time,
 )
 from ctld.state import ClusterState
-from minislurm import convert
 from minislurm.config import PartitionConfig, parse_scheduler_parameters
 from minislurm.errors import InvalidRequest, InvalidTransition
 from minislurm.model import (
@@ -37,9 +36,10 @@ from minislurm.model import (
     NodeAlloc,
     ResourceRequest,
 )
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 from minislurm.units import INFINITE
+from minislurm.wire import convert
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = 1_800_000_000.0
 GRES_TYPES = ("gpu",)

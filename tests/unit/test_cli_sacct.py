@@ -17,9 +17,9 @@ import pytest
 
 from cli import common, sacct, sacct_fields, sacct_layout, timespec
 from ctld.acctselect import select
-from minislurm.protowire import Message, decode
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.units import INFINITE
+from minislurm.wire.protowire import Message, decode
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 T0 = 1796012754

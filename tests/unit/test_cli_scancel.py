@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from cli import common, scancel
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 UID = os.getuid()

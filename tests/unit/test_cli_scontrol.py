@@ -16,9 +16,9 @@ import pytest
 from cli import common, scontrol, scontrol_hold, scontrol_jobupdate, scontrol_update
 from cli import scontrol_show as show
 from minislurm import VERSION_LINE
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
 from minislurm.units import INFINITE, parse_timestamp
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 

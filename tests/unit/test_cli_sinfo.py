@@ -14,9 +14,9 @@ import pytest
 
 from cli import common, sinfo
 from cli import sinfo_fields as fields
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
 from minislurm.units import INFINITE, parse_timestamp
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from cli import common, sprio
-from minislurm.protowire import Message
+from minislurm.wire.protowire import Message
 
 JOBS = [
     {"job_id": 14, "partition": "gpu", "user": "root", "priority": 1000},

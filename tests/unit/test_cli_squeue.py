@@ -18,9 +18,9 @@ import pytest
 from cli import common, fmt, squeue, squeue_env, squeue_json
 from cli import squeue_fields as fields
 from cli.opts import parse
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
 from minislurm.units import INFINITE
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 REF = Path(__file__).resolve().parents[3] / "shared" / "reference" / "outputs"
 NOW = 1796012772

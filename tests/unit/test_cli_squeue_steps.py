@@ -16,9 +16,9 @@ import pytest
 
 from cli import common, squeue
 from minislurm import units
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
 from minislurm.stepids import BATCH_STEP
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 START = units.parse_timestamp("2026-12-01T21:40:23")
 NOW = START + 4

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from cli import common, sstat
-from minislurm.h2grpc import RpcError
-from minislurm.protowire import Message
 from minislurm.stepids import BATCH_STEP
+from minislurm.wire.h2grpc import RpcError
+from minislurm.wire.protowire import Message
 
 # Real sstat's default output for step 29.0, and its -e list.
 DEFAULT_HEADER = (

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from minislurm import cred
 from minislurm.config import SlurmConfig, load_gres_conf, load_slurm_conf
+from minislurm.security import cred
 from nodeagent.gpus import FakeGpus, NvidiaSmiGpus, gpu_discovery
 
 ROOT = Path(__file__).resolve().parents[2]

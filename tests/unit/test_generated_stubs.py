@@ -1,4 +1,4 @@
-"""The committed files in minislurm/rpc/ are exactly what scripts/gen_proto.py makes."""
+"""The committed files in minislurm/wire/rpc/ are exactly what scripts/gen_proto.py makes."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
-RPC_DIR = ROOT / "minislurm" / "rpc"
-HOW_TO_FIX = "run `make proto` (scripts/gen_proto.py) and commit minislurm/rpc/"
+RPC_DIR = ROOT / "minislurm" / "wire" / "rpc"
+HOW_TO_FIX = "run `make proto` (scripts/gen_proto.py) and commit minislurm/wire/rpc/"
 
 
 def load_gen_proto() -> ModuleType:
@@ -21,7 +21,7 @@ def load_gen_proto() -> ModuleType:
 
 
 def committed_files() -> set[str]:
-    """Everything in minislurm/rpc/ except the package marker and caches."""
+    """Everything in minislurm/wire/rpc/ except the package marker and caches."""
     return {p.name for p in RPC_DIR.iterdir() if p.is_file() and p.name != "__init__.py"}
 
 
@@ -33,7 +33,7 @@ def test_generated_files_match_the_committed_ones(tmp_path: Path) -> None:
     extra = committed_files() - generated
     assert not missing, f"generated files not committed: {sorted(missing)}; {HOW_TO_FIX}"
     assert not extra, (
-        f"stale files in minislurm/rpc/ no longer generated: {sorted(extra)}; "
+        f"stale files in minislurm/wire/rpc/ no longer generated: {sorted(extra)}; "
         f"delete them and {HOW_TO_FIX}"
     )
     stale = [
@@ -42,7 +42,7 @@ def test_generated_files_match_the_committed_ones(tmp_path: Path) -> None:
         if (tmp_path / name).read_bytes() != (RPC_DIR / name).read_bytes()
     ]
     assert not stale, (
-        f"minislurm/rpc/ is out of date with proto/ ({', '.join(stale)}): {HOW_TO_FIX}"
+        f"minislurm/wire/rpc/ is out of date with proto/ ({', '.join(stale)}): {HOW_TO_FIX}"
     )
 
 

@@ -1,4 +1,4 @@
-"""minislurm.h2grpc's stream logic on scripted frames: message splitting,
+"""minislurm.wire.h2grpc's stream logic on scripted frames: message splitting,
 flow-control accounting, per-stream ends. No network: the channel's socket is
 an in-memory fake that the test fills with the server's frames."""
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minislurm import hpack
-from minislurm.h2grpc import Channel, RpcError, Stream, split_messages
+from minislurm.wire import hpack
+from minislurm.wire.h2grpc import Channel, RpcError, Stream, split_messages
 
 DATA, HEADERS, RST_STREAM, GOAWAY, WINDOW_UPDATE = 0, 1, 3, 7, 8
 END_STREAM, END_HEADERS, PADDED = 0x1, 0x4, 0x8

@@ -10,8 +10,8 @@ from test_build_job import NOW, begin_kill, build, ended, pending_job, start
 from ctld.holds import hold, hold_action, release
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Allocation, NodeAlloc
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from minislurm import hpack
-from minislurm.hpack_huffman import CODES, EOS
+from minislurm.wire import hpack
+from minislurm.wire.hpack_huffman import CODES, EOS
 
 
 def unhex(text: str) -> bytes:

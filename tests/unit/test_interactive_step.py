@@ -16,9 +16,9 @@ from ctld.accounting import job_records
 from ctld.state import ClusterState
 from minislurm.jobenv import NodeContext, StepContext, TaskPlace, task_environment
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 from minislurm.stepids import INTERACTIVE_STEP, step_id_text
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = 2000.0
 

@@ -15,9 +15,9 @@ from test_build_job import NOW, build, cluster, ended, start
 from ctld.jobupdate import ALL_NODES, PRIORITY_INFINITE, updated
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_USER, Allocation, Job, NodeAlloc
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
 from minislurm.units import INFINITE
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 def update(job: Job, operator: bool = True, shown: int = 100, **fields: object) -> Job:

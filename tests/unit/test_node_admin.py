@@ -11,8 +11,8 @@ from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
 from minislurm.errors import InvalidRequest
 from minislurm.model import Node
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import NodeFlag, NodeState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = 1_800_000_000.0
 

@@ -1,6 +1,6 @@
-"""minislurm.protowire against the official protobuf runtime.
+"""minislurm.wire.protowire against the official protobuf runtime.
 
-Two schemas are exercised: minislurm's own (generated into minislurm/rpc/) and
+Two schemas are exercised: minislurm's own (generated into minislurm/wire/rpc/) and
 a test-only proto3 file built here as a descriptor, covering every scalar type
 singular, optional, packed, unpacked and as map keys and values, enums with
 negative values, and recursive messages. Its protowire schema comes from the
@@ -25,9 +25,9 @@ from google.protobuf.message import DecodeError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from minislurm import protowire
-from minislurm.protowire import Message, Schema
-from minislurm.rpc import minislurm_pb2 as pb
+from minislurm.wire import protowire
+from minislurm.wire.protowire import Message, Schema
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 ROOT = Path(__file__).resolve().parents[2]
 FD = FieldDescriptor

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 from plan_checks import check_plan
 
+from cli.manage import main
 from ctld.sched.knobs import BUILTIN, SchedConfig
 from ctld.sched.plan import plan
 from ctld.simreport import write_outputs
 from ctld.simulator import SimJob, simulate, summarize, trace_setup
-from minislurm.manage import main
 from minislurm.model import NodeView, PartitionView, PendingJob, Plan, ResourceRequest, Snapshot
 
 # 4 processors. Job 1 takes 2 for 100 s; job 2 needs all 4 (waits for 1); job 3 takes

@@ -7,8 +7,8 @@ import pytest
 from ctld.steps import arbitrary_ranks, assign_tasks, check_gpu_type, place_step
 from minislurm.errors import InvalidRequest
 from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import JobState
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 @pytest.mark.parametrize(

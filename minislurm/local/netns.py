@@ -16,7 +16,7 @@ cluster's directory before anything is created, so ``down`` removes exactly
 what ``up`` made, even after a failed start. Needs root, ``ip``, ``nsenter``
 and ``unshare``.
 
-Imports minislurm.cluster; runs ``ip`` as subprocesses.
+Imports minislurm.local.cluster; runs ``ip`` as subprocesses.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import signal
 import subprocess
 from dataclasses import asdict, dataclass
 
-from minislurm.cluster import PROVISIONAL_PORT, ClusterSpec, LocalCluster, render_slurm_conf
+from minislurm.local.cluster import PROVISIONAL_PORT, ClusterSpec, LocalCluster, render_slurm_conf
 
 CONTROLLER_NAME = "slurmctld"
 MAX_NODES = 64

@@ -10,7 +10,6 @@ from minislurm.arrays import NO_TASK as NO_VAL
 from minislurm.depend import parse_dependency
 from minislurm.iopattern import DEFAULT_ARRAY_OUTPUT, DEFAULT_OUTPUT, output_path
 from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
-from minislurm.rpc import minislurm_pb2 as pb
 from minislurm.states import (
     ACTIVE_JOB_STATES,
     JobState,
@@ -19,6 +18,7 @@ from minislurm.states import (
     node_state_scontrol,
 )
 from minislurm.units import INFINITE
+from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 def pattern_values(job: Job, node: str = "") -> dict[str, str]:

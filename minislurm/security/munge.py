@@ -6,7 +6,7 @@ socket, the encoding host and time. munged does the rest: its own key
 (``/etc/munge/munge.key``), TTL and replay cache. Each call runs one short
 process (a few milliseconds).
 
-Imports minislurm.auth and the standard library.
+Imports minislurm.security.auth and the standard library.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 
-from minislurm.auth import AuthError, Identity
+from minislurm.security.auth import AuthError, Identity
 
 PREFIX = "MUNGE:"
 TIMEOUT = 10.0
@@ -76,7 +76,7 @@ def parse(output: str, method: str) -> Identity:
 
 
 async def verify(token: str, method: str) -> Identity:
-    """Check a munge credential for a call of ``method`` (a verifier for minislurm.authgrpc).
+    """Check a munge credential for a call of ``method`` (a verifier for security.authgrpc).
 
     Raises:
         AuthError: not a munge credential, or munged refused it (forged,

@@ -5,10 +5,10 @@ slurmctld serves one) listens on a Unix socket
 (mode 0666, ``auth.socket`` beside the key). A client writes one method path
 and a newline; the kiosk asks the kernel who is on the other end
 (``SO_PEERCRED``) and answers with a credential for that uid and gid
-(``minislurm.auth.make``) and a newline. The client's own claims play no part,
+(``minislurm.security.auth.make``) and a newline. The client's own claims play no part,
 so a user can only ever get credentials for themselves (Slurm's ``sack``).
 
-Imports minislurm.auth and the standard library.
+Imports minislurm.security.auth and the standard library.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import socket
 import struct
 import time
 
-from minislurm import auth
+from minislurm.security import auth
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 The commands cannot afford to import protobuf (tens of milliseconds), so they
 encode requests and decode replies with this module, which reads the message
-layouts from ``minislurm.rpc.minislurm_schema`` (generated from the .proto by
+layouts from ``minislurm.wire.rpc.minislurm_schema`` (generated from the .proto by
 scripts/gen_proto.py, so the .proto stays the single source of truth).
 
 Encoding matches the protobuf runtime byte for byte (fields in number order,
@@ -274,7 +274,7 @@ _default: list[Schema] = []
 def default_schema() -> Schema:
     """The schema generated from minislurm's own .proto (imported on first use)."""
     if not _default:
-        from minislurm.rpc import minislurm_schema as generated
+        from minislurm.wire.rpc import minislurm_schema as generated
 
         _default.append(Schema(generated.MESSAGES, generated.ENUMS, generated.SERVICES))
     return _default[0]

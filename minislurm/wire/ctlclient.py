@@ -1,25 +1,26 @@
 """The commands' client for the controller's SlurmController service.
 
 Method names, request and reply types come from the schema generated from the
-.proto (minislurm.rpc.minislurm_schema); requests are encoded and replies
-decoded by minislurm.protowire and carried by minislurm.h2grpc, so a command
+.proto (minislurm.wire.rpc.minislurm_schema); requests are encoded and replies
+decoded by minislurm.wire.protowire and carried by minislurm.wire.h2grpc, so a command
 pays neither grpcio's nor protobuf's import time. Errors surface as
-:class:`minislurm.h2grpc.RpcError`. :class:`ServiceClient` is the part shared
-with the clients of our other services (minislurm.agentclient).
+:class:`minislurm.wire.h2grpc.RpcError`. :class:`ServiceClient` is the part shared
+with the clients of our other services (minislurm.wire.agentclient).
 
 Example::
 
     with ControllerClient("127.0.0.1", 6817, timeout=10) as ctl:
         job_id = ctl.call("SubmitJob", spec={"name": "x", "script": b"#!/bin/sh\\n"}).job_id
 
-Imports only minislurm.auth, minislurm.h2grpc, minislurm.protowire and the generated schema;
-none of ctld, nodeagent or cli.
+Imports only minislurm.security.auth, minislurm.wire.h2grpc, minislurm.wire.protowire and
+the generated schema; none of ctld, nodeagent or cli.
 """
 
 from __future__ import annotations
 
-from minislurm import auth, h2grpc, protowire
-from minislurm.rpc import minislurm_schema
+from minislurm.security import auth
+from minislurm.wire import h2grpc, protowire
+from minislurm.wire.rpc import minislurm_schema
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,9 +44,9 @@ class ServiceClient:
         port: its port.
         timeout: the deadline of each unary call in seconds (None: wait forever).
         metadata: ``(key, value)`` pairs sent with every call.
-        signer: makes the credential each call carries (``minislurm.auth``);
+        signer: makes the credential each call carries (``minislurm.security.auth``);
             None: calls carry none.
-        tls: speak TLS with this context (``minislurm.tls.client_context``);
+        tls: speak TLS with this context (``minislurm.wire.tls.client_context``);
             None: cleartext.
     """
 
@@ -84,10 +85,10 @@ class ServiceClient:
             **fields: request fields (added to, and overriding, ``request``).
 
         Returns:
-            The reply, a :class:`minislurm.protowire.Message`.
+            The reply, a :class:`minislurm.wire.protowire.Message`.
 
         Raises:
-            minislurm.h2grpc.RpcError: the call failed (status name in ``code``).
+            minislurm.wire.h2grpc.RpcError: the call failed (status name in ``code``).
             ValueError: unknown or streaming method, unknown field or bad value.
             TypeError: a field value of the wrong type.
         """
@@ -99,7 +100,7 @@ class ServiceClient:
         """The metadata of one call of ``path``: ``metadata`` and a fresh credential.
 
         Raises:
-            minislurm.h2grpc.RpcError: UNAUTHENTICATED when no credential can be made.
+            minislurm.wire.h2grpc.RpcError: UNAUTHENTICATED when no credential can be made.
         """
         if self.signer is None:
             return self.metadata

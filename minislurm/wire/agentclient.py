@@ -1,8 +1,8 @@
 """srun's client for a node agent's NodeAgent service: unary and streaming calls.
 
-Like minislurm.ctlclient (whose :class:`~minislurm.ctlclient.ServiceClient`
-it extends), it encodes with minislurm.protowire and talks HTTP/2 through
-minislurm.h2grpc, without grpcio or protobuf. A server-streaming method
+Like minislurm.wire.ctlclient (whose :class:`~minislurm.wire.ctlclient.ServiceClient`
+it extends), it encodes with minislurm.wire.protowire and talks HTTP/2 through
+minislurm.wire.h2grpc, without grpcio or protobuf. A server-streaming method
 (``LaunchTasks``) returns a :class:`MessageStream` at once; unary calls
 (``TaskInput``, ``SignalTasks``) can be made on the same client while streams
 are open. One thread serves many agents by polling their :meth:`fileno`::
@@ -18,14 +18,14 @@ are open. One thread serves many agents by polling their :meth:`fileno`::
             if stream.done:
                 del streams[fd]
 
-Imports only minislurm.ctlclient (and what it imports); none of ctld,
+Imports only minislurm.wire.ctlclient (and what it imports); none of ctld,
 nodeagent or cli.
 """
 
 from __future__ import annotations
 
-from minislurm import h2grpc
-from minislurm.ctlclient import DEFAULT_TIMEOUT, ServiceClient
+from minislurm.wire import h2grpc
+from minislurm.wire.ctlclient import DEFAULT_TIMEOUT, ServiceClient
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,8 +33,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from typing import Any
 
-    from minislurm import auth, protowire
-    from minislurm.ctlclient import Request
+    from minislurm.security import auth
+    from minislurm.wire import protowire
+    from minislurm.wire.ctlclient import Request
 
 SERVICE = "minislurm.v1.NodeAgent"
 
@@ -69,13 +70,13 @@ class MessageStream:
 
         Args:
             block: wait for at least one message or the end (see
-                :meth:`minislurm.h2grpc.Stream.read`); False: never wait.
+                :meth:`minislurm.wire.h2grpc.Stream.read`); False: never wait.
 
         Returns:
             The messages in order; empty when none is waiting or at the end.
 
         Raises:
-            minislurm.h2grpc.RpcError: the call failed (after the messages
+            minislurm.wire.h2grpc.RpcError: the call failed (after the messages
                 received before the failure were returned), or INTERNAL for a
                 message that does not decode (the call is then cancelled).
         """
@@ -133,7 +134,7 @@ class AgentClient(ServiceClient):
             The call's :class:`MessageStream`.
 
         Raises:
-            minislurm.h2grpc.RpcError: UNAVAILABLE (cannot connect) or
+            minislurm.wire.h2grpc.RpcError: UNAVAILABLE (cannot connect) or
                 DEADLINE_EXCEEDED while connecting; later failures come from
                 :meth:`MessageStream.read`.
             ValueError: unknown or unary method, unknown field or bad value.

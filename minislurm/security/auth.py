@@ -10,15 +10,15 @@ nonce was not seen before (:class:`ReplayCache`).
 Who may sign. The key (``slurm.key``, mode 0600) is readable by root and
 the daemons' user only. Those callers sign with it directly
 (:class:`KeySigner`). Every other user asks the local kiosk
-(``minislurm.authd``, served by slurmctld beside the key as
+(``minislurm.security.authd``, served by slurmctld beside the key as
 ``auth.socket``; Slurm 23.11's ``sack`` socket), which learns the caller's
 uid and gid from the kernel (``SO_PEERCRED``), never from the caller, and
 returns a credential for that identity (:class:`KioskSigner`). With
 ``AuthType=auth/munge`` the munge daemon plays both parts
-(``minislurm.munge``).
+(``minislurm.security.munge``).
 
 What this stops: a user claiming another uid or gid (the uid in a request
-is replaced by the authenticated one; see ``minislurm.authgrpc``); forged
+is replaced by the authenticated one; see ``minislurm.security.authgrpc``); forged
 credentials; credentials replayed after use or after ``TTL``, also to a
 receiver restarted in between (its cache refuses credentials issued before
 it started, which its predecessor may have seen); a credential for one
@@ -32,17 +32,17 @@ host is what the signer claims, recorded for the log, not verified. A
 signer whose clock lags the receiver's by d seconds is refused for the first
 d seconds after the receiver starts.
 
-Imports minislurm.cred, minislurm.errors and the standard library.
+Imports minislurm.security.cred, minislurm.errors and the standard library.
 """
 
 from __future__ import annotations
 
-import _socket  # not socket: its enum machinery costs every command ~15 ms (as minislurm.h2grpc)
+import _socket  # not socket: its enum machinery costs every command ~15 ms (as wire.h2grpc)
 import os
 import time
 
-from minislurm import cred
 from minislurm.errors import ClusterKeyError, MinislurmError
+from minislurm.security import cred
 
 TYPE_CHECKING = False  # typing's own constant costs its import (collections.abc, ~3 ms)
 if TYPE_CHECKING:
@@ -205,7 +205,7 @@ class KeySigner:
 
 
 class KioskSigner:
-    """Asks the local kiosk (``minislurm.authd``) for each credential.
+    """Asks the local kiosk (``minislurm.security.authd``) for each credential.
 
     Args:
         path: the kiosk's Unix socket.
@@ -254,7 +254,7 @@ def signer_for(conf_path: str, auth_type: str | None = None) -> Signer:
 
         auth_type = read_client_config(conf_path).auth_type
     if auth_type == "auth/munge":
-        from minislurm import munge
+        from minislurm.security import munge
 
         return munge.sign
     try:

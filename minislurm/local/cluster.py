@@ -23,8 +23,9 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from minislurm import cred, procs
+from minislurm import procs
 from minislurm.conffile import read_controller_address
+from minislurm.security import cred
 
 CTLD = "slurmctld"
 PROVISIONAL_PORT = 6817  # in slurm.conf until the controller reports its real port
@@ -255,7 +256,7 @@ class LocalCluster:
         cred.generate_key(cred.key_path(self.conf_path))
         if spec.tls:
             from minislurm.config import load_slurm_conf
-            from minislurm.tlskeys import make_cluster_certs
+            from minislurm.local.tlskeys import make_cluster_certs
 
             make_cluster_certs(load_slurm_conf(self.conf_path))
 
@@ -496,10 +497,11 @@ class LocalCluster:
         Raises:
             TimeoutError: not ready in time.
         """
-        from minislurm import auth, tls
         from minislurm.conffile import read_client_config
-        from minislurm.ctlclient import ControllerClient
-        from minislurm.h2grpc import RpcError
+        from minislurm.security import auth
+        from minislurm.wire import tls
+        from minislurm.wire.ctlclient import ControllerClient
+        from minislurm.wire.h2grpc import RpcError
 
         config = read_client_config(self.conf_path)
         host, port = config.host, config.port

@@ -6,7 +6,7 @@ fields as literals without indexing, never Huffman-coded, so the encoder keeps
 no state. Names and values are ``str`` holding one character per octet
 (latin-1), so table sizes count octets as the RFC does.
 
-Kept import-light for the commands (see minislurm.h2grpc); imports none of
+Kept import-light for the commands (see minislurm.wire.h2grpc); imports none of
 ctld, nodeagent or cli.
 """
 
@@ -319,7 +319,7 @@ def huffman_encode(data: bytes) -> bytes:
         The coded octets (tests and test servers use this; the client's
         encoder sends plain literals).
     """
-    from minislurm.hpack_huffman import CODES
+    from minislurm.wire.hpack_huffman import CODES
 
     acc, bits = 0, 0
     for octet in data:
@@ -332,7 +332,7 @@ def huffman_encode(data: bytes) -> bytes:
 
 
 def _build_huffman_table() -> dict[int, int]:
-    from minislurm.hpack_huffman import CODES
+    from minislurm.wire.hpack_huffman import CODES
 
     _huffman_decode_table.update(_keyed(CODES))
     return _huffman_decode_table

@@ -111,7 +111,7 @@ def client_context(ca_file: str) -> _SSLContext:
 
     Made with ``_ssl`` itself, as ``ssl.SSLContext(PROTOCOL_TLS_CLIENT)`` would
     be (certificate and host name required), because importing ``ssl`` would
-    cost each command ~30 ms; minislurm.h2grpc uses it as it is.
+    cost each command ~30 ms; minislurm.wire.h2grpc uses it as it is.
 
     Args:
         ca_file: the CA certificate (PEM).
@@ -141,7 +141,7 @@ class Socket(_socket.socket):
 class TlsSocket:
     """A TLS connection on a connected :class:`Socket`, through ``_ssl`` itself.
 
-    What of a socket minislurm.h2grpc uses, with the semantics of
+    What of a socket minislurm.wire.h2grpc uses, with the semantics of
     ``ssl.SSLSocket``: reads and writes wait as the socket's timeout says,
     and one that would wait on a non-blocking socket raises
     ``SSLWantReadError``/``SSLWantWriteError``.

@@ -3,7 +3,7 @@
 import grpc
 import warnings
 
-from minislurm.rpc import minislurm_pb2 as minislurm_dot_v1_dot_minislurm__pb2
+from minislurm.wire.rpc import minislurm_pb2 as minislurm_dot_v1_dot_minislurm__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__

@@ -3,7 +3,7 @@
 grpcio costs the commands more start-up time than their whole budget, so they
 talk to our grpcio servers with this instead: cleartext HTTP/2 with prior
 knowledge (RFC 9113), request headers as HPACK literals, responses decoded
-with a full HPACK decoder (minislurm.hpack). It honours the peer's flow
+with a full HPACK decoder (minislurm.wire.hpack). It honours the peer's flow
 control and frame size, so multi-megabyte requests and responses work, and
 maps failures to gRPC status names in :class:`RpcError`.
 
@@ -26,13 +26,13 @@ A stream's messages are credited back to the server's flow-control window as
 :meth:`Stream.read` hands them over, so a reader that falls behind slows the
 server down instead of buffering without bound (``window`` bytes per stream).
 
-Given a TLS context (``TLSType=tls/openssl``, see minislurm.tls), a channel
+Given a TLS context (``TLSType=tls/openssl``, see minislurm.wire.tls), a channel
 speaks the same over TLS, ALPN ``h2``, checking the server's certificate and
 name as the context says.
 
 Not thread-safe: use a channel from one thread. Imports at module level only
-``_socket``, ``time``, minislurm.hpack and minislurm.tls (no ``socket``, whose import alone
-costs the commands ~15 ms, and no ``ssl``, ~30 ms: TLS goes through ``_ssl``
+``_socket``, ``time``, minislurm.wire.hpack and minislurm.wire.tls (no ``socket``, whose
+import alone costs the commands ~15 ms, and no ``ssl``, ~30 ms: TLS goes through ``_ssl``
 itself, loaded with a TLS context); none of ctld, nodeagent or cli.
 """
 
@@ -41,8 +41,8 @@ from __future__ import annotations
 import _socket
 import time
 
-from minislurm import hpack, tls
-from minislurm.tls import TlsSocket
+from minislurm.wire import hpack, tls
+from minislurm.wire.tls import TlsSocket
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -301,7 +301,7 @@ class Channel:
             each stream, in bytes: how far the server may send ahead of what
             the caller has read from a stream.
         tls: speak TLS with this context (``ssl.SSLContext`` or, cheaper to
-            import, what ``minislurm.tls.client_context`` makes); None: cleartext.
+            import, what ``minislurm.wire.tls.client_context`` makes); None: cleartext.
 
     Raises:
         ValueError: ``window`` outside 65535 .. 2**31-1.

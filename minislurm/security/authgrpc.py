@@ -1,7 +1,7 @@
 """Credentials on the daemons' gRPC channels: checked on entry, added on exit.
 
 :class:`Authenticator` is the one place where a daemon's gRPC server checks
-the credential of every call (``minislurm.auth``) before any handler runs.
+the credential of every call (``minislurm.security.auth``) before any handler runs.
 A call without a valid one ends with ``UNAUTHENTICATED`` and is logged with
 its peer; it reaches no handler, so it changes nothing. A valid one binds the
 request to the caller: a ``requester_uid`` field (of the request or its
@@ -11,11 +11,11 @@ daemon's own user, Slurm's SlurmUser). Methods only daemons may call refuse
 everyone else with ``PERMISSION_DENIED``.
 
 :class:`SignCalls` adds a credential to each call a daemon makes (grpcio
-client interceptor); commands add theirs in ``minislurm.ctlclient``.
+client interceptor); commands add theirs in ``minislurm.wire.ctlclient``.
 
 Every request is also held to ``minislurm.limits`` (INVALID_ARGUMENT).
 
-Imports minislurm.auth, minislurm.limits and grpc.
+Imports minislurm.security.auth, minislurm.limits and grpc.
 """
 
 from __future__ import annotations
@@ -30,12 +30,13 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError  # type: ignore[import-untyped]
 
-from minislurm import auth, limits
+from minislurm import limits
+from minislurm.security import auth
 
 log = logging.getLogger(__name__)
 
 Verifier = Callable[[str, str], Awaitable[auth.Identity]]
-"""Checks ``(token, method)``; raises :class:`minislurm.auth.AuthError`."""
+"""Checks ``(token, method)``; raises :class:`minislurm.security.auth.AuthError`."""
 
 DENIED = "Access/permission denied"
 
@@ -182,7 +183,7 @@ def _has_field(message: Any, field: str) -> bool:
 def verifier_for(auth_type: str, key: bytes) -> Verifier:
     """How a daemon checks credentials under ``AuthType``."""
     if auth_type == "auth/munge":
-        from minislurm import munge
+        from minislurm.security import munge
 
         return munge.verify
     return hmac_verifier(key)
@@ -191,7 +192,7 @@ def verifier_for(auth_type: str, key: bytes) -> Verifier:
 def daemon_signer(auth_type: str, key: bytes) -> auth.Signer:
     """How a daemon signs its own calls under ``AuthType``."""
     if auth_type == "auth/munge":
-        from minislurm import munge
+        from minislurm.security import munge
 
         return munge.sign
     return auth.KeySigner(key)

@@ -1,6 +1,7 @@
 """``minislurm``: manage a local cluster (``cluster up|down|status``), make keys, show the version.
 
-Imports minislurm.cluster, minislurm.netns and click (start-up time does not matter here).
+Imports minislurm.local.cluster, minislurm.local.netns and click (start-up time does not
+matter here).
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ import time
 
 import click
 
-from minislurm import VERSION_LINE, __version__, cred
-from minislurm.cluster import ClusterSpec, default_home
+from minislurm import VERSION_LINE, __version__
 from minislurm.conffile import read_controller_address
-from minislurm.netns import NetnsCluster, missing_requirements, open_cluster
+from minislurm.local.cluster import ClusterSpec, default_home
+from minislurm.local.netns import NetnsCluster, missing_requirements, open_cluster
+from minislurm.security import cred
 
 
 @click.group()
@@ -191,7 +193,7 @@ def keygen(path: str | None, tls: bool) -> None:
 def _make_tls_files(conf_path: str) -> None:
     from minislurm.config import load_slurm_conf
     from minislurm.errors import ConfigError
-    from minislurm.tlskeys import make_cluster_certs
+    from minislurm.local.tlskeys import make_cluster_certs
 
     try:
         written = make_cluster_certs(load_slurm_conf(conf_path))

@@ -1,6 +1,6 @@
 """The HPACK Huffman code (RFC 7541, Appendix B) as a literal table.
 
-Data only, for minislurm.hpack: ``CODES[symbol] == (code, bit_length)`` for the
+Data only, for minislurm.wire.hpack: ``CODES[symbol] == (code, bit_length)`` for the
 byte values 0..255 and EOS (256). The code is canonical: codes of one length
 are consecutive in symbol order. Imports nothing (none of ctld, nodeagent, cli).
 """
