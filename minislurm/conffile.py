@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 
+from minislurm import tlsconf
 from minislurm.errors import ConfigError
-from minislurm.wire import tls
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -456,11 +456,11 @@ def read_client_config(path: str) -> ClientConfig:
     cluster = found.get("ClusterName", (None, "cluster"))[1].lower()
     auth_type = found.get("AuthType", (None, "auth/hmac"))[1].lower()
     gres_types = tuple(g for g in gres.split(",") if g)
-    tls_type = found.get("TLSType", (None, tls.TLS_NONE))[1].lower()
+    tls_type = found.get("TLSType", (None, tlsconf.TLS_NONE))[1].lower()
     params = dict(
         p.partition("=")[::2] for p in found.get("TLSParameters", (None, ""))[1].split(",")
     )
-    files = tls.tls_files(path, tls_type, params)
+    files = tlsconf.tls_files(path, tls_type, params)
     config = ClientConfig(
         path, host, port, gres_types, cluster, auth_type, message_timeout, files[0] if files else ""
     )

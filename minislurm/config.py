@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from minislurm import hostlist
+from minislurm import hostlist, tlsconf
 from minislurm.conffile import (
     DEFAULT_INTERACTIVE_STEP_OPTIONS,
     DEFAULT_KILL_WAIT,
@@ -31,7 +31,6 @@ from minislurm.conffile import (
     parse_slurmctld_host,
 )
 from minislurm.units import INFINITE, parse_gres, parse_time_limit
-from minislurm.wire import tls
 
 logger = logging.getLogger(__name__)
 
@@ -110,7 +109,7 @@ class SlurmConfig:
     slurm_user: str = "root"  # SlurmUser: slurmctld's user, trusted by the node agents
     slurmd_spool_dir: str = "/var/spool/slurmd"  # may hold %n (node name) and %h
     auth_type: str = "auth/hmac"
-    tls_type: str = tls.TLS_NONE  # TLSType: tls/openssl serves and dials gRPC over TLS
+    tls_type: str = tlsconf.TLS_NONE  # TLSType: tls/openssl serves and dials gRPC over TLS
     tls_parameters: dict[str, str] = field(default_factory=dict)  # TLSParameters
     scheduler_type: str = "sched/backfill"
     scheduler_parameters: dict[str, str] = field(default_factory=dict)  # flag -> ""
@@ -173,7 +172,7 @@ class SlurmConfig:
 
     def tls_files(self, role: str = "ctld") -> tuple[str, str, str] | None:
         """The CA, certificate and key ``role`` ("ctld"/"slurmd") uses under TLS, or None."""
-        return tls.tls_files(self.path, self.tls_type, self.tls_parameters, role)
+        return tlsconf.tls_files(self.path, self.tls_type, self.tls_parameters, role)
 
     def slurmd_spool_dir_for(self, node_name: str) -> str:
         """Return SlurmdSpoolDir with ``%n`` (node name) and ``%h`` (its hostname) expanded."""
@@ -240,7 +239,7 @@ PREEMPT_MODES = ("OFF", "CANCEL", "REQUEUE")  # SUSPEND and GANG are not support
 _CONTROLLER_KEYS = ("SlurmctldHost", "ControlMachine", "ControlAddr")
 _CHOICES = {
     "auth": ("auth/hmac", "auth/munge"),
-    "tls": tls.TLS_TYPES,
+    "tls": tlsconf.TLS_TYPES,
     "sched": ("sched/backfill", "sched/builtin"),
     "priority": ("priority/basic", "priority/multifactor"),
     "preempt": PREEMPT_TYPES,
@@ -429,7 +428,7 @@ def _convert(text: str, kind: str) -> Any:
         return _to_params(text)
     if kind == "tlsparams":
         params = _to_params(text)
-        tls.check_parameters(params)
+        tlsconf.check_parameters(params)
         return params
     if kind == "acctfreq":
         return _to_acct_freq(text)

@@ -23,6 +23,7 @@ import pytest
 from test_h2grpc import EchoController, call
 from test_h2grpc_streams import ScriptedAgent, event, launch, payload
 
+from minislurm import tlsconf
 from minislurm.config import SlurmConfig
 from minislurm.local.tlskeys import make_cluster_certs
 from minislurm.wire import tls
@@ -66,7 +67,7 @@ class TlsServer:
 @pytest.fixture(scope="module")
 def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, str]:
     home = tmp_path_factory.mktemp("tls")
-    conf = SlurmConfig(path=str(home / "slurm.conf"), tls_type=tls.TLS_OPENSSL)
+    conf = SlurmConfig(path=str(home / "slurm.conf"), tls_type=tlsconf.TLS_OPENSSL)
     make_cluster_certs(conf)
     found = conf.tls_files()
     assert found is not None and all(Path(p).exists() for p in found)
