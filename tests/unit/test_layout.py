@@ -1,0 +1,167 @@
+"""The house rules of the layout (README "Architecture"), checked on the source.
+
+- the core (``minislurm/`` outside its sub-packages) imports no transport,
+  security or tooling module, and nothing of ``ctld``, ``nodeagent`` or ``cli``;
+- ``ctld/`` below the servicers (and the dispatcher that calls the agents)
+  imports no generated ``*_pb2`` module;
+- ``ctld/store/`` imports nothing from ``ctld``;
+- no hand-written module over 800 lines, no class of 30 or more methods.
+
+Each rule lists the places that do not keep it yet (``STILL_*``). The lists
+only shrink: a rule fails for a new offender, and for a listed place that
+keeps the rule now, so that its entry is removed with the fix.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("minislurm", "ctld", "nodeagent", "cli")
+GENERATED = ROOT / "minislurm" / "wire" / "rpc"
+CORE_SUBPACKAGES = ("minislurm.wire", "minislurm.security", "minislurm.local")
+MAX_LINES = 800
+MAX_METHODS = 30
+
+# The edges of the controller where protobuf meets the model.
+PB_EDGES = {"ctld/servicer.py", "ctld/dispatch.py"}
+STILL_PB = {
+    "ctld/accounting.py",
+    "ctld/acctmgr.py",
+    "ctld/acctquery.py",
+    "ctld/acctruns.py",
+    "ctld/acctselect.py",
+    "ctld/acctshow.py",
+    "ctld/controller.py",
+    "ctld/holds.py",
+    "ctld/jobrequests.py",
+    "ctld/jobs.py",
+    "ctld/jobupdate.py",
+    "ctld/nodes.py",
+    "ctld/requeue.py",
+    "ctld/resvmgr.py",
+    "ctld/steplist.py",
+    "ctld/steps.py",
+}
+STILL_STORE_IMPORTS_CTLD = {
+    "ctld/store/assocrepo.py",
+    "ctld/store/resvrepo.py",
+    "ctld/store/runrepo.py",
+}
+STILL_LONG = {
+    "ctld/controller.py",
+    "minislurm/wire/h2grpc.py",
+    "minislurm/wire/protowire.py",
+    "nodeagent/stepd.py",
+}
+STILL_BIG_CLASSES = {
+    "ctld/controller.py:Controller",
+    "minislurm/wire/h2grpc.py:Channel",
+    "nodeagent/stepd.py:StepSupervisor",
+}
+
+
+def modules() -> Iterator[Path]:
+    """Every hand-written Python module of the four packages."""
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if GENERATED not in path.parents:
+                yield path
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def imported(path: Path) -> set[str]:
+    """The modules ``path`` imports, anywhere in it (functions included), as dotted names."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def under(name: str, *prefixes: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def is_core(path: Path) -> bool:
+    dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+    return under(dotted, "minislurm") and not under(dotted, *CORE_SUBPACKAGES)
+
+
+def offenders(rule: dict[str, bool]) -> set[str]:
+    return {where for where, breaks in rule.items() if breaks}
+
+
+def check_ratchet(found: set[str], still: set[str], what: str) -> None:
+    new = found - still
+    fixed = still - found
+    assert not new, f"{what}: {sorted(new)}"
+    assert not fixed, f"these keep the rule now; remove them from the list: {sorted(fixed)}"
+
+
+def test_the_core_imports_no_transport_security_tooling_or_daemon() -> None:
+    bad = {
+        f"{rel(path)} imports {name}"
+        for path in modules()
+        if is_core(path)
+        for name in imported(path)
+        if under(name, *CORE_SUBPACKAGES, "ctld", "nodeagent", "cli")
+    }
+    assert not bad, sorted(bad)
+
+
+def test_ctld_below_the_servicers_imports_no_protobuf() -> None:
+    found = offenders(
+        {
+            rel(path): any(name.endswith("_pb2") for name in imported(path))
+            for path in (ROOT / "ctld").rglob("*.py")
+            if rel(path) not in PB_EDGES
+        }
+    )
+    check_ratchet(found, STILL_PB, "ctld modules below the servicers import protobuf")
+
+
+def test_the_store_imports_nothing_from_ctld() -> None:
+    found = offenders(
+        {
+            rel(path): any(
+                under(name, "ctld") and not under(name, "ctld.store") for name in imported(path)
+            )
+            for path in (ROOT / "ctld" / "store").rglob("*.py")
+        }
+    )
+    check_ratchet(found, STILL_STORE_IMPORTS_CTLD, "ctld/store modules import ctld")
+
+
+def test_no_module_is_over_800_lines() -> None:
+    found = {rel(p) for p in modules() if len(p.read_text().splitlines()) > MAX_LINES}
+    check_ratchet(found, STILL_LONG, f"modules over {MAX_LINES} lines")
+
+
+def test_no_class_has_30_methods_or_more() -> None:
+    found = set()
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ClassDef):
+                methods = [
+                    n for n in node.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                ]
+                if len(methods) >= MAX_METHODS:
+                    found.add(f"{rel(path)}:{node.name}")
+    check_ratchet(found, STILL_BIG_CLASSES, f"classes of {MAX_METHODS} methods or more")
+
+
+def test_the_rules_see_the_modules_they_judge() -> None:
+    """A rule over no files passes by itself: the walk must find the packages' modules."""
+    names = {rel(p) for p in modules()}
+    assert {"minislurm/model.py", "ctld/servicer.py", "ctld/store/repo.py"} <= names
+    assert not any(name.startswith("minislurm/wire/rpc/") for name in names)
+    assert "minislurm.wire.rpc.minislurm_pb2" in imported(ROOT / "ctld" / "servicer.py")
