@@ -53,7 +53,6 @@ STILL_STORE_IMPORTS_CTLD = {
 STILL_LONG = {
     "ctld/controller.py",
     "minislurm/wire/h2grpc.py",
-    "minislurm/wire/protowire.py",
     "nodeagent/stepd.py",
 }
 STILL_BIG_CLASSES = {
