@@ -26,7 +26,15 @@ def results(path: Path) -> list[dict[str, str]]:
 
 
 def test_srun_launches_a_gloo_allreduce_over_two_nodes(cluster: TestCluster) -> None:
-    job_id = cluster.sbatch("-o", "ddp-%j.out", str(EXAMPLES / "ddp_job.sh"), str(ALLREDUCE))
+    # Half of each node (the script asks for both whole nodes): 8 ranks start sooner than 16.
+    job_id = cluster.sbatch(
+        "--ntasks-per-node=4",
+        "--gres=gpu:4",
+        "-o",
+        "ddp-%j.out",
+        str(EXAMPLES / "ddp_job.sh"),
+        str(ALLREDUCE),
+    )
     info = cluster.wait_state(job_id, timeout=240)
     out = cluster.workdir / f"ddp-{job_id}.out"
     assert info["JobState"] == "COMPLETED", out.read_text()
