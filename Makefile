@@ -5,11 +5,12 @@ BIN := $(VENV)/bin
 # order of targets leaves a venv that serves them all.
 VENV_STAMP := $(VENV)/.created
 RUN_STAMP := $(VENV)/.installed-runtime
+DDP_STAMP := $(VENV)/.installed-ddp
 STAMP := $(VENV)/.installed-dev
 # Commands start ~15 ms faster with bytecode cached (PYTHONDONTWRITEBYTECODE may be set).
 COMPILE := $(BIN)/python -m compileall -q minislurm cli
 
-.PHONY: venv proto lint test test-fast demo demo-down bench clean
+.PHONY: venv proto lint test test-fast demo demo-ddp demo-down bench clean
 
 $(VENV_STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +27,11 @@ $(RUN_STAMP): pyproject.toml $(VENV_STAMP)
 $(STAMP): pyproject.toml $(VENV_STAMP)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(COMPILE)
+	touch $@
+
+# The runtime and what the training examples run (the ddp extra: CPU torch, numpy).
+$(DDP_STAMP): pyproject.toml $(RUN_STAMP)
+	$(BIN)/pip install --quiet -e '.[ddp]'
 	touch $@
 
 venv: $(STAMP)
@@ -49,6 +55,10 @@ test-fast: $(STAMP)
 # Start a local two-node, 8-GPU-per-node cluster and run the example jobs.
 demo: $(RUN_STAMP)
 	$(BIN)/python examples/demo.py
+
+# The same cluster, running examples/ddp_job.sh: 16 ranks of torch.distributed, one per GPU.
+demo-ddp: $(DDP_STAMP)
+	$(BIN)/python examples/demo.py --ddp
 
 demo-down: $(RUN_STAMP)
 	$(BIN)/minislurm cluster down

@@ -73,3 +73,8 @@ def test_make_demo_installs_the_package_and_its_runtime_only(target: str) -> Non
 @pytest.mark.parametrize("target", ["test", "venv", "lint"])
 def test_make_test_installs_everything_the_suite_needs(target: str) -> None:
     assert installed_extras(target) == {"dev"}
+
+
+def test_make_demo_ddp_adds_the_training_examples_extra_only() -> None:
+    assert installed_extras("demo-ddp") == {"ddp"}
+    assert {requirement_name(r) for r in EXTRAS["ddp"]} >= {"torch"}
