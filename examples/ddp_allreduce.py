@@ -1,6 +1,7 @@
 """All-reduce every rank's number with torch.distributed, launched by srun or torchrun.
 
-Each rank prints what it saw; the sum must be world_size * (world_size - 1) / 2:
+Each rank prints what it saw, and rank 0 the sum, which must be
+world_size * (world_size - 1) / 2 (any rank exits 1 when it is not):
 
     srun python examples/ddp_allreduce.py
     srun -n $SLURM_NNODES --ntasks-per-node=1 torchrun --nnodes=$SLURM_NNODES --nproc-per-node=4 \\
@@ -17,7 +18,11 @@ import torch.distributed as dist
 
 
 def main() -> None:
-    """Join the process group, all-reduce the rank, report."""
+    """Join the process group, all-reduce the rank, report.
+
+    Raises:
+        SystemExit: the sum is wrong.
+    """
     dist.init_process_group("gloo", init_method="env://")
     rank, world = dist.get_rank(), dist.get_world_size()
     total = torch.tensor([float(rank)])
@@ -27,9 +32,14 @@ def main() -> None:
         f" node={os.environ.get('SLURMD_NODENAME', socket.gethostname())}"
         f" cvd={os.environ.get('CUDA_VISIBLE_DEVICES', '')} sum={int(total.item())}\n"
     )
-    # One write per line: under torchrun, several ranks share one stdout.
+    expected = float(world * (world - 1) // 2)
+    if rank == 0:
+        line += f"all-reduce over {world} ranks: {total.item()} (expected {expected})\n"
+    # One write per rank: under torchrun, several ranks share one stdout.
     os.write(1, line.encode())
     dist.destroy_process_group()
+    if total.item() != expected:
+        raise SystemExit(f"rank {rank}: all-reduce gave {total.item()}, not {expected}")
 
 
 if __name__ == "__main__":

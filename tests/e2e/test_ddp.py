@@ -26,7 +26,15 @@ def results(path: Path) -> list[dict[str, str]]:
 
 
 def test_srun_launches_a_gloo_allreduce_over_two_nodes(cluster: TestCluster) -> None:
-    job_id = cluster.sbatch("-o", "ddp-%j.out", str(EXAMPLES / "ddp_job.sh"), str(ALLREDUCE))
+    # Half of each node (the script asks for both whole nodes): 8 ranks start sooner than 16.
+    job_id = cluster.sbatch(
+        "--ntasks-per-node=4",
+        "--gres=gpu:4",
+        "-o",
+        "ddp-%j.out",
+        str(EXAMPLES / "ddp_job.sh"),
+        str(ALLREDUCE),
+    )
     info = cluster.wait_state(job_id, timeout=240)
     out = cluster.workdir / f"ddp-{job_id}.out"
     assert info["JobState"] == "COMPLETED", out.read_text()
@@ -34,6 +42,7 @@ def test_srun_launches_a_gloo_allreduce_over_two_nodes(cluster: TestCluster) -> 
     assert [r["rank"] for r in ranks] == [str(i) for i in range(8)]
     assert all(r["world"] == "8" and r["sum"] == str(sum(range(8))) for r in ranks)
     assert [r["local_rank"] for r in ranks] == ["0", "1", "2", "3"] * 2
+    assert "all-reduce over 8 ranks: 28.0 (expected 28.0)" in out.read_text().splitlines()
     assert [r["node"] for r in ranks] == ["n1"] * 4 + ["n2"] * 4
     for node in ("n1", "n2"):
         gpus = [r["cvd"] for r in ranks if r["node"] == node]
