@@ -299,7 +299,7 @@ def test_a_user_cannot_submit_a_job_as_someone_else(
     cluster, (a, b) = multiuser_cluster, users
     code = (
         "import os, sys\n"
-        "from minislurm import auth\n"
+        "from minislurm.security import auth\n"
         "from minislurm.conffile import read_client_config\n"
         "from minislurm.wire.ctlclient import ControllerClient\n"
         "from minislurm.wire.h2grpc import RpcError\n"
