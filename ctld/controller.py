@@ -23,15 +23,16 @@ import grpc
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from ctld import acctruns, preemption, steplist
 from ctld import arrays as arrayops
 from ctld import depend as depops
 from ctld import jobrequests as jobreq
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
+from ctld import preemption, steplist
 from ctld import requeue as requeueops
 from ctld import steps as stepops
-from ctld.acctmgr import Accounting
+from ctld.accounting import runs as acctruns
+from ctld.accounting.manager import Accounting
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.groupcommit import GroupCommit
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate

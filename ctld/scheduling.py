@@ -17,7 +17,7 @@ compute every queued job's priority again. An event pass that took long is
 followed by an equal pause. A periodic full pass covers time-based changes
 (job age), at least every ``bf_interval`` seconds.
 
-Imports ctld.sched, ctld.state, ctld.jobs, ctld.acctmgr, ctld.reservations and minislurm.
+Imports ctld.sched, ctld.state, ctld.jobs, ctld.accounting.manager, ctld.reservations and minislurm.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
 from ctld import jobs as jobops
-from ctld.acctmgr import Accounting
+from ctld.accounting.manager import Accounting
 from ctld.depend import wait_reason
 from ctld.reservations import JobLimits, job_limits
 from ctld.sched.knobs import SchedConfig

@@ -1,11 +1,11 @@
 """Queries on the job_runs table: the earlier runs of requeued jobs.
 
 Like ``repo.py``, every function takes a Session whose transaction the
-caller owns, and speaks in :class:`ctld.acctruns.EarlierRun`. A run's job
+caller owns, and speaks in :class:`ctld.accounting.runs.EarlierRun`. A run's job
 and steps are kept as the column values of their own tables' rows, so one
 mapping (``repo``'s) reads both.
 
-Imports ctld.acctruns, ctld.store.models and ctld.store.repo.
+Imports ctld.accounting.runs, ctld.store.models and ctld.store.repo.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Collection
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ctld.acctruns import EarlierRun
+from ctld.accounting.runs import EarlierRun
 from ctld.store import repo
 from ctld.store.models import JobRow, JobRunRow, StepRow
 

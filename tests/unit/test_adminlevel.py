@@ -6,10 +6,17 @@ import pwd
 
 import pytest
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld.assoc import ADMINISTRATOR, NO_ADMIN, OPERATOR, AcctError, Book, parse_admin_level
-from ctld.privileges import Privileges
+from ctld.accounting import assoc as assocops
+from ctld.accounting import assocedit
+from ctld.accounting.assoc import (
+    ADMINISTRATOR,
+    NO_ADMIN,
+    OPERATOR,
+    AcctError,
+    Book,
+    parse_admin_level,
+)
+from ctld.accounting.privileges import Privileges
 
 
 def _book_with(*names: str) -> Book:

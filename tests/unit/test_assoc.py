@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld import qos as qosops
-from ctld.acctmgr import Accounting
-from ctld.assoc import AcctError
+from ctld.accounting import assoc as assocops
+from ctld.accounting import assocedit
+from ctld.accounting import qos as qosops
+from ctld.accounting.assoc import AcctError
+from ctld.accounting.manager import Accounting
 from ctld.partaccess import check_access
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, NodeAlloc, PendingJob, ResourceRequest

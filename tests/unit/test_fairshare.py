@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld.assoc import Book
-from ctld.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
+from ctld.accounting import assoc as assocops
+from ctld.accounting import assocedit
+from ctld.accounting.assoc import Book
+from ctld.accounting.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_factors, job_priority
 from minislurm.config import load_slurm_conf
 from minislurm.errors import ConfigError

@@ -2,7 +2,7 @@
 
 A :class:`Book` holds the accounts, users and associations; the settings
 sacctmgr takes (Fairshare=, MaxJobs=, MaxSubmitJobs=, GrpTRES=) are parsed
-here, and :mod:`ctld.assocedit` changes the book. The tree always holds the
+here, and :mod:`ctld.accounting.assocedit` changes the book. The tree always holds the
 account ``root`` and the user ``root`` in it, as a fresh Slurm database does.
 
 Imports only minislurm.

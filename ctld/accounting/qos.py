@@ -11,14 +11,14 @@ becomes of its own jobs when preempted. What ``sacctmgr add|modify|delete
 qos`` does is here, as pure functions returning the new table and what
 sacctmgr prints.
 
-Imports ctld.assoc only.
+Imports ctld.accounting.assoc only.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ctld.assoc import UNSET, AcctError, Qos
+from ctld.accounting.assoc import UNSET, AcctError, Qos
 
 _KEYS = {
     "priority": "priority",

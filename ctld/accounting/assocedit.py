@@ -1,17 +1,17 @@
 """What ``sacctmgr add|modify|delete account|user`` does to the association tree.
 
-Pure functions of a :class:`~ctld.assoc.Book` that return the new book and
-the lines sacctmgr prints, or raise :class:`~ctld.assoc.AcctError` with
+Pure functions of a :class:`~ctld.accounting.assoc.Book` that return the new book and
+the lines sacctmgr prints, or raise :class:`~ctld.accounting.assoc.AcctError` with
 Slurm's message, changing nothing.
 
-Imports ctld.assoc only.
+Imports ctld.accounting.assoc only.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ctld.assoc import (
+from ctld.accounting.assoc import (
     ADMIN_LEVELS,
     ADMINISTRATOR,
     LABELS,

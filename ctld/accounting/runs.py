@@ -9,8 +9,8 @@ run only; ``sacct -D`` (``--duplicates``) shows every run, the earliest
 first. The job's next run numbers its steps from 0 again.
 
 Pure functions of their arguments: no database, no clock, no gRPC server.
-Imports ctld.accounting, ctld.jobs (kill outcomes), minislurm's core modules and the generated
-messages.
+Imports ctld.accounting.records, ctld.jobs (kill outcomes), minislurm's core modules and the
+generated messages.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from ctld import accounting
+from ctld.accounting.records import job_records
 from ctld.jobs import KILL_PREEMPT_REQUEUE
 from minislurm.model import Job, Step
 from minislurm.states import ACTIVE_JOB_STATES, JobState
@@ -104,7 +104,7 @@ def run_records(run: EarlierRun, now: float, cluster: str) -> list[pb.AcctRecord
             kill_outcome="",
             cancelled_by=-1,
         )
-    records = accounting.job_records(job, list(run.steps), now, cluster)
+    records = job_records(job, list(run.steps), now, cluster)
     head = records[0]
     head.state = run.state
     head.end_time = int(run.ended)
