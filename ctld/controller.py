@@ -37,8 +37,8 @@ from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.groupcommit import GroupCommit
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.partaccess import check_access, user_groups
-from ctld.reservations import check_job as check_reservation
-from ctld.resvmgr import Reservations
+from ctld.resv.manager import Reservations
+from ctld.resv.rules import check_job as check_reservation
 from ctld.sched.priority import Factors, PriorityWeights, job_factors
 from ctld.sched.willrun import expected_start
 from ctld.scheduling import (

@@ -17,7 +17,7 @@ compute every queued job's priority again. An event pass that took long is
 followed by an equal pause. A periodic full pass covers time-based changes
 (job age), at least every ``bf_interval`` seconds.
 
-Imports ctld.sched, ctld.state, ctld.jobs, ctld.accounting.manager, ctld.reservations and minislurm.
+Imports ctld.sched, ctld.state, ctld.jobs, ctld.accounting.manager, ctld.resv.rules and minislurm.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from ctld import jobs as jobops
 from ctld.accounting.manager import Accounting
 from ctld.depend import wait_reason
-from ctld.reservations import JobLimits, job_limits
+from ctld.resv.rules import JobLimits, job_limits
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan, plan_event
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority

@@ -1,9 +1,9 @@
 """Queries on the reservations table.
 
 Like ``repo.py``, every function takes a Session whose transaction the
-caller owns, and speaks in :class:`ctld.reservations.Resv`.
+caller owns, and speaks in :class:`ctld.resv.rules.Resv`.
 
-Imports ctld.store.models and ctld.reservations.
+Imports ctld.store.models and ctld.resv.rules.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ctld.reservations import Resv
+from ctld.resv.rules import Resv
 from ctld.store.models import ReservationRow
 
 

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctld import reservations as resvops
-from ctld.reservations import Cluster, Request, Resv, ResvError
+from ctld.resv import rules as resvops
+from ctld.resv.rules import Cluster, Request, Resv, ResvError
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
