@@ -4,7 +4,7 @@ The controller is the database's only writer, so after each commit it puts
 the same records here; queries and scheduling read this view instead of
 the database. Records are frozen dataclasses, replaced whole.
 
-Imports minislurm and ctld.resv.rules (its dataclass).
+Imports only minislurm.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ctld.resv.rules import Resv
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node, Step
+from minislurm.model import Job, Node, Resv, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.stepids import MAX_NORMAL_STEP
 

@@ -18,11 +18,12 @@ from sqlalchemy.orm import Session
 
 from ctld import jobs as jobops
 from ctld.resv import rules as resvops
-from ctld.resv.rules import Cluster, Request, Resv, ResvError
+from ctld.resv.rules import Cluster, Request, ResvError
 from ctld.state import ClusterState
 from ctld.store import resvrepo
 from minislurm import hostlist
 from minislurm.errors import PermissionDenied
+from minislurm.model import Resv
 from minislurm.states import JobState
 from minislurm.wire.rpc import minislurm_pb2 as pb
 

@@ -14,13 +14,14 @@ from sqlalchemy.orm import Session
 
 from ctld import preemption
 from ctld.accounting import qos as qosops
-from ctld.accounting.assoc import AcctError, Qos, initial_book, initial_qos
+from ctld.accounting.assoc import AcctError
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
 from ctld.scheduling import build_snapshot
 from ctld.state import ClusterState
 from ctld.store import assocrepo, repo
+from minislurm.accounts import Qos, initial_book, initial_qos
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
 from minislurm.states import JobState, NodeState
