@@ -40,14 +40,9 @@ from ctld.partaccess import check_access, user_groups
 from ctld.resv.manager import Reservations
 from ctld.resv.rules import check_job as check_reservation
 from ctld.sched.priority import Factors, PriorityWeights, job_factors
+from ctld.sched.snapshot import build_snapshot, cluster_size, scheduled_request
 from ctld.sched.willrun import expected_start
-from ctld.scheduling import (
-    SchedulerLoop,
-    build_snapshot,
-    cluster_size,
-    latest_start,
-    scheduled_request,
-)
+from ctld.scheduling import SchedulerLoop, latest_start
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo, runrepo

@@ -18,7 +18,7 @@ from ctld.accounting.assoc import AcctError
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import build_snapshot
+from ctld.sched.snapshot import build_snapshot
 from ctld.state import ClusterState
 from ctld.store import assocrepo, repo
 from minislurm.accounts import Qos, initial_book, initial_qos

@@ -21,7 +21,7 @@ from ctld.resv.rules import Cluster, Request, ResvError
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import build_snapshot
+from ctld.sched.snapshot import build_snapshot
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
 from minislurm.model import Job, Node, ResourceRequest, Resv
