@@ -8,17 +8,18 @@ controller builds it from its in-memory state before each pass; the trace
 simulator builds it the same way from its own.
 
 Pure: no I/O, no clock (``now`` is an argument). Imports ctld.sched,
-ctld.state, ctld.depend, ctld.jobs (a job's end), ctld.resv.rules,
-ctld.accounting.manager (its type) and minislurm.
+ctld.state, ctld.depend, ctld.jobs (a job's end), ctld.resv.rules and
+minislurm; accounting is what :class:`Associations` says, so the
+simulator needs no database.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from ctld import jobs as jobops
-from ctld.accounting.manager import Accounting
 from ctld.depend import wait_reason
 from ctld.resv.rules import JobLimits, job_limits
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
@@ -38,6 +39,24 @@ from minislurm.states import NodeFlag, NodeState
 
 REASON_BEGIN_TIME = "BeginTime"
 REASON_ARRAY_LIMIT = "JobArrayTaskLimit"
+
+
+class Associations(Protocol):
+    """What a pass asks of accounting (:class:`ctld.accounting.manager.Accounting`)."""
+
+    def fairshare(self, job: Job) -> float:
+        """The Fair Tree factor of the job's association."""
+        ...
+
+    def qos_factor(self, job: Job) -> float:
+        """The job's QOS priority factor."""
+        ...
+
+    def hold_back(
+        self, pending: list[PendingJob], jobs: dict[int, Job], running: list[Job]
+    ) -> list[PendingJob]:
+        """The entries, those that association limits keep from starting blocked."""
+        ...
 
 
 def node_usable(state: NodeState, flags: frozenset[NodeFlag]) -> bool:
@@ -116,7 +135,7 @@ def build_snapshot(
     state: ClusterState,
     now: float,
     weights: PriorityWeights,
-    accounting: Accounting | None = None,
+    accounting: Associations | None = None,
     kept: KeptEntries | None = None,
     reuse: bool = False,
 ) -> Snapshot:
