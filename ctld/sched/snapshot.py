@@ -28,6 +28,7 @@ from minislurm.arrays import TaskSet
 from minislurm.depend import parse_dependency
 from minislurm.model import (
     Job,
+    Node,
     NodeView,
     PartitionView,
     PendingJob,
@@ -97,9 +98,14 @@ class KeptEntries:
     entry anew. So an event pass reads priorities as of the last full pass,
     as Slurm's main scheduler reads those its priority thread last computed
     (PriorityCalcPeriod), and its cost no longer grows with the whole queue.
+
+    It also keeps each node's view, which every pass takes again while the
+    node's record and what jobs hold on it are the same: the planner works
+    out once what it needs of a node view it has seen (by identity).
     """
 
     entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
+    views: dict[str, tuple[Node, NodeUsage, NodeView]] = field(default_factory=dict)
 
 
 def _plain(job: Job, now: float) -> bool:
@@ -146,8 +152,8 @@ def build_snapshot(
         now: the time of the pass.
         weights: priority weights.
         accounting: associations (fair share, limits), if any.
-        kept: where plain jobs' entries are kept for the next pass (they replace
-            what it held).
+        kept: where plain jobs' entries and node views are kept for the next
+            pass (they replace what it held).
         reuse: take the entries ``kept`` holds for unchanged plain jobs, rather
             than compute them.
 
@@ -157,10 +163,15 @@ def build_snapshot(
     usage = state.usage()
     empty = NodeUsage()
     nodes = []
+    views = kept.views if kept is not None else {}
+    new_views: dict[str, tuple[Node, NodeUsage, NodeView]] = {}
     for node in state.nodes.values():
         used = usage.get(node.name, empty)
-        nodes.append(
-            NodeView(
+        seen = views.get(node.name)
+        if seen is not None and seen[0] is node and seen[1] == used:
+            view = seen[2]
+        else:
+            view = NodeView(
                 name=node.name,
                 cpus=node.cpus,
                 mem=node.real_memory,
@@ -171,7 +182,8 @@ def build_snapshot(
                 usable=node_usable(node.state, node.flags),
                 weight=node.weight,
             )
-        )
+        new_views[node.name] = (node, used, view)
+        nodes.append(view)
     size = cluster_size(state)
     partitions = tuple(
         PartitionView(
@@ -227,6 +239,7 @@ def build_snapshot(
     )
     if kept is not None:
         kept.entries = new
+        kept.views = new_views
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
