@@ -25,6 +25,7 @@ from ctld.resv.rules import JobLimits, job_limits
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
 from ctld.state import ClusterState, NodeUsage
 from minislurm.arrays import TaskSet
+from minislurm.config import PartitionConfig
 from minislurm.depend import parse_dependency
 from minislurm.model import (
     Job,
@@ -100,12 +101,15 @@ class KeptEntries:
     (PriorityCalcPeriod), and its cost no longer grows with the whole queue.
 
     It also keeps each node's view, which every pass takes again while the
-    node's record and what jobs hold on it are the same: the planner works
-    out once what it needs of a node view it has seen (by identity).
+    node's record and what jobs hold on it are the same, and each
+    partition's view while its configuration is the same: the planner works
+    out once what it needs of a node or partition view it has seen (by
+    identity).
     """
 
     entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
     views: dict[str, tuple[Node, NodeUsage, NodeView]] = field(default_factory=dict)
+    partitions: dict[str, tuple[PartitionConfig, PartitionView]] = field(default_factory=dict)
 
 
 def _plain(job: Job, now: float) -> bool:
@@ -185,18 +189,8 @@ def build_snapshot(
         new_views[node.name] = (node, used, view)
         nodes.append(view)
     size = cluster_size(state)
-    partitions = tuple(
-        PartitionView(
-            name=p.name,
-            nodes=p.nodes,
-            priority_tier=p.priority_tier,
-            max_time=p.max_time,
-            max_nodes=p.max_nodes,
-            min_nodes=p.min_nodes,
-            state=p.state,
-        )
-        for p in state.partitions.values()
-    )
+    part_views = {p.name: _partition_view(p, kept) for p in state.partitions.values()}
+    partitions = tuple(view for _, view in part_views.values())
     free = {n.name: n.free_cpus for n in nodes if n.usable}
     part_free = {p.name: sum(free.get(n, 0) for n in p.nodes) for p in partitions}
     active = list(state.active_jobs())
@@ -240,9 +234,29 @@ def build_snapshot(
     if kept is not None:
         kept.entries = new
         kept.views = new_views
+        kept.partitions = part_views
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
+
+
+def _partition_view(
+    part: PartitionConfig, kept: KeptEntries | None
+) -> tuple[PartitionConfig, PartitionView]:
+    """A partition's view, the kept one while its configuration is the same object."""
+    seen = kept.partitions.get(part.name) if kept is not None else None
+    if seen is not None and seen[0] is part:
+        return seen
+    view = PartitionView(
+        name=part.name,
+        nodes=part.nodes,
+        priority_tier=part.priority_tier,
+        max_time=part.max_time,
+        max_nodes=part.max_nodes,
+        min_nodes=part.min_nodes,
+        state=part.state,
+    )
+    return part, view
 
 
 @dataclass
