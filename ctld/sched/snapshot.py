@@ -41,6 +41,7 @@ from minislurm.states import NodeFlag, NodeState
 
 REASON_BEGIN_TIME = "BeginTime"
 REASON_ARRAY_LIMIT = "JobArrayTaskLimit"
+_NO_USAGE = NodeUsage()  # a node nothing is allocated on
 
 
 class Associations(Protocol):
@@ -165,14 +166,14 @@ def build_snapshot(
         The snapshot.
     """
     usage = state.usage()
-    empty = NodeUsage()
     nodes = []
     views = kept.views if kept is not None else {}
     new_views: dict[str, tuple[Node, NodeUsage, NodeView]] = {}
     for node in state.nodes.values():
-        used = usage.get(node.name, empty)
+        used = usage.get(node.name, _NO_USAGE)
         seen = views.get(node.name)
-        if seen is not None and seen[0] is node and seen[1] == used:
+        # The state hands out the same usage object while a node's usage is unchanged.
+        if seen is not None and seen[0] is node and seen[1] is used:
             view = seen[2]
         else:
             view = NodeView(
@@ -191,8 +192,7 @@ def build_snapshot(
     size = cluster_size(state)
     part_views = {p.name: _partition_view(p, kept) for p in state.partitions.values()}
     partitions = tuple(view for _, view in part_views.values())
-    free = {n.name: n.free_cpus for n in nodes if n.usable}
-    part_free = {p.name: sum(free.get(n, 0) for n in p.nodes) for p in partitions}
+    part_free: dict[str, int] | None = None  # free CPUs by partition, once an array asks
     active = list(state.active_jobs())
     running = Counter(j.array_job_id for j in active if j.array_job_id)
     pending: list[PendingJob] = []
@@ -219,7 +219,12 @@ def build_snapshot(
                 held=job.held,
                 array_task_id=job.array_task_id,
             )
-            room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
+            room = 1  # how many of its pending tasks may start: only an array's record asks
+            if job.array_job_id and job.array_task_id is None:
+                if part_free is None:
+                    free = {n.name: n.free_cpus for n in nodes if n.usable}
+                    part_free = {p.name: sum(free.get(n, 0) for n in p.nodes) for p in partitions}
+                room = part_free.get(job.partition, 0) // max(job.request.min_cpus, 1) + 1
             entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
             if _plain(job, now):
                 new[job.job_id] = (job, entries[0])
