@@ -245,7 +245,6 @@ class PendingJob:
     held: bool = False
     array_task_id: int | None = None  # one pending task of an array (the job is its record)
     blocked: str = ""  # why it may not start whatever the resources (Dependency, BeginTime...)
-    limit_seconds: float = 0.0  # the time limit to the second (trace simulation); 0: time_limit
 
     @property
     def key(self) -> tuple[int, int]:
@@ -255,8 +254,6 @@ class PendingJob:
     @property
     def duration(self) -> float:
         """How long the job may run once started, in seconds; infinity when unlimited."""
-        if self.limit_seconds:
-            return self.limit_seconds
         return float("inf") if self.time_limit == INFINITE else self.time_limit * 60.0
 
 
