@@ -16,7 +16,7 @@ its target and a JSON line with all of them.
 3. the same two passes as the controller runs them, from its records (10,000
    queued jobs, the running ones): the snapshot a full pass computes anew,
    or the one an event pass takes mostly from the last pass
-   (:class:`~ctld.scheduling.KeptEntries`), then the pass; no target (the
+   (:class:`~ctld.sched.snapshot.KeptEntries`), then the pass; no target (the
    planner's targets are above), for what a live pass adds;
 4. the simulator on ``lublin_256.swf`` (first ``--sim-jobs`` records) with
    ``minislurm simulate``'s default backfill knobs: jobs per second of wall
@@ -41,7 +41,7 @@ from pathlib import Path
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan, plan_event
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import KeptEntries, build_snapshot
+from ctld.sched.snapshot import KeptEntries, build_snapshot
 from ctld.simreport import SIM_PARAMS, policy_config
 from ctld.simulator import simulate, summarize, trace_setup
 from ctld.state import ClusterState

@@ -23,30 +23,26 @@ import grpc
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from ctld import acctruns, preemption, steplist
 from ctld import arrays as arrayops
 from ctld import depend as depops
 from ctld import jobrequests as jobreq
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
+from ctld import preemption, steplist
 from ctld import requeue as requeueops
 from ctld import steps as stepops
-from ctld.acctmgr import Accounting
+from ctld.accounting import runs as acctruns
+from ctld.accounting.manager import Accounting
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.groupcommit import GroupCommit
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.partaccess import check_access, user_groups
-from ctld.reservations import check_job as check_reservation
-from ctld.resvmgr import Reservations
+from ctld.resv.manager import Reservations
+from ctld.resv.rules import check_job as check_reservation
 from ctld.sched.priority import Factors, PriorityWeights, job_factors
+from ctld.sched.snapshot import build_snapshot, cluster_size, scheduled_request
 from ctld.sched.willrun import expected_start
-from ctld.scheduling import (
-    SchedulerLoop,
-    build_snapshot,
-    cluster_size,
-    latest_start,
-    scheduled_request,
-)
+from ctld.scheduling import SchedulerLoop, latest_start
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState, NodeUsage
 from ctld.store import repo, runrepo

@@ -12,7 +12,7 @@ own has its partition's MaxTime, and takes the new one's when it moves. An
 update is applied whole or not at all. Accounts and QOS are checked by the
 caller (the associations).
 
-Imports ctld.jobs, ctld.holds, ctld.reservations, ctld.state and
+Imports ctld.jobs, ctld.holds, ctld.resv.rules, ctld.state and
 minislurm; no database, no gRPC server.
 """
 
@@ -31,7 +31,7 @@ from ctld.jobs import (
     partition_memory,
     untyped_nodes,
 )
-from ctld.reservations import check_job as check_reservation
+from ctld.resv.rules import check_job as check_reservation
 from ctld.state import ClusterState
 from minislurm import hostlist, jobopts
 from minislurm.depend import parse_dependency

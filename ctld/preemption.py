@@ -12,7 +12,7 @@ being killed count as gone, so a preemptor waiting for its victims to end
 does not preempt more. What happens to a victim is
 :func:`ctld.requeue.preempted`'s.
 
-Imports ctld.sched.preempt, ctld.requeue, ctld.assoc (QOS), ctld.state and minislurm.
+Imports ctld.sched.preempt, ctld.requeue, minislurm.accounts (QOS), ctld.state and minislurm.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ctld import requeue as requeueops
-from ctld.assoc import Qos
 from ctld.sched.preempt import WAITING_FOR_RESOURCES, Preemptee, Relation, choose
 from ctld.state import ClusterState
+from minislurm.accounts import Qos
 from minislurm.config import SlurmConfig
 from minislurm.model import Job, PendingJob, Plan, Snapshot
 from minislurm.states import JobState

@@ -5,7 +5,7 @@ reply; domain errors become gRPC statuses in ``ctld/errors.py``. Accounting
 reads the database in a transaction of its own (``sessions``), as the
 records outlive the controller's memory of the jobs.
 
-Imports ctld.controller, ctld.acctquery and minislurm.
+Imports ctld.controller, ctld.accounting.query and minislurm.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import grpc
 from sqlalchemy.orm import Session, sessionmaker
 
-from ctld.acctquery import accounting_records
-from ctld.acctshow import assocs_reply, priorities_reply
+from ctld.accounting.query import accounting_records
+from ctld.accounting.show import assocs_reply, priorities_reply
 from ctld.arrays import task_label
 from ctld.confshow import config_entries
 from ctld.controller import Controller

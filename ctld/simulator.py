@@ -1,23 +1,27 @@
-"""The trace simulator: the controller's own scheduler, ``ctld.sched.plan``, in virtual time.
+"""The trace simulator: the controller's own scheduler, ``ctld.sched``, in virtual time.
 
 An event loop (Slurm's ``backfill-test``, minus its ``dummy_functions.c``
 stubs): jobs arrive at their submit times and end after their run time, or
-are killed at their time limit. After all the events of one instant (ends
-first), it builds a :class:`~minislurm.model.Snapshot` exactly as the
-controller would (nodes with their free resources, partitions, pending and
-running jobs with their expected ends), calls the very same ``plan`` and
-applies its starts. Scheduling on every submit and end event is what the
-controller does too (its loop is kicked by each). A pass that cannot start
-anything is skipped unless ``on_pass`` asks to see every pass: one where
-fewer nodes have a CPU free, or fewer CPUs are free, than the least any
-pending job needs (its starts would be none, and only starts are applied).
+are killed at their time limit. The jobs, nodes, partitions and advance
+reservations are held in a :class:`~ctld.state.ClusterState`, as the
+controller holds them. After all the events of one instant (ends first), it
+builds the snapshot with the controller's own
+:func:`~ctld.sched.snapshot.build_snapshot` (free resources, priorities from
+the weights, what blocks a job: its begin time, dependency, reservations,
+association limits), calls the very same ``plan`` and applies its starts.
+Scheduling on every submit and end event is what the controller does too
+(its loop is kicked by each). A pass that cannot start anything is skipped
+unless ``on_pass`` asks to see every pass: one where fewer nodes have a CPU
+free, or fewer CPUs are free, than the least any pending job needs (its
+starts would be none, and only starts are applied).
 
 :func:`trace_setup` models an SWF trace: the machine's processors as nodes
 of one CPU each, one partition, each job ``-N p -n p`` with its estimate as
-time limit (to the second). :func:`summarize` computes the usual measures
-(utilization, waits, bounded slowdown with a 10 s threshold).
+time limit (in whole minutes, as Slurm keeps it). :func:`summarize` computes
+the usual measures (utilization, waits, bounded slowdown with a 10 s
+threshold).
 
-Imports ctld.sched and minislurm.
+Imports ctld.sched, ctld.state and minislurm.
 """
 
 from __future__ import annotations
@@ -27,35 +31,44 @@ import math
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from operator import attrgetter
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
+from ctld.sched.priority import PriorityWeights
+from ctld.sched.snapshot import Associations, KeptEntries, build_snapshot, node_usable
+from ctld.state import ClusterState
+from minislurm.config import PartitionConfig
 from minislurm.model import (
     Allocation,
-    NodeAlloc,
-    NodeView,
-    PartitionView,
-    PendingJob,
+    Job,
+    Node,
     Plan,
     ResourceRequest,
-    RunningJob,
+    Resv,
     Snapshot,
 )
+from minislurm.states import JobState, NodeState
 from minislurm.swf import read_swf, trace_jobs
+from minislurm.units import INFINITE
 
 BSLD_THRESHOLD = 10.0  # seconds: bounded slowdown counts shorter jobs as this long
 PassHook = Callable[[Snapshot, Plan, float], None]
+FCFS = PriorityWeights()  # every weight 0: Slurm's default, first come first served
 
 
 @dataclass(frozen=True)
 class SimJob:
-    """A job to simulate: what the scheduler sees, and how long it really runs."""
+    """A job to simulate: its record as submitted (PENDING), and how long it really runs."""
 
-    pending: PendingJob
+    job: Job
     run_time: float  # seconds; it is killed at its time limit if that comes first
+
+    @property
+    def limit(self) -> float:
+        """How long it may run, in seconds; infinity when unlimited."""
+        return math.inf if self.job.time_limit == INFINITE else self.job.time_limit * 60.0
 
 
 @dataclass(frozen=True)
@@ -106,65 +119,35 @@ class SimOutcome:
 class _Running:
     job: SimJob
     start: float
-    running: RunningJob
+    allocation: Allocation
 
 
 class _Machine:
-    """The nodes' free resources, changed by starts and ends."""
+    """The nodes' free CPUs, changed by starts and ends: what tells when no job can start."""
 
-    def __init__(self, nodes: Sequence[NodeView]) -> None:
-        self.views = {n.name: n for n in nodes}
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.cpus = {n.name: n.cpus for n in nodes}
+        self.free = dict(self.cpus)
+        self.usable = {n.name for n in nodes if node_usable(n.state, n.flags)}
         self.busy_cpus = 0
-        self.free_cpus = sum(n.free_cpus for n in nodes if n.usable)
-        self.open_nodes = sum(1 for n in nodes if n.usable and n.free_cpus > 0)
-        self._moves: dict[tuple[int, int, int], tuple[NodeView, NodeAlloc, NodeView]] = {}
-        self._states = {n: n for n in nodes}
+        self.free_cpus = sum(self.cpus[n] for n in self.usable)
+        self.open_nodes = sum(1 for n in self.usable if self.cpus[n] > 0)
 
     def take(self, alloc: Allocation, sign: int) -> None:
         """Take (sign 1) or give back (sign -1) an allocation; raise on over-commit."""
-        views, moves = self.views, self._moves
-        if len(moves) >= 1 << 16:
-            moves.clear()
-            self._states.clear()
         for part in alloc.nodes:
-            node = views[part.node]
-            # Nodes go back and forth between a few states: each move is worked out once.
-            key = (id(node), id(part), sign)
-            kept = moves.get(key)
-            if kept is None or kept[0] is not node or kept[1] is not part:
-                moved = _moved(node, part, sign)
-                moved = self._states.setdefault(moved, moved)  # one object per state
-                kept = moves[key] = (node, part, moved)
-            moved = kept[2]
-            if node.usable:
-                self.open_nodes += (moved.free_cpus > 0) - (node.free_cpus > 0)
+            before = self.free[part.node]
+            after = self.free[part.node] = before - sign * part.cpus
+            assert 0 <= after <= self.cpus[part.node], f"{part.node}: CPUs over-committed"
+            if part.node in self.usable:
+                self.open_nodes += (after > 0) - (before > 0)
                 self.free_cpus -= sign * part.cpus
-            views[part.node] = moved
             self.busy_cpus += sign * part.cpus
 
     def may_start(self, needs: _Needs) -> bool:
         """Whether a pending job may fit: enough nodes with a CPU free, and enough CPUs."""
         least = needs.least()
         return least is not None and self.open_nodes >= least[0] and self.free_cpus >= least[1]
-
-
-def _moved(node: NodeView, part: NodeAlloc, sign: int) -> NodeView:
-    """The node with a part taken (sign 1) or given back (sign -1); raise on over-commit."""
-    gpus = set(node.free_gpus)
-    if sign > 0:
-        assert gpus.issuperset(part.gpus), f"{part.node}: GPUs {part.gpus} not free"
-        gpus.difference_update(part.gpus)
-    else:
-        gpus.update(part.gpus)
-    moved = replace(
-        node,
-        free_cpus=node.free_cpus - sign * part.cpus,
-        free_mem=node.free_mem - sign * part.mem,
-        free_gpus=tuple(sorted(gpus)),
-    )
-    assert 0 <= moved.free_cpus <= moved.cpus, f"{part.node}: CPUs over-committed"
-    assert 0 <= moved.free_mem <= moved.mem, f"{part.node}: memory over-committed"
-    return moved
 
 
 class _Needs:
@@ -174,9 +157,8 @@ class _Needs:
         self.nodes: Counter[int] = Counter()
         self.cpus: Counter[int] = Counter()
 
-    def change(self, job: PendingJob, sign: int) -> None:
-        """Count a job in (sign 1) or out (sign -1)."""
-        req = job.request
+    def change(self, req: ResourceRequest, sign: int) -> None:
+        """Count a job's request in (sign 1) or out (sign -1)."""
         nodes, cpus = max(req.min_nodes, 1), req.ntasks * req.cpus_per_task
         self.nodes[nodes] += sign
         self.cpus[cpus] += sign
@@ -190,41 +172,47 @@ class _Needs:
         return (min(self.nodes), min(self.cpus)) if self.nodes else None
 
 
-_PENDING = attrgetter("pending")
-_RUNNING = attrgetter("running")
-
-
 def simulate(
     jobs: Sequence[SimJob],
-    nodes: Sequence[NodeView],
-    partitions: Sequence[PartitionView],
+    nodes: Sequence[Node],
+    partitions: Sequence[PartitionConfig],
     cfg: SchedConfig,
     on_pass: PassHook | None = None,
+    *,
+    weights: PriorityWeights = FCFS,
+    reservations: Iterable[Resv] = (),
+    accounting: Associations | None = None,
 ) -> SimOutcome:
-    """Run the jobs through ``plan`` in virtual time.
+    """Run the jobs through ``build_snapshot`` and ``plan`` in virtual time.
 
     Args:
-        jobs: the workload (distinct keys).
+        jobs: the workload: PENDING records of distinct ids, none an array.
         nodes: the machine, idle.
         partitions: its partitions.
         cfg: the scheduler's knobs.
         on_pass: called after each pass with its snapshot, plan and time (tests
             check it); with it, no pass is skipped.
+        weights: the priority weights.
+        reservations: advance reservations over the simulated time.
+        accounting: associations (limits; fair share as it stands, as no usage is
+            charged in virtual time), if any.
 
     Returns:
         What happened.
     """
     began = time.perf_counter()
+    state = ClusterState(nodes, partitions)
+    state.reservations.update((r.name, r) for r in reservations)
+    kept = KeptEntries()
     machine = _Machine(nodes)
     events: list[tuple[float, int, int, SimJob]] = []
     for seq, job in enumerate(jobs):
-        heapq.heappush(events, (job.pending.submit_time, 1, seq, job))
-    pending: dict[tuple[int, int], SimJob] = {}
+        heapq.heappush(events, (job.job.submit_time, 1, seq, job))
+    pending: dict[int, SimJob] = {}
     needs = _Needs()
-    running: dict[tuple[int, int], _Running] = {}
+    running: dict[int, _Running] = {}
     records: list[JobRecord] = []
     samples: list[Sample] = []
-    parts = tuple(partitions)
     sched = 0.0
     passes = seq = 0
     while events:
@@ -232,21 +220,21 @@ def simulate(
         while events and events[0][0] == now:
             _, kind, _, job = heapq.heappop(events)
             if kind == 1:
-                pending[job.pending.key] = job
-                needs.change(job.pending, 1)
+                pending[job.job.job_id] = job
+                needs.change(job.job.request, 1)
+                state.put_job(job.job)
                 continue
-            done = running.pop(job.pending.key)
-            machine.take(done.running.allocation, -1)
+            done = running.pop(job.job.job_id)
+            machine.take(done.allocation, -1)
             records.append(_record(done, now))
+            ended = JobState.TIMEOUT if job.run_time >= job.limit else JobState.COMPLETED
+            state.put_job(replace(state.jobs[job.job.job_id], state=ended, end_time=now))
         if on_pass is None and not machine.may_start(needs):
             samples.append(Sample(now, len(pending), machine.busy_cpus))
             continue
-        snapshot = Snapshot(
-            tuple(machine.views.values()),
-            parts,
-            tuple(map(_PENDING, pending.values())),
-            tuple(map(_RUNNING, running.values())),
-        )
+        # Without an age weight, a queued job's priority changes only with its record: take
+        # the entries of unchanged jobs from the pass before, as the controller's event passes do.
+        snapshot = build_snapshot(state, now, weights, accounting, kept, reuse=weights.age == 0)
         t0 = time.perf_counter()
         decided = plan(snapshot, now, cfg)
         sched += time.perf_counter() - t0
@@ -254,19 +242,25 @@ def simulate(
         if on_pass is not None:
             on_pass(snapshot, decided, now)
         for start in decided.starts:
-            job = pending.pop(start.key)
-            needs.change(job.pending, -1)
+            job = pending.pop(start.job_id)
+            needs.change(job.job.request, -1)
             machine.take(start.allocation, 1)
-            end = now + job.pending.duration
-            running[start.key] = _Running(job, now, RunningJob(start.job_id, start.allocation, end))
+            running[start.job_id] = _Running(job, now, start.allocation)
+            started = replace(
+                state.jobs[start.job_id],
+                state=JobState.RUNNING,
+                start_time=now,
+                allocation=start.allocation,
+            )
+            state.put_job(started)
             seq += 1
-            heapq.heappush(events, (now + min(job.run_time, job.pending.duration), 0, seq, job))
+            heapq.heappush(events, (now + min(job.run_time, job.limit), 0, seq, job))
         samples.append(Sample(now, len(pending), machine.busy_cpus))
     records.sort(key=lambda r: (r.start, r.job_id))
     return SimOutcome(
         records=tuple(records),
         samples=tuple(samples),
-        total_cpus=sum(n.cpus for n in nodes if n.usable),
+        total_cpus=sum(machine.cpus[n] for n in machine.usable),
         passes=passes,
         sched_seconds=sched,
         wall_seconds=time.perf_counter() - began,
@@ -275,14 +269,14 @@ def simulate(
 
 
 def _record(done: _Running, now: float) -> JobRecord:
-    pending = done.job.pending
+    job = done.job.job
     return JobRecord(
-        job_id=pending.job_id,
-        submit=pending.submit_time,
+        job_id=job.job_id,
+        submit=job.submit_time,
         start=done.start,
         end=now,
-        cpus=done.running.allocation.cpus,
-        nodes=done.running.allocation.node_names,
+        cpus=done.allocation.cpus,
+        nodes=done.allocation.node_names,
     )
 
 
@@ -294,14 +288,16 @@ class TraceSetup:
     """A trace made ready to simulate."""
 
     jobs: tuple[SimJob, ...]
-    nodes: tuple[NodeView, ...]
-    partitions: tuple[PartitionView, ...]
+    nodes: tuple[Node, ...]
+    partitions: tuple[PartitionConfig, ...]
     size: int  # processors (= nodes of one CPU)
     skipped: int  # records left out: no run time, no processors, or wider than the machine
 
 
 def trace_setup(path: str, limit: int | None = None, size: int | None = None) -> TraceSetup:
     """Read an SWF trace and model it: one-CPU nodes, one partition, ``-N p -n p`` jobs.
+
+    A job's time limit is its estimate rounded up to whole minutes, as Slurm keeps it.
 
     Args:
         path: the SWF file.
@@ -320,26 +316,57 @@ def trace_setup(path: str, limit: int | None = None, size: int | None = None) ->
     if size <= 0:
         raise ValueError(f"{path}: no MaxProcs or MaxNodes header; give the machine size")
     work, skipped = trace_jobs(trace.records, size)
-    nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, size + 1))
-    partition = PartitionView("batch", tuple(n.name for n in nodes))
+    nodes, partition = trace_machine(size)
     jobs = tuple(
-        SimJob(
-            PendingJob(
-                job_id=j.job_id,
-                partition=partition.name,
-                priority=1,
-                submit_time=j.submit_time,
-                request=ResourceRequest(
-                    min_nodes=j.procs, max_nodes=j.procs, ntasks=j.procs, nodes_set=True
-                ),
-                time_limit=max(1, math.ceil(j.limit / 60)),
-                limit_seconds=j.limit,
-            ),
-            j.run_time,
-        )
-        for j in work
+        SimJob(trace_job(j.job_id, j.submit_time, j.procs, j.limit), j.run_time) for j in work
     )
     return TraceSetup(jobs, nodes, (partition,), size, skipped)
+
+
+def trace_machine(size: int) -> tuple[tuple[Node, ...], PartitionConfig]:
+    """A machine of ``size`` one-CPU nodes (n1, n2, ...) in one partition, ``batch``.
+
+    Args:
+        size: processors.
+
+    Returns:
+        The nodes, idle, and the partition.
+    """
+    partition = PartitionConfig("batch", tuple(f"n{i}" for i in range(1, size + 1)))
+    nodes = tuple(
+        Node(name, 1, 1, (), (partition.name,), NodeState.IDLE) for name in partition.nodes
+    )
+    return nodes, partition
+
+
+def trace_job(job_id: int, submit: float, procs: int, limit: float) -> Job:
+    """A trace's job as the controller records ``sbatch -p batch -N p -n p --time``, PENDING.
+
+    It is root's, in the account root (a fresh accounting database's).
+
+    Args:
+        job_id: its id.
+        submit: its submit time.
+        procs: processors (nodes of one CPU).
+        limit: its time limit in seconds, rounded up to whole minutes as Slurm keeps it.
+
+    Returns:
+        The record.
+    """
+    return Job(
+        job_id=job_id,
+        name=f"swf{job_id}",
+        uid=0,
+        gid=0,
+        user="root",
+        group="root",
+        partition="batch",
+        account="root",
+        state=JobState.PENDING,
+        request=ResourceRequest(min_nodes=procs, max_nodes=procs, ntasks=procs, nodes_set=True),
+        submit_time=submit,
+        time_limit=max(1, math.ceil(limit / 60)),
+    )
 
 
 # ---------------------------------------------------------------- measures

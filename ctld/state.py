@@ -4,17 +4,17 @@ The controller is the database's only writer, so after each commit it puts
 the same records here; queries and scheduling read this view instead of
 the database. Records are frozen dataclasses, replaced whole.
 
-Imports minislurm and ctld.reservations (its dataclass).
+Imports only minislurm.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from ctld.reservations import Resv
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node, Step
+from minislurm.model import Allocation, Job, Node, Resv, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.stepids import MAX_NORMAL_STEP
 
@@ -26,6 +26,49 @@ class NodeUsage:
     cpus: int = 0
     mem: int = 0
     gpus: frozenset[int] = frozenset()
+
+
+class _Holdings:
+    """What the active jobs' allocations hold, node by node, counted as jobs change.
+
+    Each node counts the parts of allocations on it, their CPUs and memory,
+    and each GPU by how many parts name it; its :class:`NodeUsage` is made
+    again only after one of them changed, so a scheduling pass does not add
+    up every running job again.
+    """
+
+    def __init__(self) -> None:
+        self._parts: Counter[str] = Counter()
+        self._cpus: Counter[str] = Counter()
+        self._mem: Counter[str] = Counter()
+        self._gpus: dict[str, Counter[int]] = {}
+        self._usage: dict[str, NodeUsage] = {}
+        self._changed: set[str] = set()
+
+    def change(self, alloc: Allocation, sign: int) -> None:
+        """Count an allocation in (sign 1) or out (sign -1)."""
+        for part in alloc.nodes:
+            node = part.node
+            self._parts[node] += sign
+            self._cpus[node] += sign * part.cpus
+            self._mem[node] += sign * part.mem
+            gpus = self._gpus.get(node)
+            if gpus is None:
+                gpus = self._gpus[node] = Counter()
+            for gpu in part.gpus:
+                gpus[gpu] += sign
+            self._changed.add(node)
+
+    def usage(self) -> dict[str, NodeUsage]:
+        """The usage of every node that some part is on."""
+        for node in self._changed:
+            if self._parts[node] > 0:
+                gpus = frozenset(g for g, count in self._gpus[node].items() if count > 0)
+                self._usage[node] = NodeUsage(self._cpus[node], self._mem[node], gpus)
+            else:
+                self._usage.pop(node, None)
+        self._changed.clear()
+        return dict(self._usage)
 
 
 class ClusterState:
@@ -49,6 +92,8 @@ class ClusterState:
         self._queued: set[int] = set()  # pending and not held: what the scheduler considers
         self._active: set[int] = set()
         self._settling: set[int] = set()  # pending with a dependency or a deadline
+        self._holdings = _Holdings()  # what the active jobs' allocations hold
+        self._unallocated: set[int] = set()  # active jobs without an allocation (a bug)
         self.last_job_id = 0
         self.arrays: dict[int, set[int]] = {}  # array job id -> ids of its records
         self.steps: dict[int, dict[int, Step]] = {}  # job id -> step id -> step
@@ -59,6 +104,9 @@ class ClusterState:
         Args:
             job: the new record.
         """
+        old = self.jobs.get(job.job_id)
+        if old is not None and job.job_id in self._active:
+            self._hold(old, -1)
         self.jobs[job.job_id] = job
         self.last_job_id = max(self.last_job_id, job.job_id)
         if job.array_job_id:
@@ -72,6 +120,16 @@ class ClusterState:
                 self._settling.add(job.job_id)
         elif job.state in ACTIVE_JOB_STATES:
             self._active.add(job.job_id)
+            self._hold(job, 1)
+
+    def _hold(self, job: Job, sign: int) -> None:
+        """Count an active job's allocation in (sign 1) or out (sign -1)."""
+        if job.allocation is not None:
+            self._holdings.change(job.allocation, sign)
+        elif sign > 0:
+            self._unallocated.add(job.job_id)
+        else:
+            self._unallocated.discard(job.job_id)
 
     def put_node(self, node: Node) -> None:
         """Record a node as it now is.
@@ -142,16 +200,8 @@ class ClusterState:
         Returns:
             Usage for every node that has something allocated.
         """
-        cpus: dict[str, int] = {}
-        mem: dict[str, int] = {}
-        gpus: dict[str, set[int]] = {}
-        for job in self.active_jobs():
-            assert job.allocation is not None, f"active job {job.job_id} without allocation"
-            for part in job.allocation.nodes:
-                cpus[part.node] = cpus.get(part.node, 0) + part.cpus
-                mem[part.node] = mem.get(part.node, 0) + part.mem
-                gpus.setdefault(part.node, set()).update(part.gpus)
-        return {name: NodeUsage(cpus[name], mem[name], frozenset(gpus[name])) for name in cpus}
+        assert not self._unallocated, f"active job {min(self._unallocated)} without allocation"
+        return self._holdings.usage()
 
     def forget_finished(self, ended_before: float) -> int:
         """Drop finished jobs that ended before a time (they stay in the database).

@@ -6,12 +6,12 @@ CPUs of its own, no TRES), then its srun steps by id. A step here carries
 what those commands print beside its layout: the job's partition and array
 task, its CPUs and TRES, where its srun runs.
 
-Pure functions; imports ctld.accounting, ctld.selection, ctld.state and minislurm.
+Pure functions; imports ctld.accounting.records, ctld.selection, ctld.state and minislurm.
 """
 
 from __future__ import annotations
 
-from ctld.accounting import step_tres
+from ctld.accounting.records import step_tres
 from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm import hostlist

@@ -1,7 +1,9 @@
 """The plain values the controller and scheduler pass around.
 
 Frozen dataclasses: a job's resource request, its allocation, the job record
-itself, and the scheduler's views of nodes and partitions. No I/O here.
+itself, and the scheduler's views of nodes and partitions; the records of
+steps, nodes, advance reservations and a requeued job's earlier runs. No I/O
+here.
 
 Imports only minislurm.states, minislurm.units and the standard library.
 """
@@ -243,7 +245,6 @@ class PendingJob:
     held: bool = False
     array_task_id: int | None = None  # one pending task of an array (the job is its record)
     blocked: str = ""  # why it may not start whatever the resources (Dependency, BeginTime...)
-    limit_seconds: float = 0.0  # the time limit to the second (trace simulation); 0: time_limit
 
     @property
     def key(self) -> tuple[int, int]:
@@ -253,8 +254,6 @@ class PendingJob:
     @property
     def duration(self) -> float:
         """How long the job may run once started, in seconds; infinity when unlimited."""
-        if self.limit_seconds:
-            return self.limit_seconds
         return float("inf") if self.time_limit == INFINITE else self.time_limit * 60.0
 
 
@@ -402,3 +401,47 @@ class Step:
     def node_names(self) -> tuple[str, ...]:
         """The step's nodes, in order."""
         return tuple(n.node for n in self.nodes)
+
+
+@dataclass(frozen=True)
+class Resv:
+    """One reservation; ``end`` is infinity for an unlimited one."""
+
+    name: str
+    start: float
+    end: float
+    nodes: tuple[str, ...]
+    users: tuple[str, ...] = ()
+    accounts: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    partition: str = ""
+
+    def overlaps(self, start: float, end: float) -> bool:
+        """Whether ``[start, end)`` meets the window."""
+        return start < self.end and end > self.start
+
+    def admits(self, user: str, account: str) -> bool:
+        """Whether a job of this user and account may run in the reservation."""
+        return user in self.users or account in self.accounts
+
+    def active(self, now: float) -> bool:
+        """Whether the window is open."""
+        return self.start <= now < self.end
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    """One run of a job that ended by requeue.
+
+    Attributes:
+        job: the job's record as the requeue found it (RUNNING, COMPLETING,
+            or finished), its run number in ``restarts``.
+        state: how accounting shows the run ended: ``NODE_FAIL``, ``REQUEUED`` or ``PREEMPTED``.
+        ended: when the run was requeued.
+        steps: the run's srun steps.
+    """
+
+    job: Job
+    state: str
+    ended: float
+    steps: tuple[Step, ...]

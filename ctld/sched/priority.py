@@ -7,7 +7,7 @@ its ``PriorityWeight*``; the nice value is subtracted::
              + Wpartition * partition + Wqos * qos - nice
 
 * age: time since the job became eligible over ``PriorityMaxAge`` (at most 1);
-* fairshare: the association's Fair Tree factor (:mod:`ctld.fairshare`);
+* fairshare: the association's Fair Tree factor (:mod:`ctld.accounting.fairshare`);
 * size: (nodes / cluster nodes + CPUs / cluster CPUs) / 2, or one minus that
   with ``PriorityFavorSmall``;
 * partition: its PriorityJobFactor over the largest PriorityJobFactor;

@@ -1,9 +1,9 @@
 """Queries on the accounting tables: accounts, users, associations and their usage.
 
 Like ``repo.py``, every function takes a Session whose transaction the
-caller owns, and speaks in :mod:`ctld.assoc` dataclasses.
+caller owns, and speaks in :mod:`minislurm.accounts` dataclasses.
 
-Imports ctld.store.models and ctld.assoc.
+Imports ctld.store.models and minislurm.accounts.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from ctld.assoc import Account, Assoc, Book, Qos, User, initial_qos
 from ctld.store.models import AccountRow, AcctUserRow, AssocRow, QosRow
+from minislurm.accounts import Account, Assoc, Book, Qos, User, initial_qos
 
 Usage = dict[tuple[str, str], float]
 

@@ -1,9 +1,9 @@
 """Queries on the reservations table.
 
 Like ``repo.py``, every function takes a Session whose transaction the
-caller owns, and speaks in :class:`ctld.reservations.Resv`.
+caller owns, and speaks in :class:`minislurm.model.Resv`.
 
-Imports ctld.store.models and ctld.reservations.
+Imports ctld.store.models and minislurm.model.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ctld.reservations import Resv
 from ctld.store.models import ReservationRow
+from minislurm.model import Resv
 
 
 def load_reservations(s: Session) -> list[Resv]:

@@ -1,11 +1,11 @@
 """Queries on the job_runs table: the earlier runs of requeued jobs.
 
 Like ``repo.py``, every function takes a Session whose transaction the
-caller owns, and speaks in :class:`ctld.acctruns.EarlierRun`. A run's job
+caller owns, and speaks in :class:`minislurm.model.EarlierRun`. A run's job
 and steps are kept as the column values of their own tables' rows, so one
 mapping (``repo``'s) reads both.
 
-Imports ctld.acctruns, ctld.store.models and ctld.store.repo.
+Imports ctld.store.models, ctld.store.repo and minislurm.model.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Collection
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from ctld.acctruns import EarlierRun
 from ctld.store import repo
 from ctld.store.models import JobRow, JobRunRow, StepRow
+from minislurm.model import EarlierRun
 
 _ID_CHUNK = 500  # ids per IN (...) list: SQLite caps a statement's parameters
 

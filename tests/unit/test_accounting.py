@@ -1,4 +1,4 @@
-"""Tests of ctld.accounting and ctld.acctselect against real Slurm's sacct captures.
+"""Tests of ctld.accounting.records and ctld.accounting.filters against real Slurm's sacct captures.
 
 The reference cluster's jobs (2 nodes n1, n2 with 8 CPUs and 8 GPUs each;
 see ../shared/reference/outputs/INDEX.md) are rebuilt as Job and Step
@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from cli import sacct_layout
-from ctld.accounting import (
+from ctld.accounting.filters import JobSelector, parse_selector, parse_states, select
+from ctld.accounting.records import (
     NO_REQUESTER,
     accounted_state,
     batch_outcome,
@@ -22,7 +23,6 @@ from ctld.accounting import (
     job_order,
     job_records,
 )
-from ctld.acctselect import JobSelector, parse_selector, parse_states, select
 from minislurm.errors import InvalidRequest
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest, Step, StepNodeAlloc
 from minislurm.states import JobState

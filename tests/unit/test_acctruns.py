@@ -1,4 +1,4 @@
-"""Tests of ctld.acctruns and ctld.store.runrepo: a requeued job's earlier runs in accounting.
+"""Tests of ctld.accounting.runs and ctld.store.runrepo: a requeued job's earlier runs in sacct.
 
 What real Slurm 22.05 keeps (``sacct -D``) for a batch job with two srun
 steps, requeued by ``scontrol requeue`` while its second step ran, and for
@@ -25,10 +25,10 @@ from sqlalchemy.orm import Session
 from test_accounting import T0, ran, step
 
 from ctld import steps as stepops
-from ctld.acctruns import REQUEUED, EarlierRun, ended_runs, run_records
+from ctld.accounting.runs import REQUEUED, ended_runs, run_records
 from ctld.requeue import preempted, requested, requeued
 from ctld.store import repo, runrepo
-from minislurm.model import HOLD_NONE, Job, Step
+from minislurm.model import HOLD_NONE, EarlierRun, Job, Step
 from minislurm.states import JobState
 from minislurm.wire.rpc import minislurm_pb2 as pb
 

@@ -6,14 +6,14 @@ import pwd
 
 import pytest
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld.assoc import ADMINISTRATOR, NO_ADMIN, OPERATOR, AcctError, Book, parse_admin_level
-from ctld.privileges import Privileges
+from ctld.accounting import assocedit
+from ctld.accounting.assoc import AcctError, parse_admin_level
+from ctld.accounting.privileges import Privileges
+from minislurm.accounts import ADMINISTRATOR, NO_ADMIN, OPERATOR, Book, initial_book
 
 
 def _book_with(*names: str) -> Book:
-    book = assocops.initial_book()
+    book = initial_book()
     book, _ = assocedit.add_accounts(book, ["acme"], {}, "c")
     if names:
         book, _ = assocedit.add_users(book, list(names), {"Account": "acme"}, "c")

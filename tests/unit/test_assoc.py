@@ -10,19 +10,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld import qos as qosops
-from ctld.acctmgr import Accounting
-from ctld.assoc import AcctError
+from ctld.accounting import assocedit
+from ctld.accounting import qos as qosops
+from ctld.accounting.assoc import AcctError
+from ctld.accounting.manager import Accounting
 from ctld.partaccess import check_access
+from minislurm.accounts import initial_book
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, NodeAlloc, PendingJob, ResourceRequest
 from minislurm.states import JobState
 
 
 def test_add_modify_delete_keep_the_tree_consistent() -> None:
-    book = assocops.initial_book()
+    book = initial_book()
     book, _ = assocedit.add_accounts(book, ["Physics"], {"Fairshare": "30"}, "c")
     book, _ = assocedit.add_accounts(book, ["theory"], {"parent": "physics"}, "c")
     book, lines = assocedit.add_users(book, ["bob"], {"Account": "theory", "MaxJobs": "2"}, "c")
@@ -60,7 +60,7 @@ def test_add_modify_delete_keep_the_tree_consistent() -> None:
 )
 def test_bad_requests_are_refused_with_slurms_words(call: Any, message: str) -> None:
     with pytest.raises(AcctError) as err:
-        call(assocops.initial_book())
+        call(initial_book())
     assert message in str(err.value)
 
 

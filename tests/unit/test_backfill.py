@@ -17,7 +17,7 @@ from ctld.sched.knobs import SchedConfig, sched_from_params
 from ctld.sched.plan import job_order, plan
 from ctld.sched.select import select_nodes
 from ctld.sched.timeline import build_timeline
-from ctld.simulator import SimJob, simulate
+from ctld.simulator import SimJob, simulate, trace_job, trace_machine
 from minislurm.config import parse_scheduler_parameters
 from minislurm.model import (
     Allocation,
@@ -253,10 +253,8 @@ def workloads(draw: st.DrawFn) -> list[SimJob]:
     for job_id in range(1, draw(st.integers(2, 14)) + 1):
         submit += draw(st.sampled_from([0, 0, 10, 60, 300]))
         procs = draw(st.integers(1, 6))
-        limit = float(draw(st.sampled_from([30, 60, 200, 900])))
-        request = ResourceRequest(min_nodes=procs, max_nodes=procs, ntasks=procs, nodes_set=True)
-        pending = PendingJob(job_id, "batch", 1, float(submit), request, 15, limit_seconds=limit)
-        jobs.append(SimJob(pending, limit))
+        limit = 60.0 * draw(st.sampled_from([1, 2, 4, 15]))  # time limits are whole minutes
+        jobs.append(SimJob(trace_job(job_id, float(submit), procs, limit), limit))
     return jobs
 
 
@@ -271,8 +269,7 @@ def test_with_exact_limits_only_a_job_above_can_delay_a_planned_start(jobs: list
     to other nodes, and the room it leaves goes to the next job in order).
     """
     cfg = SchedConfig(bf_resolution=1)
-    nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, 7))
-    part = PartitionView("batch", tuple(n.name for n in nodes))
+    nodes, part = trace_machine(6)
     planned: dict[int, float] = {}
 
     def on_pass(snapshot: Snapshot, decided: Plan, now: float) -> None:

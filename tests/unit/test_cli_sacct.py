@@ -2,7 +2,7 @@
 
 The controller is replaced by a function that answers GetAccounting from a
 fixed list of AcctRecord messages written out from the reference cluster's
-sacct output (filtered by ctld.acctselect, as the controller does); no
+sacct output (filtered by ctld.accounting.filters, as the controller does); no
 socket is opened. Times other than elapsed ones are not compared.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from cli import common, sacct, sacct_fields, sacct_layout, timespec
-from ctld.acctselect import select
+from ctld.accounting.filters import select
 from minislurm.units import INFINITE
 from minislurm.wire.protowire import Message, decode
 from minislurm.wire.rpc import minislurm_pb2 as pb
@@ -144,7 +144,7 @@ def records() -> list[pb.AcctRecord]:
 
 
 class FakeController:
-    """Answers GetAccounting as the controller does: ctld.acctselect over fixed records."""
+    """Answers GetAccounting as the controller does: ctld.accounting.filters over fixed records."""
 
     def __init__(self, data: list[pb.AcctRecord]) -> None:
         self.data = data

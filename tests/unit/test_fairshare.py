@@ -15,11 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld.assoc import Book
-from ctld.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
+from ctld.accounting import assocedit
+from ctld.accounting.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_factors, job_priority
+from minislurm.accounts import Book, initial_book
 from minislurm.config import load_slurm_conf
 from minislurm.errors import ConfigError
 from minislurm.model import Job, ResourceRequest
@@ -27,7 +26,7 @@ from minislurm.states import JobState
 
 
 def _book(accounts: list[tuple[str, str, int]], users: list[tuple[str, str, int]]) -> Book:
-    book = assocops.initial_book()
+    book = initial_book()
     for name, parent, shares in accounts:
         book, _ = assocedit.add_accounts(
             book, [name], {"Parent": parent, "Fairshare": str(shares)}, "c"

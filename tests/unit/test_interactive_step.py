@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from ctld import steps as stepops
-from ctld.accounting import job_records
+from ctld.accounting.records import job_records
 from ctld.state import ClusterState
 from minislurm.jobenv import NodeContext, StepContext, TaskPlace, task_environment
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest

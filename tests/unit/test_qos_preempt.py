@@ -1,6 +1,6 @@
 """The controller's side of preemption: QOS settings, the relation, modes, exempt time.
 
-Imports ctld.qos, ctld.preemption, ctld.store and minislurm; no daemons.
+Imports ctld.accounting.qos, ctld.preemption, ctld.store and minislurm; no daemons.
 """
 
 from __future__ import annotations
@@ -13,14 +13,15 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
 from ctld import preemption
-from ctld import qos as qosops
-from ctld.assoc import AcctError, Qos, initial_book, initial_qos
+from ctld.accounting import qos as qosops
+from ctld.accounting.assoc import AcctError
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import build_snapshot
+from ctld.sched.snapshot import build_snapshot
 from ctld.state import ClusterState
 from ctld.store import assocrepo, repo
+from minislurm.accounts import Qos, initial_book, initial_qos
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
 from minislurm.states import JobState, NodeState

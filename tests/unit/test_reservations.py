@@ -16,15 +16,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctld import reservations as resvops
-from ctld.reservations import Cluster, Request, Resv, ResvError
+from ctld.resv import rules as resvops
+from ctld.resv.rules import Cluster, Request, ResvError
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import build_snapshot
+from ctld.sched.snapshot import build_snapshot
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node, ResourceRequest
+from minislurm.model import Job, Node, ResourceRequest, Resv
 from minislurm.states import JobState, NodeState
 from minislurm.units import INFINITE
 

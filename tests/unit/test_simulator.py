@@ -1,24 +1,39 @@
 """Tests of the trace simulator: virtual time through the controller's own ``plan``.
 
-Imports ctld.simulator, ctld.sched and minislurm (the ``minislurm simulate`` command).
+Imports ctld.simulator, ctld.sched, ctld.accounting and minislurm (the ``minislurm simulate``
+command).
 """
 
 from __future__ import annotations
 
 import json
 import random
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from plan_checks import check_plan
 
 from cli.manage import main
+from ctld.accounting import assocedit
+from ctld.accounting.manager import Accounting
 from ctld.sched.knobs import BUILTIN, SchedConfig
 from ctld.sched.plan import plan
+from ctld.sched.priority import PriorityWeights
 from ctld.simreport import write_outputs
-from ctld.simulator import SimJob, simulate, summarize, trace_setup
-from minislurm.model import NodeView, PartitionView, PendingJob, Plan, ResourceRequest, Snapshot
+from ctld.simulator import (
+    SimJob,
+    SimOutcome,
+    simulate,
+    summarize,
+    trace_job,
+    trace_machine,
+    trace_setup,
+)
+from minislurm.config import SlurmConfig
+from minislurm.model import Plan, Resv, Snapshot
 
 # 4 processors. Job 1 takes 2 for 100 s; job 2 needs all 4 (waits for 1); job 3 takes
 # 2 for 50 s (estimate 60) and fits beside job 1 before job 2 can start.
@@ -154,9 +169,8 @@ def random_workload(count: int, procs: int, seed: int) -> list[SimJob]:
         submit += rng.choice([0, 5, 30, 120])
         width = rng.choice([1, 1, 2, 4, procs // 2, procs])
         limit = float(rng.choice([60, 300, 1800, 7200]))
-        request = ResourceRequest(min_nodes=width, max_nodes=width, ntasks=width, nodes_set=True)
-        pending = PendingJob(job_id, "batch", 1, submit, request, 120, limit_seconds=limit)
-        jobs.append(SimJob(pending, limit * rng.choice([0.1, 0.5, 1.0])))
+        job = trace_job(job_id, submit, width, limit)
+        jobs.append(SimJob(job, limit * rng.choice([0.1, 0.5, 1.0])))
     return jobs
 
 
@@ -166,8 +180,8 @@ def random_workload(count: int, procs: int, seed: int) -> list[SimJob]:
 def test_passes_skipped_for_want_of_room_change_nothing(cfg: SchedConfig) -> None:
     """Without a hook, passes that cannot start a job are skipped; every job runs the same."""
     jobs = random_workload(400, 16, seed=5)
-    nodes = tuple(NodeView(f"n{i}", 1, 1, (), 1, 1, (), True) for i in range(1, 17))
-    parts = (PartitionView("batch", tuple(n.name for n in nodes)),)
+    nodes, part = trace_machine(16)
+    parts = (part,)
     seen: list[float] = []
     every = simulate(jobs, nodes, parts, cfg, lambda s, d, now: seen.append(now))
     skipping = simulate(jobs, nodes, parts, cfg)
@@ -175,3 +189,56 @@ def test_passes_skipped_for_want_of_room_change_nothing(cfg: SchedConfig) -> Non
     assert skipping.passes < every.passes  # some were skipped
     assert skipping.records == every.records
     assert skipping.samples == every.samples
+
+
+def _runs(outcome: SimOutcome) -> dict[int, tuple[float, tuple[str, ...]]]:
+    return {r.job_id: (r.start, r.nodes) for r in outcome.records}
+
+
+def test_priorities_are_the_controllers_computed_from_the_weights() -> None:
+    """Job 3 (the whole machine) waits behind job 2 first come first served, not by size."""
+    nodes, part = trace_machine(2)
+    jobs = [
+        SimJob(trace_job(1, 0, 2, 120), 100),
+        SimJob(trace_job(2, 1, 1, 600), 50),
+        SimJob(trace_job(3, 2, 2, 600), 50),
+    ]
+    priorities: dict[int, int] = {}
+
+    def on_pass(snapshot: Snapshot, decided: Plan, now: float) -> None:
+        check_plan(snapshot, decided, now)
+        priorities.update((p.job_id, p.priority) for p in snapshot.pending)
+
+    fcfs = _runs(simulate(jobs, nodes, (part,), BUILTIN, on_pass))
+    assert priorities == {1: 1, 2: 1, 3: 1}
+    assert fcfs[2][0] == 100 and fcfs[3][0] == 150
+    weights = PriorityWeights(job_size=1000)
+    by_size = _runs(simulate(jobs, nodes, (part,), BUILTIN, on_pass, weights=weights))
+    assert priorities == {1: 1000, 2: 500, 3: 1000}
+    assert by_size[3][0] == 100 and by_size[2][0] == 150
+
+
+def test_a_reservation_keeps_other_jobs_off_its_nodes_while_it_holds_them() -> None:
+    nodes, part = trace_machine(2)
+    jobs = [SimJob(trace_job(1, 0, 1, 300), 100), SimJob(trace_job(2, 0, 1, 300), 100)]
+    free = _runs(simulate(jobs, nodes, (part,), BUILTIN))
+    assert free[1][0] == free[2][0] == 0
+    maint = Resv("maint", 0.0, 1000.0, ("n1",), users=("alice",), flags=("MAINT",))
+    held = _runs(simulate(jobs, nodes, (part,), BUILTIN, reservations=[maint]))
+    assert held == {1: (0, ("n2",)), 2: (100, ("n2",))}
+
+
+def test_association_limits_hold_jobs_back() -> None:
+    """MaxJobs=1 for root lets one of its jobs run at a time, with room for two."""
+
+    def transaction() -> AbstractContextManager[Any]:
+        return nullcontext(None)
+
+    accounting = Accounting(SlurmConfig(accounting_storage_enforce=("limits",)), transaction, ())
+    accounting.book, _ = assocedit.modify(
+        accounting.book, "user", {"name": "root"}, {"MaxJobs": "1"}, "c"
+    )
+    nodes, part = trace_machine(2)
+    jobs = [SimJob(trace_job(1, 0, 1, 300), 100), SimJob(trace_job(2, 0, 1, 300), 100)]
+    limited = _runs(simulate(jobs, nodes, (part,), BUILTIN, accounting=accounting))
+    assert limited[1][0] == 0 and limited[2][0] == 100

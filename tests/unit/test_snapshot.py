@@ -9,7 +9,7 @@ import pytest
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
-from ctld.scheduling import KeptEntries, build_snapshot
+from ctld.sched.snapshot import KeptEntries, build_snapshot
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
 from minislurm.model import Job, Node, PendingJob, ResourceRequest

@@ -27,6 +27,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
 from minislurm.errors import InvalidRequest
+from minislurm.model import Resv
 
 FLAG_ORDER = ("MAINT", "OVERLAP", "IGNORE_JOBS", "SPEC_NODES")
 REASON_WAIT = "Reservation"
@@ -39,32 +40,6 @@ ACCESS_DENIED = "Access denied to requested reservation"
 
 class ResvError(InvalidRequest):
     """A refused reservation request: the message is Slurm's."""
-
-
-@dataclass(frozen=True)
-class Resv:
-    """One reservation; ``end`` is infinity for an unlimited one."""
-
-    name: str
-    start: float
-    end: float
-    nodes: tuple[str, ...]
-    users: tuple[str, ...] = ()
-    accounts: tuple[str, ...] = ()
-    flags: tuple[str, ...] = ()
-    partition: str = ""
-
-    def overlaps(self, start: float, end: float) -> bool:
-        """Whether ``[start, end)`` meets the window."""
-        return start < self.end and end > self.start
-
-    def admits(self, user: str, account: str) -> bool:
-        """Whether a job of this user and account may run in the reservation."""
-        return user in self.users or account in self.accounts
-
-    def active(self, now: float) -> bool:
-        """Whether the window is open."""
-        return self.start <= now < self.end
 
 
 @dataclass(frozen=True)

@@ -1,30 +1,26 @@
 """What ``sacctmgr add|modify|delete account|user`` does to the association tree.
 
-Pure functions of a :class:`~ctld.assoc.Book` that return the new book and
-the lines sacctmgr prints, or raise :class:`~ctld.assoc.AcctError` with
+Pure functions of a :class:`~minislurm.accounts.Book` that return the new book and
+the lines sacctmgr prints, or raise :class:`~ctld.accounting.assoc.AcctError` with
 Slurm's message, changing nothing.
 
-Imports ctld.assoc only.
+Imports ctld.accounting.assoc and minislurm.accounts only.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ctld.assoc import (
+from ctld.accounting.assoc import LABELS, AcctError, assoc_settings, check_keys, parse_admin_level
+from minislurm.accounts import (
     ADMIN_LEVELS,
     ADMINISTRATOR,
-    LABELS,
     NO_ADMIN,
     ROOT,
     Account,
-    AcctError,
     Assoc,
     Book,
     User,
-    assoc_settings,
-    check_keys,
-    parse_admin_level,
 )
 
 NOT_SUPER = (

@@ -4,7 +4,7 @@ Turns the controller's :class:`~minislurm.model.Job` and
 :class:`~minislurm.model.Step` records into ``AcctRecord`` messages the way
 Slurm 22.05's accounting lists them: the job's line, then its ``batch`` step
 (synthesised from the job, which is where we keep the batch script's
-outcome), then its srun steps by id. :mod:`ctld.acctselect` applies a
+outcome), then its srun steps by id. :mod:`ctld.accounting.filters` applies a
 ``GetAccountingRequest``'s filters to them.
 
 Pure functions of their arguments: no database, no clock, no gRPC server.

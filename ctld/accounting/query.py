@@ -3,10 +3,10 @@
 Accounting reads the database, not the controller's memory: the controller
 forgets finished jobs after MinJobAge, their records stay. The filters a
 query can apply go to :func:`ctld.store.repo.load_accounting`; the records
-are built by :mod:`ctld.accounting` (earlier runs of requeued jobs, with
-``-D``, by :mod:`ctld.acctruns`) and chosen exactly by :mod:`ctld.acctselect`.
+are built by :mod:`ctld.accounting.records` (earlier runs of requeued jobs, with
+``-D``, by :mod:`ctld.accounting.runs`) and chosen exactly by :mod:`ctld.accounting.filters`.
 
-Imports ctld.accounting, ctld.acctruns, ctld.acctselect, ctld.store and the generated
+Imports ctld.accounting's records, runs and filters, ctld.store and the generated
 messages; no gRPC server, no clock (``now`` is an argument).
 """
 
@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from ctld import accounting, acctruns, acctselect
+from ctld.accounting.filters import parse_selector, select
+from ctld.accounting.records import job_order, job_records
+from ctld.accounting.runs import run_records
 from ctld.store import repo, runrepo
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
@@ -37,7 +39,7 @@ def accounting_records(
     Raises:
         InvalidRequest: a malformed job id or an unknown state.
     """
-    selectors = [acctselect.parse_selector(text) for text in request.jobs]
+    selectors = [parse_selector(text) for text in request.jobs]
     jobs = repo.load_accounting(
         session,
         job_ids={sel.job_id for sel in selectors},
@@ -45,11 +47,11 @@ def accounting_records(
         partitions=list(request.partitions),
         active_since=float(request.start_after),
     )
-    jobs.sort(key=lambda pair: accounting.job_order(pair[0]))
+    jobs.sort(key=lambda pair: job_order(pair[0]))
     runs = runrepo.load_runs(session, [job.job_id for job, _ in jobs]) if request.duplicates else {}
     records = []
     for job, steps in jobs:
         for run in runs.get(job.job_id, []):
-            records += acctruns.run_records(run, now, cluster)
-        records += accounting.job_records(job, steps, now, cluster)
-    return acctselect.select(records, request, now)
+            records += run_records(run, now, cluster)
+        records += job_records(job, steps, now, cluster)
+    return select(records, request, now)

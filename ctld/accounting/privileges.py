@@ -12,7 +12,7 @@ administrator may also update nodes and change AdminLevels.
 wherever a set of operator uids is asked for, and it follows every change
 of the accounts without being handed out again.
 
-Imports ctld.assoc only.
+Imports minislurm.accounts only.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import pwd
 
-from ctld.assoc import ADMIN_LEVELS, ADMINISTRATOR, OPERATOR, Book
+from minislurm.accounts import ADMIN_LEVELS, ADMINISTRATOR, OPERATOR, Book
 
 log = logging.getLogger(__name__)
 

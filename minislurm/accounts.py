@@ -1,37 +1,21 @@
-"""Accounts, users and their associations: the tree that fair share and limits read.
+"""Accounts, users, associations and QOS: the records of the accounting tree.
 
-A :class:`Book` holds the accounts, users and associations; the settings
-sacctmgr takes (Fairshare=, MaxJobs=, MaxSubmitJobs=, GrpTRES=) are parsed
-here, and :mod:`ctld.assocedit` changes the book. The tree always holds the
-account ``root`` and the user ``root`` in it, as a fresh Slurm database does.
+A :class:`Book` holds the accounts, users and associations, and the QOS;
+the tree always holds the account ``root`` and the user ``root`` in it, as a
+fresh Slurm database does. The controller changes the book
+(:mod:`ctld.accounting`) and its store keeps it; both speak these records.
 
-Imports only minislurm.
+Imports only the standard library.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minislurm.errors import InvalidRequest
-
 ROOT = "root"
 UNSET = -1  # a limit that is not set
 NORMAL_QOS = "normal"
 NO_ADMIN, OPERATOR, ADMINISTRATOR = ADMIN_LEVELS = ("None", "Operator", "Administrator")
-# sacctmgr keys (lower case) -> Assoc field, for the settings we keep.
-_ASSOC_KEYS = {
-    "fairshare": "shares",
-    "share": "shares",
-    "shares": "shares",
-    "maxjobs": "max_jobs",
-    "maxsubmitjobs": "max_submit",
-    "maxsubmit": "max_submit",
-    "grptres": "grp_tres",
-}
-
-
-class AcctError(InvalidRequest):
-    """A rejected sacctmgr request: the message is what sacctmgr prints."""
 
 
 @dataclass(frozen=True)
@@ -171,87 +155,3 @@ def initial_book() -> Book:
         {ROOT: User(ROOT, ROOT, ADMINISTRATOR)},
         {(ROOT, ""): Assoc(ROOT), (ROOT, ROOT): Assoc(ROOT, ROOT)},
     )
-
-
-def _int_value(name: str, value: str) -> int:
-    text = value.strip()
-    if text in ("-1", ""):
-        return UNSET
-    if not text.isascii() or not text.isdigit():
-        label = "FairShare" if name == "shares" else LABELS[name]
-        raise AcctError(f"sacctmgr: error: Invalid value for {label} ({value})")
-    return int(text)
-
-
-LABELS = {
-    "shares": "Fairshare",
-    "max_jobs": "MaxJobs",
-    "max_submit": "MaxSubmitJobs",
-    "grp_tres": "GrpTRES",
-}
-
-
-def _grp_tres(value: str) -> str:
-    items = [i for i in value.split(",") if i]
-    for item in items:
-        name, sep, count = item.partition("=")
-        if (
-            not sep
-            or name.lower() not in ("gres/gpu", "cpu", "mem", "node")
-            or not (count.isdigit() or count == "-1")
-        ):
-            raise AcctError(f" Unknown option: GrpTRES={value}")
-    return ",".join(i for i in items if not i.endswith("=-1"))
-
-
-def assoc_settings(settings: dict[str, str]) -> dict[str, object]:
-    """Parse the association settings of a request (Fairshare=, MaxJobs=, ...).
-
-    Args:
-        settings: keys as given (any case) to their values.
-
-    Returns:
-        Assoc field names to values.
-
-    Raises:
-        AcctError: a value is malformed.
-    """
-    out: dict[str, object] = {}
-    for key, value in settings.items():
-        name = _ASSOC_KEYS.get(key.lower())
-        if name is None:
-            continue
-        out[name] = _grp_tres(value) if name == "grp_tres" else _int_value(name, value)
-        if name == "shares" and out[name] == UNSET:
-            out[name] = 1
-    return out
-
-
-def parse_admin_level(value: str) -> str:
-    """An AdminLevel= value as Slurm reads it: by its first letter (N, O, A or S).
-
-    Args:
-        value: what was given.
-
-    Returns:
-        One of ADMIN_LEVELS, or "" when the value names none (Slurm then changes nothing).
-    """
-    first = value.strip()[:1].lower()
-    return {"n": NO_ADMIN, "o": OPERATOR, "a": ADMINISTRATOR, "s": ADMINISTRATOR}.get(first, "")
-
-
-def check_keys(settings: dict[str, str], extra: tuple[str, ...]) -> None:
-    """Reject keys sacctmgr does not know for this entity.
-
-    Args:
-        settings: the request's settings.
-        extra: other keys allowed besides the association's.
-
-    Raises:
-        AcctError: an unknown key.
-    """
-    for key, value in settings.items():
-        if key.lower() not in _ASSOC_KEYS and key.lower() not in extra:
-            raise AcctError(
-                f" Unknown option: {key}={value}\n Use keyword 'where' to modify condition"
-            )

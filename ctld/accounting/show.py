@@ -1,6 +1,6 @@
 """The replies of sacctmgr show, sshare and sprio, built from the controller's state.
 
-Imports ctld.acctmgr, ctld.fairshare, ctld.sched.priority and minislurm.
+Imports ctld.accounting.manager, ctld.accounting.fairshare, ctld.sched.priority and minislurm.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
-from ctld.acctmgr import Accounting
+from ctld.accounting.manager import Accounting
 from ctld.sched.priority import Factors, PriorityWeights
 from minislurm.model import Job
 from minislurm.states import JobState

@@ -1,6 +1,6 @@
 """Which accounting records a ``GetAccountingRequest`` asks for (sacct's filters).
 
-A job's records (its line, then its steps, as :func:`ctld.accounting.job_records`
+A job's records (its line, then its steps, as :func:`ctld.accounting.records.job_records`
 builds them) are chosen together: the job-level filters (user, partition,
 state, time window) look at the job's line only, and ``-j`` picks either a
 whole job or single steps (``123.batch``, ``123_4.0``) of it, as sacct does.
@@ -108,7 +108,7 @@ def select(
 
     Args:
         records: the records of any number of jobs, each job's line followed
-            by its steps (what :func:`ctld.accounting.job_records` returns,
+            by its steps (what :func:`ctld.accounting.records.job_records` returns,
             concatenated).
         request: the filters.
         now: the controller's clock (the window's end when only a start is given).

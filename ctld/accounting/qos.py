@@ -11,14 +11,15 @@ becomes of its own jobs when preempted. What ``sacctmgr add|modify|delete
 qos`` does is here, as pure functions returning the new table and what
 sacctmgr prints.
 
-Imports ctld.assoc only.
+Imports ctld.accounting.assoc and minislurm.accounts only.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from ctld.assoc import UNSET, AcctError, Qos
+from ctld.accounting.assoc import AcctError
+from minislurm.accounts import UNSET, Qos
 
 _KEYS = {
     "priority": "priority",

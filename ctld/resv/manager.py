@@ -1,10 +1,10 @@
 """The controller's advance reservations: create, update, delete, show, and expiry.
 
-Each change is checked by :mod:`ctld.reservations`, committed to the
+Each change is checked by :mod:`ctld.resv.rules`, committed to the
 database, then mirrored in ``state.reservations`` (which the scheduler
 reads); a reservation whose window has closed is deleted, as Slurm does.
 
-Imports ctld.jobs, ctld.reservations, ctld.state, ctld.store and minislurm.
+Imports ctld.jobs, ctld.resv.rules, ctld.state, ctld.store and minislurm.
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from contextlib import AbstractContextManager
 from sqlalchemy.orm import Session
 
 from ctld import jobs as jobops
-from ctld import reservations as resvops
-from ctld.reservations import Cluster, Request, Resv, ResvError
+from ctld.resv import rules as resvops
+from ctld.resv.rules import Cluster, Request, ResvError
 from ctld.state import ClusterState
 from ctld.store import resvrepo
 from minislurm import hostlist
 from minislurm.errors import PermissionDenied
+from minislurm.model import Resv
 from minislurm.states import JobState
 from minislurm.wire.rpc import minislurm_pb2 as pb
 

@@ -1,13 +1,13 @@
 """The controller's accounting of associations: sacctmgr's changes, usage, fair share, limits.
 
-Holds the association :class:`~ctld.assoc.Book` and the decayed usage in
+Holds the association :class:`~minislurm.accounts.Book` and the decayed usage in
 memory, mirrors every change in the database before answering (a change
 acknowledged is durable), charges running jobs' allocated TRES-seconds,
 and answers what submission and scheduling ask: a job's account, whether
 ``AccountingStorageEnforce`` lets it in, its fair-share factor, and which
 association limit holds it back.
 
-Imports ctld.assoc, ctld.assocedit, ctld.qos, ctld.fairshare, ctld.privileges, ctld.store
+Imports ctld.accounting's assoc, assocedit, qos, fairshare and privileges, ctld.store
 and minislurm.
 """
 
@@ -20,13 +20,13 @@ from dataclasses import replace
 
 from sqlalchemy.orm import Session
 
-from ctld import assoc as assocops
-from ctld import assocedit
-from ctld import qos as qosops
-from ctld.assoc import UNSET, AcctError, Assoc, Book
-from ctld.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
-from ctld.privileges import Privileges
+from ctld.accounting import assocedit
+from ctld.accounting import qos as qosops
+from ctld.accounting.assoc import AcctError
+from ctld.accounting.fairshare import ShareRow, billing, decayed, fair_tree, parse_billing_weights
+from ctld.accounting.privileges import Privileges
 from ctld.store import assocrepo
+from minislurm.accounts import UNSET, Assoc, Book, initial_book
 from minislurm.arrays import TaskSet
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
@@ -73,7 +73,7 @@ class Accounting:
         }
         self.usage: dict[tuple[str, str], float] = {}
         self.usage_time = 0.0
-        self.book = assocops.initial_book()
+        self.book = initial_book()
 
     @property
     def book(self) -> Book:

@@ -20,7 +20,7 @@ user's factor is 1.
 Usage is charged per second of allocated TRES (``TRESBillingWeights``;
 CPUs alone when none are set) and decays with ``PriorityDecayHalfLife``.
 
-Imports ctld.assoc only.
+Imports minislurm.accounts only.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ctld.assoc import ROOT, Assoc, Book
+from minislurm.accounts import ROOT, Assoc, Book
 
 Key = tuple[str, str]
 

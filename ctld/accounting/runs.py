@@ -9,41 +9,23 @@ run only; ``sacct -D`` (``--duplicates``) shows every run, the earliest
 first. The job's next run numbers its steps from 0 again.
 
 Pure functions of their arguments: no database, no clock, no gRPC server.
-Imports ctld.accounting, ctld.jobs (kill outcomes), minislurm's core modules and the generated
-messages.
+Imports ctld.accounting.records, ctld.jobs (kill outcomes), minislurm's core modules and the
+generated messages.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-from ctld import accounting
+from ctld.accounting.records import job_records
 from ctld.jobs import KILL_PREEMPT_REQUEUE
-from minislurm.model import Job, Step
+from minislurm.model import EarlierRun, Job, Step
 from minislurm.states import ACTIVE_JOB_STATES, JobState
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REQUEUED = "REQUEUED"  # Slurm's state of a run ended by requeue (not a state a job is in here)
 _LOST = frozenset({JobState.RUNNING, JobState.SUSPENDED})  # requeued from these: its node failed
-
-
-@dataclass(frozen=True)
-class EarlierRun:
-    """One run of a job that ended by requeue.
-
-    Attributes:
-        job: the job's record as the requeue found it (RUNNING, COMPLETING,
-            or finished), its run number in ``restarts``.
-        state: how accounting shows the run ended: ``NODE_FAIL``, ``REQUEUED`` or ``PREEMPTED``.
-        ended: when the run was requeued.
-        steps: the run's srun steps.
-    """
-
-    job: Job
-    state: str
-    ended: float
-    steps: tuple[Step, ...]
 
 
 def ended_runs(
@@ -104,7 +86,7 @@ def run_records(run: EarlierRun, now: float, cluster: str) -> list[pb.AcctRecord
             kill_outcome="",
             cancelled_by=-1,
         )
-    records = accounting.job_records(job, list(run.steps), now, cluster)
+    records = job_records(job, list(run.steps), now, cluster)
     head = records[0]
     head.state = run.state
     head.end_time = int(run.ended)
