@@ -50,12 +50,12 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def SubmitJob(self, request: pb.SubmitJobRequest, context: Ctx) -> pb.SubmitJobReply:
         if request.spec.test_only:
-            job, start, alloc = self.ctl.test_submit(request.spec)
+            job, start, alloc = self.ctl.jobs.test_submit(request.spec)
             info = convert.job_info(replace(job, allocation=alloc), 0, time.time())
             reply = pb.SubmitJobReply(job_id=job.job_id, expected_start=int(start), job=info)
             reply.cluster = self.ctl.conf.cluster_name
             return reply
-        job_id = await self.ctl.submit(request.spec)
+        job_id = await self.ctl.jobs.submit(request.spec)
         reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
         if not request.spec.batch:
             # Interactive allocations are tried on submission, as Slurm does, by an event
@@ -66,7 +66,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             job = self.ctl.state.jobs[job_id]
             reply.job.CopyFrom(
                 convert.job_info(
-                    job, self.ctl.priority(job, now), now, self.ctl.expected_start(job)
+                    job, self.ctl.ranking.priority(job, now), now, self.ctl.jobs.expected_start(job)
                 )
             )
         return reply
@@ -74,10 +74,12 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def GetJobs(self, request: pb.GetJobsRequest, context: Ctx) -> pb.GetJobsReply:
         now = time.time()
-        jobs = self.ctl.find_jobs(request)
+        jobs = self.ctl.jobs.find_jobs(request)
         return pb.GetJobsReply(
             jobs=[
-                convert.job_info(j, self.ctl.priority(j, now), now, self.ctl.expected_start(j))
+                convert.job_info(
+                    j, self.ctl.ranking.priority(j, now), now, self.ctl.jobs.expected_start(j)
+                )
                 for j in jobs
             ],
             now=int(now),
@@ -85,14 +87,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def CancelJobs(self, request: pb.CancelJobsRequest, context: Ctx) -> pb.CancelJobsReply:
-        results = self.ctl.cancel(request)
+        results = self.ctl.jobs.cancel(request)
         return pb.CancelJobsReply(
             results=[pb.JobResult(job_id=i, ref=r, error=e) for i, r, e in results]
         )
 
     @grpc_errors
     async def HoldJobs(self, request: pb.HoldJobsRequest, context: Ctx) -> pb.HoldJobsReply:
-        results = self.ctl.hold(request)
+        results = self.ctl.jobs.hold(request)
         jobs = self.ctl.state.jobs
         return pb.HoldJobsReply(
             results=[
@@ -103,12 +105,12 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def UpdateJob(self, request: pb.UpdateJobRequest, context: Ctx) -> pb.UpdateJobReply:
-        self.ctl.update_job(request)
+        self.ctl.jobs.update_job(request)
         return pb.UpdateJobReply()
 
     @grpc_errors
     async def GetNodes(self, request: pb.GetNodesRequest, context: Ctx) -> pb.GetNodesReply:
-        usage = self.ctl.node_usage()
+        usage = self.ctl.nodes.node_usage()
         wanted = set(request.names)
         empty = NodeUsage()
         nodes = []
@@ -121,7 +123,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def UpdateNode(self, request: pb.UpdateNodeRequest, context: Ctx) -> pb.UpdateNodeReply:
-        self.ctl.update_node(request)
+        self.ctl.nodes.update_node(request)
         return pb.UpdateNodeReply()
 
     @grpc_errors
@@ -185,49 +187,49 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def RegisterNode(
         self, request: pb.RegisterNodeRequest, context: Ctx
     ) -> pb.RegisterNodeReply:
-        return self.ctl.register(request)
+        return self.ctl.nodes.register(request)
 
     @grpc_errors
     async def Heartbeat(self, request: pb.HeartbeatRequest, context: Ctx) -> pb.HeartbeatReply:
-        return self.ctl.heartbeat(request)
+        return self.ctl.nodes.heartbeat(request)
 
     @grpc_errors
     async def JobComplete(
         self, request: pb.JobCompleteRequest, context: Ctx
     ) -> pb.JobCompleteReply:
-        await self.ctl.batch_ended(request.node, request.status)
+        await self.ctl.jobs.batch_ended(request.node, request.status)
         return pb.JobCompleteReply()
 
     @grpc_errors
     async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
-        return await self.ctl.create_step_patiently(request.spec)
+        return await self.ctl.steps.create_step_patiently(request.spec)
 
     @grpc_errors
     async def StepComplete(
         self, request: pb.StepCompleteRequest, context: Ctx
     ) -> pb.StepCompleteReply:
-        self.ctl.step_complete(request)
+        self.ctl.steps.step_complete(request)
         return pb.StepCompleteReply()
 
     @grpc_errors
     async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
         now, cluster = int(time.time()), self.ctl.conf.cluster_name
         if request.running:
-            steps = self.ctl.step_list(request.job_id)
+            steps = self.ctl.steps.step_list(request.job_id)
             return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
-        addresses = self.ctl.addresses()
-        steps = [step_info(s, addresses) for s in self.ctl.steps_of(request.job_id)]
+        addresses = self.ctl.runner.addresses()
+        steps = [step_info(s, addresses) for s in self.ctl.steps.steps_of(request.job_id)]
         return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
 
     @grpc_errors
     async def GetStepStats(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
-        return await self.ctl.step_stats(request)
+        return await self.ctl.steps.step_stats(request)
 
     @grpc_errors
     async def CompleteJob(
         self, request: pb.CompleteJobRequest, context: Ctx
     ) -> pb.CompleteJobReply:
-        await self.ctl.release_job(request)
+        await self.ctl.jobs.release_job(request)
         return pb.CompleteJobReply()
 
     @grpc_errors
@@ -254,7 +256,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def GetAssocs(self, request: pb.GetAssocsRequest, context: Ctx) -> pb.GetAssocsReply:
-        self.ctl.charge_usage(time.time())
+        self.ctl.ranking.charge_usage(time.time())
         return assocs_reply(self.ctl.accounting, self.ctl.conf.cluster_name)
 
     @grpc_errors
@@ -262,9 +264,9 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         self, request: pb.GetPrioritiesRequest, context: Ctx
     ) -> pb.GetPrioritiesReply:
         now = time.time()
-        self.ctl.charge_usage(now)
+        self.ctl.ranking.charge_usage(now)
         jobs = self.ctl.state.jobs.values()
-        return priorities_reply(jobs, lambda j: self.ctl.factors(j, now), self.ctl.weights)
+        return priorities_reply(jobs, lambda j: self.ctl.ranking.factors(j, now), self.ctl.weights)
 
     @grpc_errors
     async def ManageReservation(
@@ -287,5 +289,5 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:
         now = time.time()
         timeout = min(request.timeout or 30.0, 300.0)
-        job = await self.ctl.wait_job(request.job_id, timeout, request.until_ended)
-        return pb.WaitJobReply(job=convert.job_info(job, self.ctl.priority(job, now), now))
+        job = await self.ctl.jobs.wait_job(request.job_id, timeout, request.until_ended)
+        return pb.WaitJobReply(job=convert.job_info(job, self.ctl.ranking.priority(job, now), now))
