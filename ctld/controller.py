@@ -21,7 +21,6 @@ import time
 from sqlalchemy import Engine
 
 from ctld import nodes as nodeops
-from ctld import preemption
 from ctld.acctmgr import Accounting
 from ctld.intents import Terminate
 from ctld.jobctl import JobControl
@@ -66,13 +65,7 @@ class Controller:
         self.limits = TimeLimits(self.ledger, self.runner)
         starts = Starts(conf, self.ledger, self.runner, self.limits, self.ranking, self.accounting)
         self.scheduler = SchedulerLoop(
-            self.state,
-            self.weights,
-            starts.apply,
-            starts.settle,
-            settings.sched,
-            self.accounting,
-            starts.preempt if preemption.enabled(conf) else None,
+            self.state, self.weights, starts, settings.sched, self.accounting
         )
         self.jobs = JobControl(
             conf,

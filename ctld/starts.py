@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 
 class Starts:
-    """Carries out scheduling passes' decisions.
+    """Carries out scheduling passes' decisions (the loop's :class:`~ctld.scheduling.PassHooks`).
 
     Args:
         conf: the configuration.
@@ -60,6 +60,7 @@ class Starts:
         self._limits = limits
         self._ranking = ranking
         self._accounting = accounting
+        self._preempting = preemption.enabled(conf)
 
     def apply(self, decided: Plan, now: float) -> None:
         """Start the planned jobs (and array tasks) in one transaction, then launch them."""
@@ -99,6 +100,8 @@ class Starts:
 
     def preempt(self, snapshot: Snapshot, decided: Plan, now: float) -> None:
         """After a pass: begin the kills of the jobs that waiting jobs preempt."""
+        if not self._preempting:
+            return
         qos = self._accounting.book.qos
         victims = preemption.victims(
             self._state, self._conf, qos, snapshot, decided, now, self._ranking.priority
