@@ -35,8 +35,17 @@ from ctld.store import repo
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound
 from minislurm.model import Allocation, Job, JobScript, PendingJob, RunningJob
+from minislurm.requests import (
+    CancelRequest,
+    HoldAction,
+    HoldRequest,
+    JobQuery,
+    JobRelease,
+    JobStatus,
+    JobUpdate,
+    Submission,
+)
 from minislurm.states import ACTIVE_JOB_STATES, JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +103,7 @@ class JobControl:
             return 0.0
         return self._scheduler.start_times.get(job.job_id, 0.0)
 
-    async def submit(self, spec: pb.JobSpec) -> int:
+    async def submit(self, spec: Submission) -> int:
         """Validate and store a new job; it may start before this returns to the client.
 
         Submissions that arrive together are committed in one transaction
@@ -130,7 +139,7 @@ class JobControl:
 
     def _build(
         self,
-        spec: pb.JobSpec,
+        spec: Submission,
         job_id: int,
         now: float,
         uncommitted: Iterable[tuple[Job, JobScript]] = (),
@@ -158,7 +167,7 @@ class JobControl:
             check_access(job, part, ())
         return job, script
 
-    def test_submit(self, spec: pb.JobSpec) -> tuple[Job, float, Allocation | None]:
+    def test_submit(self, spec: Submission) -> tuple[Job, float, Allocation | None]:
         """sbatch --test-only: validate a job and say when it would start; store nothing.
 
         Args:
@@ -185,7 +194,7 @@ class JobControl:
             return job, 0.0, None
         return job, max(found[0], job.begin_time), found[1]
 
-    def find_jobs(self, request: pb.GetJobsRequest) -> list[Job]:
+    def find_jobs(self, request: JobQuery) -> list[Job]:
         """The jobs a query selects (see :func:`ctld.jobrequests.find`).
 
         Args:
@@ -251,7 +260,7 @@ class JobControl:
             self._scheduler.kick()
         return out.results
 
-    def cancel(self, request: pb.CancelJobsRequest) -> list[tuple[int, str, str]]:
+    def cancel(self, request: CancelRequest) -> list[tuple[int, str, str]]:
         """scancel: cancel or signal jobs, array tasks or a step.
 
         Args:
@@ -264,7 +273,7 @@ class JobControl:
             jobreq.cancel(self._state, request, self._accounting.privileges, time.time())
         )
 
-    def hold(self, request: pb.HoldJobsRequest) -> list[tuple[int, str, str]]:
+    def hold(self, request: HoldRequest) -> list[tuple[int, str, str]]:
         """scontrol hold, uhold, release, requeue and requeuehold.
 
         Args:
@@ -275,16 +284,16 @@ class JobControl:
         """
         now = time.time()
         operators = self._accounting.privileges
-        if request.action in (pb.HoldJobsRequest.REQUEUE, pb.HoldJobsRequest.REQUEUE_HOLD):
+        if request.action in (HoldAction.REQUEUE, HoldAction.REQUEUE_HOLD):
             delay = float(self._conf.requeue_delay)
             return self._carry(requeueops.request(self._state, request, operators, now, delay))
         out = jobreq.hold(self._state, request, operators, now)
         results = self._carry(out)
-        if request.action == pb.HoldJobsRequest.RELEASE:
+        if request.action == HoldAction.RELEASE:
             self._scheduler.keep_reasons(out.changed, now)
         return results
 
-    def update_job(self, request: pb.UpdateJobRequest) -> None:
+    def update_job(self, request: JobUpdate) -> None:
         """scontrol update JobId=...: change what the request names.
 
         Args:
@@ -315,7 +324,7 @@ class JobControl:
             if old and job.state is JobState.RUNNING and job.time_limit != old.time_limit:
                 self._limits.arm(job)
 
-    async def release_job(self, request: pb.CompleteJobRequest) -> None:
+    async def release_job(self, request: JobRelease) -> None:
         """:meth:`complete_job`, once the job's running steps have reported their ends.
 
         srun releases its allocation as soon as its tasks have exited; the
@@ -333,7 +342,7 @@ class JobControl:
             await self._step_reports(job.job_id, "released")
         self.complete_job(request)
 
-    def complete_job(self, request: pb.CompleteJobRequest) -> None:
+    def complete_job(self, request: JobRelease) -> None:
         """srun or salloc releases the allocation it created: the job ends.
 
         Args:
@@ -360,7 +369,7 @@ class JobControl:
 
     # ------------------------------------------------------------ ends the nodes report
 
-    async def batch_ended(self, node: str, status: pb.JobStatus) -> None:
+    async def batch_ended(self, node: str, status: JobStatus) -> None:
         """:meth:`job_ended`, once the job's running steps have reported their ends.
 
         The batch script's last srun returns once its tasks have exited; each
@@ -394,7 +403,7 @@ class JobControl:
                 break
             await self._ledger.job_change(job_id, left)
 
-    def job_ended(self, node: str, status: pb.JobStatus) -> None:
+    def job_ended(self, node: str, status: JobStatus) -> None:
         """A node reports how a job's batch script ended.
 
         Duplicate reports (the agent retries until acknowledged) are ignored.
@@ -496,7 +505,7 @@ class JobControl:
 
     def launch_failed(self, job: Job, node: str) -> None:
         """The batch host could not launch the script: the job ends LAUNCH_FAILED."""
-        failed = pb.JobStatus(
+        failed = JobStatus(
             job_id=job.job_id, exit_code=1, outcome="LAUNCH_FAILED", restarts=job.restarts
         )
         self.job_ended(node, failed)

@@ -23,8 +23,8 @@ from ctld.state import NodeUsage
 from ctld.store import repo
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
+from minislurm.requests import Heartbeat, JobStatus, NodeUpdate, Registration
 from minislurm.states import ACTIVE_JOB_STATES, JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +59,14 @@ class NodeControl:
         self._accounting = accounting
         self._fencing: dict[str, set[int]] = {}  # node -> stale jobs it must kill before use
 
-    def register(self, request: pb.RegisterNodeRequest) -> pb.RegisterNodeReply:
+    def register(self, request: Registration) -> tuple[list[int], int]:
         """A node agent (re)starts: record its resources and reconcile its jobs.
 
         Args:
             request: what the agent found on its node, and the jobs it knows.
 
         Returns:
-            Jobs it must kill, and the heartbeat interval.
+            Jobs it must kill, and the heartbeat interval (seconds).
 
         Raises:
             InvalidRequest: the node is not in slurm.conf.
@@ -89,11 +89,9 @@ class NodeControl:
         else:  # what an earlier registration found stale is gone; ids may run here again
             self._fencing.pop(request.name, None)
         self._scheduler.kick()
-        return pb.RegisterNodeReply(
-            kill_job_ids=kill, heartbeat_interval=nodeops.heartbeat_interval(self._conf)
-        )
+        return kill, nodeops.heartbeat_interval(self._conf)
 
-    def _reconcile(self, request: pb.RegisterNodeRequest) -> list[int]:
+    def _reconcile(self, request: Registration) -> list[int]:
         """Match the jobs an agent reports with what the controller believes.
 
         Ended jobs are recorded; running jobs the controller does not run
@@ -127,7 +125,7 @@ class NodeControl:
             if job.job_id in reported or not job.batch:
                 continue
             if job.state is JobState.COMPLETING:
-                status = pb.JobStatus(job_id=job.job_id, signal=9, restarts=job.restarts)
+                status = JobStatus(job_id=job.job_id, signal=9, restarts=job.restarts)
                 self._jobs.job_ended(node, status)
             elif not job.launched:
                 intents.append(Launch(job.job_id))
@@ -137,7 +135,7 @@ class NodeControl:
         self._runner.run(intents)
         return kill
 
-    def heartbeat(self, request: pb.HeartbeatRequest) -> pb.HeartbeatReply:
+    def heartbeat(self, request: Heartbeat) -> bool:
         """A node agent is alive.
 
         Args:
@@ -148,7 +146,7 @@ class NodeControl:
         """
         node = self._state.nodes.get(request.name)
         if node is None or request.name not in self._runner.registered:
-            return pb.HeartbeatReply(reregister=True)
+            return True
         updated = nodeops.heartbeat(node, request, time.time())
         stale = self._fencing.get(request.name, set()) & set(request.running_job_ids)
         if stale:
@@ -156,9 +154,9 @@ class NodeControl:
         elif self._fencing.pop(request.name, None) is not None:
             self._scheduler.kick()
         self._state.put_node(updated)
-        return pb.HeartbeatReply()
+        return False
 
-    def update_node(self, request: pb.UpdateNodeRequest) -> None:
+    def update_node(self, request: NodeUpdate) -> None:
         """scontrol update NodeName=... State=DRAIN|RESUME|DOWN Reason=...
 
         Args:

@@ -27,6 +27,7 @@ from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
 from ctld.steps import step_info
 from minislurm import VERSION_LINE, hostlist, units
+from minislurm import requests as rq
 from minislurm.config import PartitionConfig
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
@@ -49,15 +50,16 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def SubmitJob(self, request: pb.SubmitJobRequest, context: Ctx) -> pb.SubmitJobReply:
-        if request.spec.test_only:
-            job, start, alloc = self.ctl.jobs.test_submit(request.spec)
+        spec = convert.record(rq.Submission, request.spec)
+        if spec.test_only:
+            job, start, alloc = self.ctl.jobs.test_submit(spec)
             info = convert.job_info(replace(job, allocation=alloc), 0, time.time())
             reply = pb.SubmitJobReply(job_id=job.job_id, expected_start=int(start), job=info)
             reply.cluster = self.ctl.conf.cluster_name
             return reply
-        job_id = await self.ctl.jobs.submit(request.spec)
+        job_id = await self.ctl.jobs.submit(spec)
         reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
-        if not request.spec.batch:
+        if not spec.batch:
             # Interactive allocations are tried on submission, as Slurm does, by an event
             # pass: at the top of the queue, one that fits starts now; a backfill start
             # waits for the full pass that the submission's kick brings on.
@@ -74,7 +76,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def GetJobs(self, request: pb.GetJobsRequest, context: Ctx) -> pb.GetJobsReply:
         now = time.time()
-        jobs = self.ctl.jobs.find_jobs(request)
+        jobs = self.ctl.jobs.find_jobs(convert.record(rq.JobQuery, request))
         return pb.GetJobsReply(
             jobs=[
                 convert.job_info(
@@ -87,14 +89,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def CancelJobs(self, request: pb.CancelJobsRequest, context: Ctx) -> pb.CancelJobsReply:
-        results = self.ctl.jobs.cancel(request)
+        results = self.ctl.jobs.cancel(convert.record(rq.CancelRequest, request))
         return pb.CancelJobsReply(
             results=[pb.JobResult(job_id=i, ref=r, error=e) for i, r, e in results]
         )
 
     @grpc_errors
     async def HoldJobs(self, request: pb.HoldJobsRequest, context: Ctx) -> pb.HoldJobsReply:
-        results = self.ctl.jobs.hold(request)
+        results = self.ctl.jobs.hold(convert.record(rq.HoldRequest, request))
         jobs = self.ctl.state.jobs
         return pb.HoldJobsReply(
             results=[
@@ -105,7 +107,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def UpdateJob(self, request: pb.UpdateJobRequest, context: Ctx) -> pb.UpdateJobReply:
-        self.ctl.jobs.update_job(request)
+        self.ctl.jobs.update_job(convert.record(rq.JobUpdate, request))
         return pb.UpdateJobReply()
 
     @grpc_errors
@@ -123,7 +125,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def UpdateNode(self, request: pb.UpdateNodeRequest, context: Ctx) -> pb.UpdateNodeReply:
-        self.ctl.nodes.update_node(request)
+        self.ctl.nodes.update_node(convert.record(rq.NodeUpdate, request))
         return pb.UpdateNodeReply()
 
     @grpc_errors
@@ -187,28 +189,32 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def RegisterNode(
         self, request: pb.RegisterNodeRequest, context: Ctx
     ) -> pb.RegisterNodeReply:
-        return self.ctl.nodes.register(request)
+        kill, interval = self.ctl.nodes.register(convert.record(rq.Registration, request))
+        return pb.RegisterNodeReply(kill_job_ids=kill, heartbeat_interval=interval)
 
     @grpc_errors
     async def Heartbeat(self, request: pb.HeartbeatRequest, context: Ctx) -> pb.HeartbeatReply:
-        return self.ctl.nodes.heartbeat(request)
+        reregister = self.ctl.nodes.heartbeat(convert.record(rq.Heartbeat, request))
+        return pb.HeartbeatReply(reregister=reregister)
 
     @grpc_errors
     async def JobComplete(
         self, request: pb.JobCompleteRequest, context: Ctx
     ) -> pb.JobCompleteReply:
-        await self.ctl.jobs.batch_ended(request.node, request.status)
+        await self.ctl.jobs.batch_ended(request.node, convert.record(rq.JobStatus, request.status))
         return pb.JobCompleteReply()
 
     @grpc_errors
     async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
-        return await self.ctl.steps.create_step_patiently(request.spec)
+        return await self.ctl.steps.create_step_patiently(
+            convert.record(rq.StepRequest, request.spec)
+        )
 
     @grpc_errors
     async def StepComplete(
         self, request: pb.StepCompleteRequest, context: Ctx
     ) -> pb.StepCompleteReply:
-        self.ctl.steps.step_complete(request)
+        self.ctl.steps.step_complete(convert.record(rq.StepEnd, request))
         return pb.StepCompleteReply()
 
     @grpc_errors
@@ -223,13 +229,13 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def GetStepStats(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
-        return await self.ctl.steps.step_stats(request)
+        return await self.ctl.steps.step_stats(convert.record(rq.StepStatQuery, request))
 
     @grpc_errors
     async def CompleteJob(
         self, request: pb.CompleteJobRequest, context: Ctx
     ) -> pb.CompleteJobReply:
-        await self.ctl.jobs.release_job(request)
+        await self.ctl.jobs.release_job(convert.record(rq.JobRelease, request))
         return pb.CompleteJobReply()
 
     @grpc_errors

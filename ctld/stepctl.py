@@ -18,6 +18,7 @@ from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import Step
+from minislurm.requests import StepEnd, StepRequest, StepStatQuery
 from minislurm.states import JobState
 from minislurm.stepids import INTERACTIVE_STEP
 from minislurm.wire import convert
@@ -45,7 +46,7 @@ class StepControl:
         self._runner = runner
         self._jobs = jobs
 
-    def create_step(self, spec: pb.StepSpec) -> pb.CreateStepReply:
+    def create_step(self, spec: StepRequest) -> pb.CreateStepReply:
         """srun inside an allocation: place a step and sign its credential.
 
         Args:
@@ -84,7 +85,7 @@ class StepControl:
             job=convert.job_info(job, 0, now),
         )
 
-    async def create_step_patiently(self, spec: pb.StepSpec) -> pb.CreateStepReply:
+    async def create_step_patiently(self, spec: StepRequest) -> pb.CreateStepReply:
         """:meth:`create_step`, waiting up to STEP_PATIENCE for busy resources to free.
 
         The steps of ``for i in 1 2 3; do srun ...; done`` follow each other
@@ -110,7 +111,7 @@ class StepControl:
                     raise
             await self._ledger.job_change(spec.job_id, left)
 
-    def step_complete(self, request: pb.StepCompleteRequest) -> None:
+    def step_complete(self, request: StepEnd) -> None:
         """A node reports how a step's tasks ended there (repeats are ignored).
 
         Args:
@@ -157,7 +158,7 @@ class StepControl:
         """
         return steplist.running_steps(self._state, job_id)
 
-    async def step_stats(self, request: pb.StepStatRequest) -> pb.StepStatReply:
+    async def step_stats(self, request: StepStatQuery) -> pb.StepStatReply:
         """sstat: a running step's live usage, from the agents of its nodes.
 
         A node whose agent does not answer in time is left out, as Slurm's

@@ -1,11 +1,19 @@
 """The one mapping between protobuf messages and minislurm's dataclasses.
 
-Imports minislurm's core modules and the generated stubs.
+Requests become the records of :mod:`minislurm.requests` through
+:func:`record`, derived from the records' field lists; replies are built
+from the model's dataclasses.
+
+Imports minislurm's core modules, protobuf and the generated stubs.
 """
 
 from __future__ import annotations
 
-from minislurm import hostlist, units
+import dataclasses
+import typing
+from typing import Any, TypeVar
+
+from minislurm import hostlist, requests, units
 from minislurm.arrays import NO_TASK as NO_VAL
 from minislurm.depend import parse_dependency
 from minislurm.iopattern import DEFAULT_ARRAY_OUTPUT, DEFAULT_OUTPUT, output_path
@@ -19,6 +27,93 @@ from minislurm.states import (
 )
 from minislurm.units import INFINITE
 from minislurm.wire.rpc import minislurm_pb2 as pb
+
+R = TypeVar("R")
+
+# Each request record and its message: the record's fields are the message's, by name.
+RECORDS: dict[type[Any], Any] = {
+    requests.Submission: pb.JobSpec,
+    requests.JobQuery: pb.GetJobsRequest,
+    requests.CancelRequest: pb.CancelJobsRequest,
+    requests.HoldRequest: pb.HoldJobsRequest,
+    requests.JobUpdate: pb.UpdateJobRequest,
+    requests.NodeUpdate: pb.UpdateNodeRequest,
+    requests.JobStatus: pb.JobStatus,
+    requests.AgentJob: pb.AgentJob,
+    requests.Registration: pb.RegisterNodeRequest,
+    requests.Heartbeat: pb.HeartbeatRequest,
+    requests.StepRequest: pb.StepSpec,
+    requests.TaskExit: pb.TaskExit,
+    requests.StepEnd: pb.StepCompleteRequest,
+    requests.StepStatQuery: pb.StepStatRequest,
+    requests.JobRelease: pb.CompleteJobRequest,
+}
+
+
+_PLANS: dict[type[Any], tuple[tuple[str, str, Any], ...]] = {}
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[str, str, Any], ...]:
+    """How to read each field of ``cls`` from its message: ``(name, kind, inner type)``."""
+    known = _PLANS.get(cls)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(cls)
+    by_name = RECORDS[cls].DESCRIPTOR.fields_by_name
+    plan = []
+    for f in dataclasses.fields(cls):
+        desc = by_name[f.name]
+        hint = hints[f.name]
+        message = desc.type == desc.TYPE_MESSAGE
+        if message and desc.message_type.GetOptions().map_entry:
+            plan.append((f.name, "map", None))
+        elif desc.is_repeated:
+            inner = typing.get_args(hint)[0]
+            kind = "records" if message else "repeated"
+            plan.append((f.name, kind, inner))
+        elif message:
+            plan.append((f.name, "record", hint))
+        elif desc.type == desc.TYPE_ENUM:
+            plan.append((f.name, "enum", hint))
+        elif desc.has_presence:
+            plan.append((f.name, "optional", None))
+        else:
+            plan.append((f.name, "plain", None))
+    _PLANS[cls] = tuple(plan)
+    return _PLANS[cls]
+
+
+def record(cls: type[R], message: Any) -> R:
+    """A request message as its record (see :mod:`minislurm.requests`).
+
+    The conversion follows the record's field list: each field takes the
+    message's field of the same name; an unset ``optional`` is None, a
+    repeated field a tuple, a nested message its record.
+
+    Args:
+        cls: the record type (a key of :data:`RECORDS`).
+        message: the message.
+
+    Returns:
+        The record.
+    """
+    values: dict[str, Any] = {}
+    for name, kind, inner in _plan(cls):
+        value = getattr(message, name)
+        if kind == "optional":
+            value = value if message.HasField(name) else None
+        elif kind == "map":
+            value = dict(value)
+        elif kind == "repeated":
+            value = tuple(value)
+        elif kind == "records":
+            value = tuple(record(inner, v) for v in value)
+        elif kind == "record":
+            value = record(inner, value)
+        elif kind == "enum":
+            value = inner(value)
+        values[name] = value
+    return cls(**values)
 
 
 def pattern_values(job: Job, node: str = "") -> dict[str, str]:
