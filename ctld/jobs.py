@@ -33,8 +33,6 @@ from minislurm.model import (
 from minislurm.requests import Submission
 from minislurm.states import JobEvent, JobState, next_job_state
 from minislurm.units import INFINITE
-from minislurm.wire import convert
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 ALREADY_DONE = "Job/step already completing or completed"
@@ -623,55 +621,3 @@ def node_failed(job: Job, now: float) -> Job:
     """
     new = next_job_state(job.job_id, job.state, JobEvent.NODE_FAIL, "NodeFail")
     return replace(job, state=new, reason="NodeFail", end_time=now)
-
-
-def launch_request(
-    job: Job,
-    script: JobScript,
-    cluster: str,
-    controller: str,
-    conf_path: str,
-    kill_wait: int,
-) -> pb.BatchLaunchRequest:
-    """What the batch host's agent needs to run the job's script.
-
-    Args:
-        job: the RUNNING job with its allocation.
-        script: its script, arguments, environment and umask.
-        cluster: ClusterName.
-        controller: the controller's ``host:port`` (for SLURM_WORKING_CLUSTER).
-        conf_path: the slurm.conf path jobs see as SLURM_CONF.
-        kill_wait: seconds between SIGTERM and SIGKILL.
-
-    Returns:
-        The launch message.
-    """
-    spec = pb.JobSpec(
-        name=job.name,
-        script=script.script,
-        argv=script.argv,
-        environment=script.environment,
-        umask=script.umask,
-        work_dir=job.work_dir,
-        submit_dir=job.submit_dir,
-        stdout=job.stdout,
-        stderr=job.stderr,
-        stdin=job.stdin,
-        open_mode=job.open_mode,
-        ntasks=job.request.ntasks if job.request.ntasks_set else 0,
-        cpus_per_task=job.request.cpus_per_task if job.request.cpus_per_task_set else 0,
-        prio_process=job.prio_process,
-        uid=job.uid,
-        gid=job.gid,
-        user=job.user,
-        group=job.group,
-        batch=job.batch,
-    )
-    return pb.BatchLaunchRequest(
-        job=convert.job_info(job, 0, job.start_time),
-        spec=spec,
-        cluster=cluster,
-        controller=controller,
-        conf_path=conf_path,
-        kill_wait=kill_wait,
-    )

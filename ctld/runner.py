@@ -19,9 +19,7 @@ from typing import Protocol
 
 import grpc
 
-from ctld import jobs as jobops
 from ctld import nodes as nodeops
-from ctld import steps as stepops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.ledger import Ledger
@@ -30,6 +28,7 @@ from ctld.store import repo
 from minislurm.model import Job
 from minislurm.security.authgrpc import daemon_signer
 from minislurm.states import JobState
+from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -178,8 +177,8 @@ class IntentRunner:
         if job is None or step is None:
             return
         now = time.time()
-        signed = stepops.credential(
-            stepops.step_info(step, self.addresses()), job, self._settings.cluster_key, now
+        signed = convert.credential(
+            convert.step_info(step, self.addresses()), job, self._settings.cluster_key, now
         )
         request = pb.SignalTasksRequest(
             job_id=intent.job_id, step_id=intent.step_id, signal=intent.signal, credential=signed
@@ -192,7 +191,7 @@ class IntentRunner:
     def _launch_request(self, job: Job) -> pb.BatchLaunchRequest:
         with self._ledger.transaction() as s:
             script = repo.load_script(s, job.array_job_id or job.job_id)
-        return jobops.launch_request(
+        return convert.launch_request(
             job,
             script,
             self._conf.cluster_name,

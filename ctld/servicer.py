@@ -25,7 +25,6 @@ from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
-from ctld.steps import step_info
 from minislurm import VERSION_LINE, hostlist, units
 from minislurm import requests as rq
 from minislurm.config import PartitionConfig
@@ -224,7 +223,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             steps = self.ctl.steps.step_list(request.job_id)
             return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
         addresses = self.ctl.runner.addresses()
-        steps = [step_info(s, addresses) for s in self.ctl.steps.steps_of(request.job_id)]
+        steps = [convert.step_info(s, addresses) for s in self.ctl.steps.steps_of(request.job_id)]
         return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
 
     @grpc_errors

@@ -78,10 +78,10 @@ class StepControl:
         stepops.check_gpu_type(spec, [self._state.nodes[n] for n in job.allocation.node_names])
         step = stepops.place_step(spec, job, self._state.running_steps(job.job_id), step_id, now)
         self._ledger.save_steps([step], new=True)
-        info = stepops.step_info(step, self._runner.addresses())
+        info = convert.step_info(step, self._runner.addresses())
         return pb.CreateStepReply(
             step=info,
-            credential=stepops.credential(info, job, self._cluster_key, now),
+            credential=convert.credential(info, job, self._cluster_key, now),
             job=convert.job_info(job, 0, now),
         )
 

@@ -31,9 +31,7 @@ from minislurm.model import (
     StepNodeAlloc,
 )
 from minislurm.requests import StepRequest
-from minislurm.security import cred
 from minislurm.states import JobEvent, JobState, next_step_state
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"
@@ -385,75 +383,3 @@ def cancelled(step: Step, now: float) -> Step:
     """
     state = next_step_state(step.job_id, step.step_id, step.state, JobEvent.KILLED)
     return replace(step, state=state, end_time=now)
-
-
-CREDENTIAL_LIFETIME = 300  # seconds to launch a step after the controller created it
-
-
-def step_info(step: Step, addresses: dict[str, tuple[str, int]]) -> pb.StepInfo:
-    """A step as srun and the commands see it.
-
-    Args:
-        step: the record.
-        addresses: node name -> the agent's (address, port).
-
-    Returns:
-        The message.
-    """
-    return pb.StepInfo(
-        job_id=step.job_id,
-        step_id=step.step_id,
-        name=step.name,
-        state=step.state.value,
-        nodes=[
-            pb.StepNode(
-                node=n.node,
-                addr=addresses.get(n.node, ("", 0))[0],
-                port=addresses.get(n.node, ("", 0))[1],
-                cpus=n.cpus,
-                gpus=n.gpus,
-                task_ids=n.task_ids,
-                mem=n.mem,
-            )
-            for n in step.nodes
-        ],
-        ntasks=step.ntasks,
-        cpus_per_task=step.cpus_per_task,
-        gpus_per_task=step.gpus_per_task,
-        nodelist=hostlist.compress(step.node_names),
-        start_time=int(step.start_time),
-        end_time=int(step.end_time),
-        exit_code=step.exit_code,
-        signal=step.signal,
-        distribution=step.distribution,
-        argv=step.argv,
-        max_rss=step.max_rss,
-        total_cpu=step.total_cpu,
-        uid=step.uid,
-        gid=step.gid,
-    )
-
-
-def credential(info: pb.StepInfo, job: Job, key: bytes, now: float) -> pb.SignedCredential:
-    """The signed promise that lets the step's nodes launch its tasks.
-
-    Args:
-        info: the step, with its layout.
-        job: its job.
-        key: the cluster key.
-        now: the time (the credential expires CREDENTIAL_LIFETIME later).
-
-    Returns:
-        The encoded StepCredential and its signature.
-    """
-    payload = pb.StepCredential(
-        job_id=job.job_id,
-        step_id=info.step_id,
-        uid=job.uid,
-        gid=job.gid,
-        user=job.user,
-        expires=int(now) + CREDENTIAL_LIFETIME,
-        nodes=info.nodes,
-        ntasks=info.ntasks,
-    ).SerializeToString()
-    return pb.SignedCredential(payload=payload, signature=cred.sign(key, payload))

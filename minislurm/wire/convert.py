@@ -17,7 +17,8 @@ from minislurm import hostlist, requests, units
 from minislurm.arrays import NO_TASK as NO_VAL
 from minislurm.depend import parse_dependency
 from minislurm.iopattern import DEFAULT_ARRAY_OUTPUT, DEFAULT_OUTPUT, output_path
-from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
+from minislurm.model import Allocation, Job, JobScript, Node, NodeAlloc, ResourceRequest, Step
+from minislurm.security import cred
 from minislurm.states import (
     ACTIVE_JOB_STATES,
     JobState,
@@ -405,3 +406,127 @@ def node_info(node: Node, alloc_cpus: int, alloc_mem: int, alloc_gpus: int) -> p
         weight=node.weight,
         features=node.features,
     )
+
+
+def launch_request(
+    job: Job,
+    script: JobScript,
+    cluster: str,
+    controller: str,
+    conf_path: str,
+    kill_wait: int,
+) -> pb.BatchLaunchRequest:
+    """What the batch host's agent needs to run the job's script.
+
+    Args:
+        job: the RUNNING job with its allocation.
+        script: its script, arguments, environment and umask.
+        cluster: ClusterName.
+        controller: the controller's ``host:port`` (for SLURM_WORKING_CLUSTER).
+        conf_path: the slurm.conf path jobs see as SLURM_CONF.
+        kill_wait: seconds between SIGTERM and SIGKILL.
+
+    Returns:
+        The launch message.
+    """
+    spec = pb.JobSpec(
+        name=job.name,
+        script=script.script,
+        argv=script.argv,
+        environment=script.environment,
+        umask=script.umask,
+        work_dir=job.work_dir,
+        submit_dir=job.submit_dir,
+        stdout=job.stdout,
+        stderr=job.stderr,
+        stdin=job.stdin,
+        open_mode=job.open_mode,
+        ntasks=job.request.ntasks if job.request.ntasks_set else 0,
+        cpus_per_task=job.request.cpus_per_task if job.request.cpus_per_task_set else 0,
+        prio_process=job.prio_process,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        group=job.group,
+        batch=job.batch,
+    )
+    return pb.BatchLaunchRequest(
+        job=job_info(job, 0, job.start_time),
+        spec=spec,
+        cluster=cluster,
+        controller=controller,
+        conf_path=conf_path,
+        kill_wait=kill_wait,
+    )
+
+
+CREDENTIAL_LIFETIME = 300  # seconds to launch a step after the controller created it
+
+
+def step_info(step: Step, addresses: dict[str, tuple[str, int]]) -> pb.StepInfo:
+    """A step as srun and the commands see it.
+
+    Args:
+        step: the record.
+        addresses: node name -> the agent's (address, port).
+
+    Returns:
+        The message.
+    """
+    return pb.StepInfo(
+        job_id=step.job_id,
+        step_id=step.step_id,
+        name=step.name,
+        state=step.state.value,
+        nodes=[
+            pb.StepNode(
+                node=n.node,
+                addr=addresses.get(n.node, ("", 0))[0],
+                port=addresses.get(n.node, ("", 0))[1],
+                cpus=n.cpus,
+                gpus=n.gpus,
+                task_ids=n.task_ids,
+                mem=n.mem,
+            )
+            for n in step.nodes
+        ],
+        ntasks=step.ntasks,
+        cpus_per_task=step.cpus_per_task,
+        gpus_per_task=step.gpus_per_task,
+        nodelist=hostlist.compress(step.node_names),
+        start_time=int(step.start_time),
+        end_time=int(step.end_time),
+        exit_code=step.exit_code,
+        signal=step.signal,
+        distribution=step.distribution,
+        argv=step.argv,
+        max_rss=step.max_rss,
+        total_cpu=step.total_cpu,
+        uid=step.uid,
+        gid=step.gid,
+    )
+
+
+def credential(info: pb.StepInfo, job: Job, key: bytes, now: float) -> pb.SignedCredential:
+    """The signed promise that lets the step's nodes launch its tasks.
+
+    Args:
+        info: the step, with its layout.
+        job: its job.
+        key: the cluster key.
+        now: the time (the credential expires CREDENTIAL_LIFETIME later).
+
+    Returns:
+        The encoded StepCredential and its signature.
+    """
+    payload = pb.StepCredential(
+        job_id=job.job_id,
+        step_id=info.step_id,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        expires=int(now) + CREDENTIAL_LIFETIME,
+        nodes=info.nodes,
+        ntasks=info.ntasks,
+    ).SerializeToString()
+    return pb.SignedCredential(payload=payload, signature=cred.sign(key, payload))
