@@ -80,7 +80,7 @@ class Controller:
         self.nodes = NodeControl(
             conf, self.ledger, self.runner, self.jobs, self.scheduler, self.accounting
         )
-        self.steps = StepControl(settings.cluster_key, self.ledger, self.runner, self.jobs)
+        self.steps = StepControl(self.ledger, self.runner, self.jobs)
         self.resvs = Reservations(
             self.state,
             self.ledger.transaction,

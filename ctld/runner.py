@@ -14,22 +14,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 import grpc
 
 from ctld import nodes as nodeops
-from ctld.dispatch import AgentDispatcher, AgentUnreachable
+from ctld.dispatch import AgentDispatcher, AgentUnreachable, BatchSite, StepSigned
 from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.ledger import Ledger
 from ctld.settings import CtldSettings
 from ctld.store import repo
 from minislurm.model import Job
+from minislurm.requests import NodeStepStat
 from minislurm.security.authgrpc import daemon_signer
 from minislurm.states import JobState
-from minislurm.wire import convert
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +85,12 @@ class IntentRunner:
         self.registered: set[str] = set()  # agents seen since this controller started
         self._tasks: set[asyncio.Task[None]] = set()
         self._outcomes: Outcomes | None = None
+        self._site = BatchSite(
+            settings.conf.cluster_name,
+            settings.controller_address,
+            settings.conf_path,
+            settings.conf.kill_wait,
+        )
 
     def report_to(self, outcomes: Outcomes) -> None:
         """Name who hears what came of the intents (set once, before any runs)."""
@@ -117,23 +122,22 @@ class IntentRunner:
         """Every node's agent address and port."""
         return {n.name: (n.addr or n.name, n.port) for n in self._state.nodes.values()}
 
-    async def step_stat(self, node: str, request: pb.StepStatRequest) -> list[pb.NodeStepStat]:
+    async def step_stat(self, node: str, job_id: int, step_id: int) -> list[NodeStepStat]:
         """One node's figures for a running step; none when its agent does not answer.
 
         Args:
             node: the node.
-            request: the step.
+            job_id: the step's job.
+            step_id: the step.
 
         Returns:
             The node's figures (empty when it did not answer in time).
         """
         try:
-            reply = await self.agents.step_stat(lambda: self.address_of(node), request)
+            return await self.agents.step_stat(lambda: self.address_of(node), job_id, step_id)
         except (AgentUnreachable, grpc.aio.AioRpcError) as err:
-            job, step = request.job_id, request.step_id
-            log.warning("step=%d.%d node=%s no usage: %s", job, step, node, err)
+            log.warning("step=%d.%d node=%s no usage: %s", job_id, step_id, node, err)
             return []
-        return list(reply.nodes)
 
     async def _carry_out(self, intent: Intent) -> None:
         assert self._outcomes is not None, "report_to() comes before run()"
@@ -151,54 +155,27 @@ class IntentRunner:
             log.exception("intent %s failed", intent)
 
     async def _terminate_on(self, intent: Terminate, node: str) -> None:
-        request = pb.TerminateJobRequest(
-            job_id=intent.job_id,
-            outcome=intent.outcome,
-            kill_wait=self._conf.kill_wait,
-            time=int(time.time()),
-        )
         try:
-            await self.agents.terminate(lambda: self.address_of(node), request)
+            await self.agents.terminate(
+                lambda: self.address_of(node), intent.job_id, intent.outcome, self._conf.kill_wait
+            )
         except AgentUnreachable:
             log.warning("job=%d node=%s unreachable for terminate", intent.job_id, node)
 
     async def _signal_on(self, intent: Signal, node: str) -> None:
-        request = pb.SignalJobRequest(
-            job_id=intent.job_id,
-            signal=intent.signal,
-            batch_only=intent.batch_only,
-            full=intent.full,
-        )
-        await self.agents.signal(lambda: self.address_of(node), request)
+        await self.agents.signal(lambda: self.address_of(node), intent)
 
     async def _signal_step(self, intent: SignalStep) -> None:
         job = self._state.jobs.get(intent.job_id)
         step = self._state.steps.get(intent.job_id, {}).get(intent.step_id)
         if job is None or step is None:
             return
-        now = time.time()
-        signed = convert.credential(
-            convert.step_info(step, self.addresses()), job, self._settings.cluster_key, now
-        )
-        request = pb.SignalTasksRequest(
-            job_id=intent.job_id, step_id=intent.step_id, signal=intent.signal, credential=signed
-        )
-        await asyncio.gather(*(self._signal_tasks_on(request, node) for node in intent.nodes))
+        signed = StepSigned(step, job, self.addresses(), self._settings.cluster_key, time.time())
+        addresses_of = [self._address_getter(node) for node in intent.nodes]
+        await self.agents.signal_tasks(addresses_of, intent, signed)
 
-    async def _signal_tasks_on(self, request: pb.SignalTasksRequest, node: str) -> None:
-        await self.agents.signal_tasks(lambda: self.address_of(node), request)
-
-    def _launch_request(self, job: Job) -> pb.BatchLaunchRequest:
-        with self._ledger.transaction() as s:
-            script = repo.load_script(s, job.array_job_id or job.job_id)
-        return convert.launch_request(
-            job,
-            script,
-            self._conf.cluster_name,
-            self._settings.controller_address,
-            self._settings.conf_path,
-            self._conf.kill_wait,
-        )
+    def _address_getter(self, node: str) -> Callable[[], str | None]:
+        return lambda: self.address_of(node)
 
     def _batch_host(self, job: Job) -> str | None:
         """The batch host's address, while the run being launched is current.
@@ -215,11 +192,14 @@ class IntentRunner:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
-        request = self._launch_request(job)
+        with self._ledger.transaction() as s:
+            script = repo.load_script(s, job.array_job_id or job.job_id)
         batch_host = job.allocation.node_names[0]
         patience = nodeops.launch_patience(self._conf)
         try:
-            await self.agents.launch_batch(lambda: self._batch_host(job), request, patience)
+            await self.agents.launch_batch(
+                lambda: self._batch_host(job), job, script, self._site, patience
+            )
         except AgentUnreachable as err:
             current = current_run(self._state.jobs, job)
             if current is None:

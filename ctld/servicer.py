@@ -205,8 +205,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
-        return await self.ctl.steps.create_step_patiently(
-            convert.record(rq.StepRequest, request.spec)
+        spec = convert.record(rq.StepRequest, request.spec)
+        step, job = await self.ctl.steps.create_step_patiently(spec)
+        info = convert.step_info(step, self.ctl.runner.addresses())
+        now = step.start_time
+        return pb.CreateStepReply(
+            step=info,
+            credential=convert.credential(info, job, self.ctl.settings.cluster_key, now),
+            job=convert.job_info(job, 0, now),
         )
 
     @grpc_errors
@@ -220,15 +226,16 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
         now, cluster = int(time.time()), self.ctl.conf.cluster_name
         if request.running:
-            steps = self.ctl.steps.step_list(request.job_id)
-            return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
+            listed = [convert.message(s) for s in self.ctl.steps.step_list(request.job_id)]
+            return pb.GetStepsReply(steps=listed, now=now, cluster=cluster)
         addresses = self.ctl.runner.addresses()
         steps = [convert.step_info(s, addresses) for s in self.ctl.steps.steps_of(request.job_id)]
         return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
 
     @grpc_errors
     async def GetStepStats(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
-        return await self.ctl.steps.step_stats(convert.record(rq.StepStatQuery, request))
+        nodes = await self.ctl.steps.step_stats(convert.record(rq.StepStatQuery, request))
+        return pb.StepStatReply(nodes=[convert.message(n) for n in nodes])
 
     @grpc_errors
     async def CompleteJob(

@@ -17,12 +17,10 @@ from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
-from minislurm.model import Step
-from minislurm.requests import StepEnd, StepRequest, StepStatQuery
+from minislurm.model import Job, Step
+from minislurm.requests import NodeStepStat, StepEnd, StepInfo, StepRequest, StepStatQuery
 from minislurm.states import JobState
 from minislurm.stepids import INTERACTIVE_STEP
-from minislurm.wire import convert
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
 
@@ -31,29 +29,25 @@ class StepControl:
     """The steps of running jobs.
 
     Args:
-        cluster_key: signs the step credentials.
         ledger: the commits.
-        runner: the agents' addresses, and their usage figures.
+        runner: the agents' usage figures.
         jobs: the jobs the steps belong to.
     """
 
-    def __init__(
-        self, cluster_key: bytes, ledger: Ledger, runner: IntentRunner, jobs: JobControl
-    ) -> None:
-        self._cluster_key = cluster_key
+    def __init__(self, ledger: Ledger, runner: IntentRunner, jobs: JobControl) -> None:
         self._ledger = ledger
         self._state = ledger.state
         self._runner = runner
         self._jobs = jobs
 
-    def create_step(self, spec: StepRequest) -> pb.CreateStepReply:
+    def create_step(self, spec: StepRequest) -> tuple[Step, Job]:
         """srun inside an allocation: place a step and sign its credential.
 
         Args:
             spec: the step's request.
 
         Returns:
-            The step with its layout and node addresses, the credential, the job.
+            The step with its layout (started now), and its job.
 
         Raises:
             JobNotFound: no such job.
@@ -78,14 +72,9 @@ class StepControl:
         stepops.check_gpu_type(spec, [self._state.nodes[n] for n in job.allocation.node_names])
         step = stepops.place_step(spec, job, self._state.running_steps(job.job_id), step_id, now)
         self._ledger.save_steps([step], new=True)
-        info = convert.step_info(step, self._runner.addresses())
-        return pb.CreateStepReply(
-            step=info,
-            credential=convert.credential(info, job, self._cluster_key, now),
-            job=convert.job_info(job, 0, now),
-        )
+        return step, job
 
-    async def create_step_patiently(self, spec: StepRequest) -> pb.CreateStepReply:
+    async def create_step_patiently(self, spec: StepRequest) -> tuple[Step, Job]:
         """:meth:`create_step`, waiting up to STEP_PATIENCE for busy resources to free.
 
         The steps of ``for i in 1 2 3; do srun ...; done`` follow each other
@@ -144,7 +133,7 @@ class StepControl:
         jobs = [job_id] if job_id else sorted(self._state.steps)
         return [step for j in jobs for _, step in sorted(self._state.steps.get(j, {}).items())]
 
-    def step_list(self, job_id: int) -> list[pb.StepInfo]:
+    def step_list(self, job_id: int) -> list[StepInfo]:
         """Slurm's list of running steps (squeue -s, scontrol show step, sstat).
 
         Args:
@@ -158,7 +147,7 @@ class StepControl:
         """
         return steplist.running_steps(self._state, job_id)
 
-    async def step_stats(self, request: StepStatQuery) -> pb.StepStatReply:
+    async def step_stats(self, request: StepStatQuery) -> list[NodeStepStat]:
         """sstat: a running step's live usage, from the agents of its nodes.
 
         A node whose agent does not answer in time is left out, as Slurm's
@@ -179,6 +168,7 @@ class StepControl:
             self._jobs.authorize(job, request.requester_uid)
         except PermissionDenied:
             raise PermissionDenied(jobreq.INVALID_USER) from None
-        asked = pb.StepStatRequest(job_id=request.job_id, step_id=request.step_id)
-        replies = await asyncio.gather(*(self._runner.step_stat(node, asked) for node in nodes))
-        return pb.StepStatReply(nodes=[n for reply in replies for n in reply])
+        replies = await asyncio.gather(
+            *(self._runner.step_stat(node, request.job_id, request.step_id) for node in nodes)
+        )
+        return [n for reply in replies for n in reply]

@@ -1,6 +1,8 @@
 """What the commands and the node agents ask of the controller, as records.
 
-One frozen dataclass per request message the controller acts on. Each
+One frozen dataclass per request message the controller acts on (and per
+answer of an agent to the controller's questions, and the steps it
+lists). Each
 field has the name and meaning of the message's field of the same name
 (see ``proto/minislurm/v1/minislurm.proto``): the servicers convert the
 messages with :func:`minislurm.wire.convert.record`, which derives the
@@ -300,3 +302,72 @@ class JobRelease:
     exit_code: int = 0
     signal: int = 0
     requester_uid: int = 0
+
+
+@dataclass(frozen=True)
+class TaskUsage:
+    """One task's usage so far: the largest sizes seen, the counters now."""
+
+    task_id: int = 0
+    max_rss: int = 0
+    max_vmem: int = 0
+    max_pages: int = 0
+    cpu: float = 0.0
+    disk_read: int = 0
+    disk_write: int = 0
+
+
+@dataclass(frozen=True)
+class NodeStepStat:
+    """A node's answer to sstat's question: its tasks' usage and the step's processes."""
+
+    node: str = ""
+    tasks: tuple[TaskUsage, ...] = ()
+    pids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepNode:
+    """One node of a step: where its tasks run and what they may use."""
+
+    node: str = ""
+    addr: str = ""
+    port: int = 0
+    cpus: int = 0
+    gpus: tuple[int, ...] = ()
+    task_ids: tuple[int, ...] = ()
+    mem: int = 0
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """A step as the commands see it (squeue -s, scontrol show step, sstat)."""
+
+    job_id: int = 0
+    step_id: int = 0
+    name: str = ""
+    state: str = ""
+    nodes: tuple[StepNode, ...] = ()
+    ntasks: int = 0
+    cpus_per_task: int = 0
+    gpus_per_task: int = 0
+    nodelist: str = ""
+    start_time: int = 0
+    end_time: int = 0
+    exit_code: int = 0
+    signal: int = 0
+    distribution: str = ""
+    argv: str = ""
+    max_rss: int = 0
+    total_cpu: float = 0.0
+    uid: int = 0
+    gid: int = 0
+    partition: str = ""
+    array_job_id: int = 0
+    array_task_id: int | None = None
+    time_limit: int = 0
+    srun_host: str = ""
+    srun_pid: int = 0
+    tres: str = ""
+    num_cpus: int = 0
+    tres_per_node: str = ""

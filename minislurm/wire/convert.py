@@ -48,6 +48,10 @@ RECORDS: dict[type[Any], Any] = {
     requests.StepEnd: pb.StepCompleteRequest,
     requests.StepStatQuery: pb.StepStatRequest,
     requests.JobRelease: pb.CompleteJobRequest,
+    requests.TaskUsage: pb.TaskUsage,
+    requests.NodeStepStat: pb.NodeStepStat,
+    requests.StepNode: pb.StepNode,
+    requests.StepInfo: pb.StepInfo,
 }
 
 
@@ -115,6 +119,32 @@ def record(cls: type[R], message: Any) -> R:
             value = inner(value)
         values[name] = value
     return cls(**values)
+
+
+def message(rec: Any) -> Any:
+    """A record as its message: the inverse of :func:`record`.
+
+    Args:
+        rec: a record (its type a key of :data:`RECORDS`).
+
+    Returns:
+        The message.
+    """
+    msg = RECORDS[type(rec)]()
+    for name, kind, _ in _plan(type(rec)):
+        value = getattr(rec, name)
+        if kind == "map":
+            getattr(msg, name).update(value)
+        elif kind == "repeated":
+            getattr(msg, name).extend(value)
+        elif kind == "records":
+            getattr(msg, name).extend(message(v) for v in value)
+        elif kind == "record":
+            if value != type(value)():  # an empty one stays unset, as it came
+                getattr(msg, name).CopyFrom(message(value))
+        elif value is not None:
+            setattr(msg, name, value)
+    return msg
 
 
 def pattern_values(job: Job, node: str = "") -> dict[str, str]:

@@ -71,6 +71,12 @@ def test_every_field_of_a_message_reaches_its_record(cls: type, message: type) -
             assert got == getattr(msg, desc.name), desc.name
 
 
+@pytest.mark.parametrize(("cls", "message"), PAIRS, ids=[c.__name__ for c, _ in PAIRS])
+def test_a_record_converts_back_to_the_same_message(cls: type, message: type) -> None:
+    for msg in (message(), _filled(message)):
+        assert convert.message(convert.record(cls, msg)) == msg
+
+
 def test_hold_actions_are_the_messages_numbers() -> None:
     names = pb.HoldJobsRequest.Action.keys()
     assert {a.name: a.value for a in HoldAction} == {
