@@ -5,8 +5,8 @@ that produced them is durable. What comes of a launch, and the end of a
 kill, is reported to an :class:`Outcomes` (the job control), which
 commits it; the runner itself writes nothing.
 
-Imports ctld.dispatch, ctld.ledger, ctld.intents, ctld's pure job and step
-modules, and minislurm; the dispatcher is the only edge to the agents.
+Imports ctld.dispatch (the only edge to the agents), ctld.ledger,
+ctld.intents, ctld.nodes, ctld.store (scripts) and minislurm; no protobuf.
 """
 
 from __future__ import annotations
