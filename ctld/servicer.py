@@ -25,9 +25,8 @@ from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
-from minislurm import VERSION_LINE, hostlist, units
+from minislurm import VERSION_LINE
 from minislurm import requests as rq
-from minislurm.config import PartitionConfig
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
@@ -133,41 +132,11 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     ) -> pb.GetPartitionsReply:
         wanted = set(request.names)
         parts = [
-            self._partition_info(p)
+            convert.partition_info(p, self.ctl.state.nodes, self.ctl.conf.preempt_mode)
             for p in self.ctl.state.partitions.values()
             if not wanted or p.name in wanted
         ]
         return pb.GetPartitionsReply(partitions=parts)
-
-    def _partition_info(self, part: PartitionConfig) -> pb.PartitionInfo:
-        nodes = [self.ctl.state.nodes[n] for n in part.nodes if n in self.ctl.state.nodes]
-        cpus = sum(n.cpus for n in nodes)
-        mem = sum(n.real_memory for n in nodes)
-        gpus = sum(len(n.gpus) for n in nodes)
-        tres = f"cpu={cpus},mem={units.format_memory_mb(mem)},node={len(nodes)},billing={cpus}"
-        if gpus:
-            tres += f",gres/gpu={gpus}"
-        info = pb.PartitionInfo(
-            name=part.name,
-            nodes=hostlist.compress(part.nodes),
-            default=part.default,
-            max_time=part.max_time,
-            max_nodes=part.max_nodes,
-            min_nodes=part.min_nodes,
-            priority_tier=part.priority_tier,
-            priority_job_factor=part.priority_job_factor,
-            allow_accounts=",".join(part.allow_accounts) if part.allow_accounts else "ALL",
-            allow_groups=",".join(part.allow_groups) if part.allow_groups else "ALL",
-            state=part.state,
-            over_subscribe=part.over_subscribe,
-            preempt_mode=part.preempt_mode or self.ctl.conf.preempt_mode,
-            total_cpus=cpus,
-            total_nodes=len(nodes),
-            tres=tres,
-        )
-        if part.default_time is not None:
-            info.default_time = part.default_time
-        return info
 
     @grpc_errors
     async def GetConfig(self, request: pb.GetConfigRequest, context: Ctx) -> pb.GetConfigReply:

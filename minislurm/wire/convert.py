@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from minislurm import hostlist, requests, units
 from minislurm.arrays import NO_TASK as NO_VAL
+from minislurm.config import PartitionConfig
 from minislurm.depend import parse_dependency
 from minislurm.iopattern import DEFAULT_ARRAY_OUTPUT, DEFAULT_OUTPUT, output_path
 from minislurm.model import Allocation, Job, JobScript, Node, NodeAlloc, ResourceRequest, Step
@@ -560,3 +561,46 @@ def credential(info: pb.StepInfo, job: Job, key: bytes, now: float) -> pb.Signed
         ntasks=info.ntasks,
     ).SerializeToString()
     return pb.SignedCredential(payload=payload, signature=cred.sign(key, payload))
+
+
+def partition_info(
+    part: PartitionConfig, known: dict[str, Node], preempt_mode: str
+) -> pb.PartitionInfo:
+    """A partition as scontrol show partition and sinfo see it.
+
+    Args:
+        part: the partition.
+        known: the configured nodes by name.
+        preempt_mode: the cluster's PreemptMode (a partition without its own takes it).
+
+    Returns:
+        The message.
+    """
+    nodes = [known[n] for n in part.nodes if n in known]
+    cpus = sum(n.cpus for n in nodes)
+    mem = sum(n.real_memory for n in nodes)
+    gpus = sum(len(n.gpus) for n in nodes)
+    tres = f"cpu={cpus},mem={units.format_memory_mb(mem)},node={len(nodes)},billing={cpus}"
+    if gpus:
+        tres += f",gres/gpu={gpus}"
+    info = pb.PartitionInfo(
+        name=part.name,
+        nodes=hostlist.compress(part.nodes),
+        default=part.default,
+        max_time=part.max_time,
+        max_nodes=part.max_nodes,
+        min_nodes=part.min_nodes,
+        priority_tier=part.priority_tier,
+        priority_job_factor=part.priority_job_factor,
+        allow_accounts=",".join(part.allow_accounts) if part.allow_accounts else "ALL",
+        allow_groups=",".join(part.allow_groups) if part.allow_groups else "ALL",
+        state=part.state,
+        over_subscribe=part.over_subscribe,
+        preempt_mode=part.preempt_mode or preempt_mode,
+        total_cpus=cpus,
+        total_nodes=len(nodes),
+        tres=tres,
+    )
+    if part.default_time is not None:
+        info.default_time = part.default_time
+    return info
