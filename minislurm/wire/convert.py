@@ -106,7 +106,9 @@ def record(cls: type[R], message: Any) -> R:
     values: dict[str, Any] = {}
     for name, kind, inner in _plan(cls):
         value = getattr(message, name)
-        if kind == "optional":
+        if kind == "plain":  # most fields: nothing more to do
+            pass
+        elif kind == "optional":
             value = value if message.HasField(name) else None
         elif kind == "map":
             value = dict(value)
