@@ -3,7 +3,7 @@
 The work is done in rooms, each a module of its own: :mod:`ctld.jobctl`
 (jobs' requests and ends), :mod:`ctld.nodectl` (agents and node changes),
 :mod:`ctld.stepctl` (steps), :mod:`ctld.starts` (what scheduling passes
-decide), :mod:`ctld.limits` (time limits), :mod:`ctld.ranking`
+decide), :mod:`ctld.timelimits` (time limits), :mod:`ctld.ranking`
 (priorities). All of them commit through one :class:`~ctld.ledger.Ledger`
 and hand what must be done on the nodes to one
 :class:`~ctld.runner.IntentRunner`. This module builds them, loads the
@@ -25,7 +25,6 @@ from ctld.acctmgr import Accounting
 from ctld.intents import Terminate
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
-from ctld.limits import TimeLimits
 from ctld.nodectl import NodeControl
 from ctld.ranking import Ranking, weights_of
 from ctld.resvmgr import Reservations
@@ -36,6 +35,7 @@ from ctld.starts import Starts
 from ctld.state import ClusterState
 from ctld.stepctl import StepControl
 from ctld.store import repo
+from ctld.timelimits import TimeLimits
 from minislurm.states import JobState
 
 log = logging.getLogger(__name__)

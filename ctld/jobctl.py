@@ -5,7 +5,7 @@ ledger, then hand the intents the change produced to the runner and kick
 the scheduler. It is also the runner's :class:`~ctld.runner.Outcomes`:
 what came of a launch or a kill is committed here.
 
-Imports ctld's pure job modules, ctld.ledger, ctld.runner, ctld.limits,
+Imports ctld's pure job modules, ctld.ledger, ctld.runner, ctld.timelimits,
 ctld.ranking, ctld.scheduling and minislurm.
 """
 
@@ -24,7 +24,6 @@ from ctld.acctmgr import Accounting
 from ctld.groupcommit import GroupCommit
 from ctld.intents import Terminate
 from ctld.ledger import Ledger
-from ctld.limits import TimeLimits
 from ctld.partaccess import check_access, user_groups
 from ctld.ranking import Ranking
 from ctld.reservations import check_job as check_reservation
@@ -32,6 +31,7 @@ from ctld.runner import IntentRunner
 from ctld.sched.willrun import expected_start
 from ctld.scheduling import SchedulerLoop, build_snapshot, scheduled_request
 from ctld.store import repo
+from ctld.timelimits import TimeLimits
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound
 from minislurm.model import Allocation, Job, JobScript, PendingJob, RunningJob

@@ -5,7 +5,7 @@ commits the plan (starting jobs and splitting array tasks off in one
 transaction), gives pending jobs their reasons, and has the runner launch
 the batch scripts and kill what waiting jobs preempt.
 
-Imports ctld's pure job modules, ctld.ledger, ctld.runner, ctld.limits and minislurm.
+Imports ctld's pure job modules, ctld.ledger, ctld.runner, ctld.timelimits and minislurm.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from ctld import preemption
 from ctld.acctmgr import Accounting
 from ctld.intents import Launch, Terminate
 from ctld.ledger import Ledger
-from ctld.limits import TimeLimits
 from ctld.ranking import Ranking
 from ctld.runner import IntentRunner
 from ctld.scheduling import latest_start
+from ctld.timelimits import TimeLimits
 from minislurm.config import SlurmConfig
 from minislurm.depend import parse_dependency
 from minislurm.model import Job, Plan, Snapshot
