@@ -3,23 +3,31 @@
 One gRPC channel per node address. Each call is retried with backoff while
 the agent is unreachable, for up to ``give_up_after`` seconds; every call is
 idempotent on the agent's side, so a retry after a lost reply is harmless.
+The calls take the controller's records and build the agents' messages
+here (through :mod:`minislurm.wire.convert`): this is the edge to the
+agents, and the one module of ctld below the servicers that speaks protobuf.
 
-Imports minislurm; no database.
+Imports ctld.intents and minislurm (the transport and its stubs); no database.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import grpc
 
+from ctld.intents import Signal, SignalStep
 from minislurm.daemon import GRPC_OPTIONS
+from minislurm.model import Job, JobScript, Step
+from minislurm.requests import NodeStepStat
 from minislurm.security import auth
 from minislurm.security.authgrpc import SignCalls
-from minislurm.wire import tls
+from minislurm.wire import convert, tls
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
@@ -29,6 +37,27 @@ T = TypeVar("T")
 _RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 CALL_TIMEOUT = 10.0
 STAT_PATIENCE = 2.0  # seconds sstat waits for an unreachable agent: it reports what the others have
+
+
+@dataclass(frozen=True)
+class BatchSite:
+    """The cluster's side of a batch launch: what the script's environment names."""
+
+    cluster: str  # ClusterName
+    controller: str  # the controller's host:port (SLURM_WORKING_CLUSTER)
+    conf_path: str  # the slurm.conf path jobs see as SLURM_CONF
+    kill_wait: int  # seconds between SIGTERM and SIGKILL
+
+
+@dataclass(frozen=True)
+class StepSigned:
+    """What a step credential is made of: the step, its job, the agents, the key, the time."""
+
+    step: Step
+    job: Job
+    addresses: dict[str, tuple[str, int]]
+    key: bytes
+    now: float
 
 
 class AgentUnreachable(Exception):
@@ -94,102 +123,134 @@ class AgentDispatcher:
     async def launch_batch(
         self,
         address_of: Callable[[], str | None],
-        request: pb.BatchLaunchRequest,
+        job: Job,
+        script: JobScript,
+        site: BatchSite,
         patience: float | None = None,
     ) -> None:
         """Ask the batch host's agent to start a job's script.
 
         Args:
             address_of: returns the agent's current ``host:port`` (None: unknown yet).
-            request: the launch description.
+            job: the RUNNING job with its allocation.
+            script: its script, arguments, environment and umask.
+            site: the cluster's side of the launch.
             patience: seconds to keep retrying (default: ``give_up_after``).
 
         Raises:
             AgentUnreachable: no answer in time.
             grpc.aio.AioRpcError: the agent refused.
         """
+        request = convert.launch_request(
+            job, script, site.cluster, site.controller, site.conf_path, site.kill_wait
+        )
         await self._call(
             address_of,
-            f"launch job={request.job.job_id}",
+            f"launch job={job.job_id}",
             lambda stub: stub.LaunchBatch(request, timeout=CALL_TIMEOUT),
             patience,
         )
 
     async def terminate(
-        self, address_of: Callable[[], str | None], request: pb.TerminateJobRequest
+        self, address_of: Callable[[], str | None], job_id: int, outcome: str, kill_wait: int
     ) -> None:
         """Ask an agent to kill everything of a job on its node.
 
         Args:
             address_of: returns the agent's current ``host:port``.
-            request: which job, why, and how long to wait before SIGKILL.
+            job_id: the job.
+            outcome: why (the state the job ends in).
+            kill_wait: seconds between SIGTERM and SIGKILL.
 
         Raises:
             AgentUnreachable: no answer in time.
         """
+        request = pb.TerminateJobRequest(
+            job_id=job_id, outcome=outcome, kill_wait=kill_wait, time=int(time.time())
+        )
         await self._call(
             address_of,
-            f"terminate job={request.job_id}",
+            f"terminate job={job_id}",
             lambda stub: stub.TerminateJob(request, timeout=CALL_TIMEOUT),
         )
 
-    async def signal(
-        self, address_of: Callable[[], str | None], request: pb.SignalJobRequest
-    ) -> None:
+    async def signal(self, address_of: Callable[[], str | None], intent: Signal) -> None:
         """Ask an agent to send a signal to a job's processes on its node.
 
         Args:
             address_of: returns the agent's current ``host:port``.
-            request: which job, which signal, batch shell or steps.
+            intent: which job, which signal, batch shell or steps.
 
         Raises:
             AgentUnreachable: no answer in time.
         """
+        request = pb.SignalJobRequest(
+            job_id=intent.job_id,
+            signal=intent.signal,
+            batch_only=intent.batch_only,
+            full=intent.full,
+        )
         await self._call(
             address_of,
-            f"signal job={request.job_id}",
+            f"signal job={intent.job_id}",
             lambda stub: stub.SignalJob(request, timeout=CALL_TIMEOUT),
         )
 
     async def signal_tasks(
-        self, address_of: Callable[[], str | None], request: pb.SignalTasksRequest
+        self, addresses_of: list[Callable[[], str | None]], intent: SignalStep, signed: StepSigned
     ) -> None:
-        """Ask an agent to send a signal to one step's tasks on its node.
+        """Ask the agents of a step's nodes to send a signal to its tasks there.
 
         Args:
-            address_of: returns the agent's current ``host:port``.
-            request: the step, the signal and a credential the controller signed.
+            addresses_of: per node, returns its agent's current ``host:port``.
+            intent: the step and the signal.
+            signed: what the credential the agents check is made of.
 
         Raises:
             AgentUnreachable: no answer in time.
         """
-        await self._call(
-            address_of,
-            f"signal step={request.job_id}.{request.step_id}",
-            lambda stub: stub.SignalTasks(request, timeout=CALL_TIMEOUT),
+        info = convert.step_info(signed.step, signed.addresses)
+        credential = convert.credential(info, signed.job, signed.key, signed.now)
+        request = pb.SignalTasksRequest(
+            job_id=intent.job_id,
+            step_id=intent.step_id,
+            signal=intent.signal,
+            credential=credential,
+        )
+        what = f"signal step={intent.job_id}.{intent.step_id}"
+        await asyncio.gather(
+            *(
+                self._call(
+                    address_of, what, lambda stub: stub.SignalTasks(request, timeout=CALL_TIMEOUT)
+                )
+                for address_of in addresses_of
+            )
         )
 
     async def step_stat(
-        self, address_of: Callable[[], str | None], request: pb.StepStatRequest
-    ) -> pb.StepStatReply:
+        self, address_of: Callable[[], str | None], job_id: int, step_id: int
+    ) -> list[NodeStepStat]:
         """Ask an agent for the live usage of one step's tasks on its node (sstat).
 
         Args:
             address_of: returns the agent's current ``host:port``.
-            request: the step.
+            job_id: the step's job.
+            step_id: the step.
 
         Returns:
-            The node's figures (no node when the step no longer runs there).
+            The node's figures (none when the step no longer runs there).
 
         Raises:
             AgentUnreachable: no answer in time.
         """
-        return await self._call(
+        request = pb.StepStatRequest(job_id=job_id, step_id=step_id)
+        reply = await self._call(
             address_of,
-            f"stat step={request.job_id}.{request.step_id}",
+            f"stat step={job_id}.{step_id}",
             lambda stub: stub.StepStat(request, timeout=CALL_TIMEOUT),
             patience=STAT_PATIENCE,
         )
+        return [convert.record(NodeStepStat, node) for node in reply.nodes]
 
     async def close(self) -> None:
         """Close every channel."""

@@ -31,8 +31,8 @@ from ctld.jobs import (
 )
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Job
+from minislurm.requests import HoldAction
 from minislurm.states import TERMINAL_JOB_STATES, JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REASON_REQUEUE_HELD = "job requeued in held state"  # scontrol requeuehold (a user's hold)
 
@@ -84,12 +84,12 @@ def release(job: Job, now: float) -> Job:
     return replace(job, hold=HOLD_NONE, reason=REASON_NONE, eligible_time=eligible)
 
 
-def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
+def hold_action(job: Job, action: HoldAction, operator: bool, now: float) -> Job:
     """The job after ``scontrol hold``, ``uhold`` or ``release``.
 
     Args:
         job: the job.
-        action: a ``HoldJobsRequest.Action``.
+        action: what to do.
         operator: the requester is root or an operator (``hold`` is then an
             admin hold, and admin holds may be released).
         now: the time.
@@ -103,7 +103,7 @@ def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
     """
     if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
         raise InvalidTransition(FINISHED)
-    if action == pb.HoldJobsRequest.RELEASE:
+    if action == HoldAction.RELEASE:
         if not job.held:
             # Slurm's release resets a pending job's reason all the same.
             return replace(job, reason=REASON_NONE) if job.state is JobState.PENDING else job
@@ -112,7 +112,7 @@ def hold_action(job: Job, action: int, operator: bool, now: float) -> Job:
         return release(job, now)
     if job.held and not operator:
         return job
-    kind = HOLD_ADMIN if action == pb.HoldJobsRequest.HOLD and operator else HOLD_USER
+    kind = HOLD_ADMIN if action == HoldAction.HOLD and operator else HOLD_USER
     if job.held:
         return replace(job, hold=kind, reason=held_reason(kind))
     return hold(job, kind, now)

@@ -1,8 +1,8 @@
 """What a change of state asks to be done on the nodes, after it is committed.
 
-Intents are carried out by the controller once the change that produced
-them is durable; each is idempotent (agents ignore repeats), so resending
-one after a restart is safe.
+Intents are carried out by :class:`ctld.runner.IntentRunner` once the
+change that produced them is durable; each is idempotent (agents ignore
+repeats), so resending one after a restart is safe.
 
 Imports nothing beyond the standard library.
 """

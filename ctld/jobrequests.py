@@ -22,8 +22,8 @@ from ctld.selection import Selection, select, split_waiting
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import Job, Step
+from minislurm.requests import CancelRequest, HoldRequest, JobQuery, JobUpdate
 from minislurm.states import TERMINAL_JOB_STATES, JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 INVALID_ID = "Invalid job id specified"
 INVALID_USER = "Invalid user id"  # Slurm's refusal of a step to one not its job's owner
@@ -65,7 +65,7 @@ def authorize(job: Job, uid: int, operators: Container[int], message: str = jobo
         raise PermissionDenied(message)
 
 
-def find(state: ClusterState, request: pb.GetJobsRequest) -> list[Job]:
+def find(state: ClusterState, request: JobQuery) -> list[Job]:
     """The jobs a query selects, by job id.
 
     An array's id selects all its records; a task reference selects the
@@ -94,7 +94,7 @@ def find(state: ClusterState, request: pb.GetJobsRequest) -> list[Job]:
     return [job for job in candidates if _matches(job, request)]
 
 
-def _matches(job: Job, request: pb.GetJobsRequest) -> bool:
+def _matches(job: Job, request: JobQuery) -> bool:
     if request.states:
         if job.state.value not in request.states:
             return False
@@ -109,7 +109,7 @@ def _matches(job: Job, request: pb.GetJobsRequest) -> bool:
 
 
 def cancel(
-    state: ClusterState, request: pb.CancelJobsRequest, operators: Container[int], now: float
+    state: ClusterState, request: CancelRequest, operators: Container[int], now: float
 ) -> Outcome:
     """scancel: cancel or signal jobs, array tasks or one step.
 
@@ -133,21 +133,18 @@ def cancel(
         return out
     if request.signal == SIGKILL and not request.batch_only:
         # Slurm's SIGKILL to a job (not to its batch shell alone) is its cancellation.
-        plain = pb.CancelJobsRequest()
-        plain.CopyFrom(request)
-        plain.signal = 0
-        request = plain
+        request = replace(request, signal=0)
     if request.job_ids or request.array_tasks:
         chosen = select(state, list(request.job_ids), list(request.array_tasks))
         targets = chosen.jobs
         out.results += [(0, ref, INVALID_ID) for ref in chosen.missing]
         _drop_waiting(state, chosen, request, operators, now, out)
     else:
-        query = pb.GetJobsRequest(
-            users=[request.user] if request.user else [],
-            partitions=[request.partition] if request.partition else [],
-            states=list(request.states),
-            names=[request.name] if request.name else [],
+        query = JobQuery(
+            users=(request.user,) if request.user else (),
+            partitions=(request.partition,) if request.partition else (),
+            states=request.states,
+            names=(request.name,) if request.name else (),
         )
         targets = [(str(j.job_id), j) for j in find(state, query)]
     for ref, job in targets:
@@ -159,7 +156,7 @@ def cancel(
 def _drop_waiting(
     state: ClusterState,
     chosen: Selection,
-    request: pb.CancelJobsRequest,
+    request: CancelRequest,
     operators: Container[int],
     now: float,
     out: Outcome,
@@ -184,7 +181,7 @@ def _drop_waiting(
 
 
 def _cancel_one(
-    job: Job, request: pb.CancelJobsRequest, operators: Container[int], now: float, out: Outcome
+    job: Job, request: CancelRequest, operators: Container[int], now: float, out: Outcome
 ) -> str:
     try:
         authorize(job, request.requester_uid, operators)
@@ -212,7 +209,7 @@ def _cancel_one(
 
 
 def _cancel_step(
-    state: ClusterState, request: pb.CancelJobsRequest, operators: Container[int], out: Outcome
+    state: ClusterState, request: CancelRequest, operators: Container[int], out: Outcome
 ) -> None:
     """``scancel 123.0``: kill one running step, or send its tasks a signal.
 
@@ -245,7 +242,7 @@ def _cancel_step(
 
 
 def hold(
-    state: ClusterState, request: pb.HoldJobsRequest, operators: Container[int], now: float
+    state: ClusterState, request: HoldRequest, operators: Container[int], now: float
 ) -> Outcome:
     """scontrol hold, uhold and release, of jobs, arrays or array tasks.
 
@@ -286,7 +283,7 @@ def _keep_split(chosen: Selection, out: Outcome) -> None:
 
 def update(
     state: ClusterState,
-    request: pb.UpdateJobRequest,
+    request: JobUpdate,
     operators: Container[int],
     now: float,
     priority_of: Callable[[Job], int],
@@ -309,7 +306,7 @@ def update(
         InvalidRequest: an invalid value.
         InvalidTransition: the change needs a pending job.
     """
-    if request.HasField("array_task_id"):
+    if request.array_task_id is not None:
         chosen = select(state, [], [f"{request.job_id}_{request.array_task_id}"])
     else:
         chosen = select(state, [request.job_id], [])

@@ -1,6 +1,6 @@
 """Jobs: validating a submission into a record, and every change of a job's state.
 
-``build_job`` checks each field of a :class:`JobSpec` message against the
+``build_job`` checks each field of a :class:`~minislurm.requests.Submission` against the
 configuration and the nodes (clients can be bypassed) and raises
 :class:`~minislurm.errors.InvalidRequest` with Slurm's words; the other
 functions return a job's next record, moving its state only through
@@ -30,10 +30,9 @@ from minislurm.model import (
     JobScript,
     ResourceRequest,
 )
+from minislurm.requests import Submission
 from minislurm.states import JobEvent, JobState, next_job_state
 from minislurm.units import INFINITE
-from minislurm.wire import convert
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 ALREADY_DONE = "Job/step already completing or completed"
@@ -69,7 +68,7 @@ def rejected(*lines: str) -> InvalidRequest:
     return InvalidRequest("\n".join(lines))
 
 
-def _partition(spec: pb.JobSpec, state: ClusterState, default: str | None) -> PartitionConfig:
+def _partition(spec: Submission, state: ClusterState, default: str | None) -> PartitionConfig:
     name = spec.partition or default
     part = state.partitions.get(name) if name else None
     if part is None:
@@ -91,7 +90,7 @@ def _hostnames(expr: str, state: ClusterState) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def _gpus_per_node(spec: pb.JobSpec, gres_types: tuple[str, ...]) -> tuple[int, str]:
+def _gpus_per_node(spec: Submission, gres_types: tuple[str, ...]) -> tuple[int, str]:
     """The GPUs per node ``--gres`` and ``--gpus-per-node`` ask for, and the GPU type named."""
     gpus, gpu_type = gres_gpus(spec.gres, gres_types, spec.gpu_type)
     return max(gpus, spec.gpus_per_node), gpu_type
@@ -139,7 +138,7 @@ def untyped_nodes(gpu_type: str, state: ClusterState) -> frozenset[str]:
 
 
 def resolve_request(
-    spec: pb.JobSpec, state: ClusterState, gres_types: tuple[str, ...]
+    spec: Submission, state: ClusterState, gres_types: tuple[str, ...]
 ) -> ResourceRequest:
     """Turn the counts a user gave into a complete, consistent request.
 
@@ -154,7 +153,7 @@ def resolve_request(
     Raises:
         InvalidRequest: inconsistent or unknown values.
     """
-    if spec.HasField("mem_per_node") and spec.HasField("mem_per_cpu"):
+    if spec.mem_per_node is not None and spec.mem_per_cpu is not None:
         raise rejected("--mem and --mem-per-cpu are mutually exclusive")
     req_nodes = _hostnames(spec.nodelist, state) if spec.nodelist else ()
     exc_nodes = _hostnames(spec.exclude, state) if spec.exclude else ()
@@ -181,8 +180,8 @@ def resolve_request(
         ntasks=ntasks,
         ntasks_per_node=tpn,
         cpus_per_task=cpt,
-        mem_per_node=spec.mem_per_node if spec.HasField("mem_per_node") else 0,
-        mem_per_cpu=spec.mem_per_cpu if spec.HasField("mem_per_cpu") else 0,
+        mem_per_node=spec.mem_per_node or 0,
+        mem_per_cpu=spec.mem_per_cpu or 0,
         gpus_per_node=gpus_per_node,
         gpus_per_task=spec.gpus_per_task,
         gpus=spec.gpus,
@@ -272,7 +271,7 @@ def check_satisfiable(req: ResourceRequest, part: PartitionConfig, state: Cluste
         raise rejected(NOT_AVAILABLE)
 
 
-def _check_text(spec: pb.JobSpec, max_script_size: int) -> None:
+def _check_text(spec: Submission, max_script_size: int) -> None:
     texts = [spec.name, spec.work_dir, spec.stdout, spec.stderr, spec.stdin, spec.command]
     texts += [spec.comment, spec.mail_user, spec.gpu_type, *spec.options, *spec.options.values()]
     texts += list(spec.argv) + list(spec.environment) + list(spec.environment.values())
@@ -294,7 +293,7 @@ def _check_text(spec: pb.JobSpec, max_script_size: int) -> None:
 
 
 def build_job(
-    spec: pb.JobSpec,
+    spec: Submission,
     job_id: int,
     now: float,
     state: ClusterState,
@@ -326,7 +325,7 @@ def build_job(
     _check_text(spec, max_script_size)
     part = _partition(spec, state, default_partition)
     req = replace(resolve_request(spec, state, gres_types), part_mem=partition_memory(part, state))
-    if spec.HasField("time_limit"):
+    if spec.time_limit is not None:
         limit = spec.time_limit or INFINITE
     else:
         limit = part.default_time if part.default_time is not None else part.max_time
@@ -359,7 +358,7 @@ def build_job(
         nice=spec.nice,
         hold=HOLD_USER if spec.hold else HOLD_NONE,
         time_limit=limit,
-        partition_time_limit=not spec.HasField("time_limit") and part.default_time is None,
+        partition_time_limit=spec.time_limit is None and part.default_time is None,
         eligible_time=_eligible_time(spec, now),
         last_sched_eval=now,  # Slurm's first evaluation is the submission's
         work_dir=spec.work_dir,
@@ -371,7 +370,7 @@ def build_job(
         command=spec.command,
         gres=spec.gres,
         batch=spec.batch,
-        requeue=spec.requeue if spec.HasField("requeue") else default_requeue,
+        requeue=default_requeue if spec.requeue is None else spec.requeue,
         prio_process=spec.prio_process,
         **_workflow(job_id, spec, now, max_array_size),
         **_notices(spec),
@@ -381,7 +380,7 @@ def build_job(
     return job, script
 
 
-def _workflow(job_id: int, spec: pb.JobSpec, now: float, max_array_size: int) -> dict[str, Any]:
+def _workflow(job_id: int, spec: Submission, now: float, max_array_size: int) -> dict[str, Any]:
     """The new job's array, dependency and times, validated."""
     fields: dict[str, Any] = {}
     if spec.array:
@@ -411,7 +410,7 @@ def _workflow(job_id: int, spec: pb.JobSpec, now: float, max_array_size: int) ->
     }
 
 
-def _notices(spec: pb.JobSpec) -> dict[str, Any]:
+def _notices(spec: Submission) -> dict[str, Any]:
     """The new job's comment, mail, open mode and warning signal, validated."""
     try:
         normal = jobopts.parse_mail_type(spec.mail_type) if spec.mail_type else ""
@@ -527,7 +526,7 @@ def missed_deadline(job: Job, now: float) -> Job:
     return replace(job, state=new, reason=REASON_DEADLINE, end_time=now, start_time=now)
 
 
-def _eligible_time(spec: pb.JobSpec, now: float) -> float:
+def _eligible_time(spec: Submission, now: float) -> float:
     """When a new job may start: its begin time, else now unless held or dependent (0)."""
     if spec.begin_time > now:
         return float(spec.begin_time)
@@ -622,55 +621,3 @@ def node_failed(job: Job, now: float) -> Job:
     """
     new = next_job_state(job.job_id, job.state, JobEvent.NODE_FAIL, "NodeFail")
     return replace(job, state=new, reason="NodeFail", end_time=now)
-
-
-def launch_request(
-    job: Job,
-    script: JobScript,
-    cluster: str,
-    controller: str,
-    conf_path: str,
-    kill_wait: int,
-) -> pb.BatchLaunchRequest:
-    """What the batch host's agent needs to run the job's script.
-
-    Args:
-        job: the RUNNING job with its allocation.
-        script: its script, arguments, environment and umask.
-        cluster: ClusterName.
-        controller: the controller's ``host:port`` (for SLURM_WORKING_CLUSTER).
-        conf_path: the slurm.conf path jobs see as SLURM_CONF.
-        kill_wait: seconds between SIGTERM and SIGKILL.
-
-    Returns:
-        The launch message.
-    """
-    spec = pb.JobSpec(
-        name=job.name,
-        script=script.script,
-        argv=script.argv,
-        environment=script.environment,
-        umask=script.umask,
-        work_dir=job.work_dir,
-        submit_dir=job.submit_dir,
-        stdout=job.stdout,
-        stderr=job.stderr,
-        stdin=job.stdin,
-        open_mode=job.open_mode,
-        ntasks=job.request.ntasks if job.request.ntasks_set else 0,
-        cpus_per_task=job.request.cpus_per_task if job.request.cpus_per_task_set else 0,
-        prio_process=job.prio_process,
-        uid=job.uid,
-        gid=job.gid,
-        user=job.user,
-        group=job.group,
-        batch=job.batch,
-    )
-    return pb.BatchLaunchRequest(
-        job=convert.job_info(job, 0, job.start_time),
-        spec=spec,
-        cluster=cluster,
-        controller=controller,
-        conf_path=conf_path,
-        kill_wait=kill_wait,
-    )

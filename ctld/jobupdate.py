@@ -37,9 +37,9 @@ from minislurm import hostlist, jobopts
 from minislurm.depend import parse_dependency
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import Job
+from minislurm.requests import HoldAction, JobUpdate
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 from minislurm.units import INFINITE
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_SUPPORTED = "Requested operation not supported on this system"
 PRIORITY_NOT_KEPT = "Changes to job priority are not persistent, change nice instead"
@@ -64,7 +64,7 @@ class Change:
 
     def __init__(
         self,
-        request: pb.UpdateJobRequest,
+        request: JobUpdate,
         operator: bool,
         state: ClusterState,
         now: float,
@@ -78,12 +78,12 @@ class Change:
 
     def has(self, name: str) -> bool:
         """Whether the request changes ``name``."""
-        return bool(self.request.HasField(name))
+        return getattr(self.request, name) is not None
 
 
 def updated(
     job: Job,
-    request: pb.UpdateJobRequest,
+    request: JobUpdate,
     operator: bool,
     state: ClusterState,
     now: float,
@@ -110,10 +110,11 @@ def updated(
     """
     if job.state in TERMINAL_JOB_STATES or job.state is JobState.COMPLETING:
         raise InvalidTransition(FINISHED)
-    if any("\0" in getattr(request, name) for name in _TEXTS if request.HasField(name)):
+    if any("\0" in (getattr(request, name) or "") for name in _TEXTS):
         raise InvalidRequest("Invalid NUL character in job description")
     for name in ("begin_time", "deadline"):
-        if request.HasField(name) and not 0 <= getattr(request, name) <= MAX_TIME:
+        value = getattr(request, name)
+        if value is not None and not 0 <= value <= MAX_TIME:
             raise InvalidRequest(BAD_TIME)
     change = Change(request, operator, state, now, priority)
     new = job
@@ -132,9 +133,10 @@ def _pending(job: Job, current: object, wanted: object) -> bool:
 
 
 def _partition(job: Job, change: Change) -> Job:
-    if not change.has("partition") or not _pending(job, job.partition, change.request.partition):
+    name = change.request.partition
+    if name is None or not _pending(job, job.partition, name):
         return job
-    part = change.state.partitions.get(change.request.partition)
+    part = change.state.partitions.get(name)
     if part is None:
         raise InvalidRequest("Invalid partition name specified")
     check_satisfiable(job.request, part, change.state)
@@ -150,7 +152,7 @@ def _gres(job: Job, change: Change) -> Job:
     the job waits.
     """
     text = change.request.gres
-    if not change.has("gres") or not _pending(job, job.gres, text):
+    if text is None or not _pending(job, job.gres, text):
         return job
     gpus, gpu_type = gres_gpus(text, change.state.gres_types)
     if gpu_type and not any(gpu_type in n.gpu_types for n in change.state.nodes.values()):
@@ -167,18 +169,18 @@ def _gres(job: Job, change: Change) -> Job:
 def _association(job: Job, change: Change) -> Job:
     """``Account=`` and ``QOS=`` of a pending job (the caller checks the association)."""
     new = job
-    if change.has("account"):
+    if change.request.account is not None:
         if job.state is not JobState.PENDING:
             raise InvalidTransition(NOT_PENDING)  # even the same account, as Slurm says
         new = replace(new, account=change.request.account)
-    if change.has("qos") and _pending(job, job.qos, change.request.qos):
+    if change.request.qos is not None and _pending(job, job.qos, change.request.qos):
         new = replace(new, qos=change.request.qos)
     return new
 
 
 def _reservation(job: Job, change: Change) -> Job:
     name = change.request.reservation
-    if not change.has("reservation") or not _pending(job, job.reservation, name):
+    if name is None or not _pending(job, job.reservation, name):
         return job
     check_reservation(name, job.user, job.account, change.state.reservations)
     return replace(job, reservation=name)
@@ -214,12 +216,12 @@ def _nodes(job: Job, change: Change) -> Job:
 
 def _node_count(job: Job, change: Change) -> Job:
     """``NumNodes=N[-M]`` (``ALL``: every node of the partition)."""
-    if not change.has("min_nodes"):
+    if change.request.min_nodes is None:
         return job
     low = change.request.min_nodes
     if low == ALL_NODES:
         low = len(change.state.partitions[job.partition].nodes)
-    high = change.request.max_nodes if change.has("max_nodes") else low
+    high = change.request.max_nodes if change.request.max_nodes is not None else low
     if (low, high) == (job.request.min_nodes, job.request.max_nodes):
         return job
     if job.state is not JobState.PENDING:
@@ -229,7 +231,7 @@ def _node_count(job: Job, change: Change) -> Job:
     old = job.request
     ntasks = max(old.ntasks, low) if old.ntasks_set else low
     # As Slurm shows it: NumNodes=2 after NumNodes=2, NumNodes=1-2 after NumNodes=1-2.
-    shown = change.has("max_nodes")
+    shown = change.request.max_nodes is not None
     request = replace(old, min_nodes=low, max_nodes=high, ntasks=ntasks, nodes_set=shown)
     check_satisfiable(request, change.state.partitions[job.partition], change.state)
     return replace(job, request=request)
@@ -237,7 +239,7 @@ def _node_count(job: Job, change: Change) -> Job:
 
 def _task_count(job: Job, change: Change) -> Job:
     wanted = change.request.num_tasks
-    if not change.has("num_tasks") or not _pending(job, job.request.ntasks, wanted):
+    if wanted is None or not _pending(job, job.request.ntasks, wanted):
         return job
     if wanted < 1 or wanted < job.request.min_nodes:
         raise InvalidRequest(BAD_TASK_COUNT)
@@ -247,7 +249,7 @@ def _task_count(job: Job, change: Change) -> Job:
 
 
 def _time_limit(job: Job, change: Change) -> Job:
-    if not change.has("time_limit"):
+    if change.request.time_limit is None:
         return job
     limit = change.request.time_limit or INFINITE
     if limit == job.time_limit:
@@ -265,7 +267,7 @@ def _minutes(limit: int) -> int:
 
 
 def _deadline(job: Job, change: Change) -> Job:
-    if not change.has("deadline") or job.state is JobState.RUNNING:
+    if change.request.deadline is None or job.state is JobState.RUNNING:
         return job  # Slurm leaves a running job's deadline as it is
     if change.request.deadline < change.now:
         raise InvalidRequest(BAD_TIME)
@@ -276,15 +278,15 @@ def _deadline(job: Job, change: Change) -> Job:
 
 def _priority(job: Job, change: Change) -> Job:
     """``Priority=``: an administrator's; 0 holds the job, Slurm's INFINITE releases it."""
-    if not change.has("priority"):
+    if change.request.priority is None:
         return job
     wanted = change.request.priority
     if wanted == 0:
-        return hold_action(job, pb.HoldJobsRequest.HOLD, change.operator, change.now)
+        return hold_action(job, HoldAction.HOLD, change.operator, change.now)
     if job.held:
         if wanted != PRIORITY_INFINITE:
             raise InvalidRequest(HELD)
-        return hold_action(job, pb.HoldJobsRequest.RELEASE, change.operator, change.now)
+        return hold_action(job, HoldAction.RELEASE, change.operator, change.now)
     if wanted == PRIORITY_INFINITE:
         return replace(job, priority_set=0) if change.operator else job
     if not change.operator:
@@ -295,7 +297,7 @@ def _priority(job: Job, change: Change) -> Job:
 
 
 def _nice(job: Job, change: Change) -> Job:
-    if not change.has("nice"):
+    if change.request.nice is None:
         return job
     if change.request.nice < 0 and not change.operator:
         raise PermissionDenied(DENIED)
@@ -305,7 +307,7 @@ def _nice(job: Job, change: Change) -> Job:
 
 
 def _name(job: Job, change: Change) -> Job:
-    if not change.has("name"):
+    if change.request.name is None:
         return job
     if not change.request.name or "\0" in change.request.name:
         raise InvalidRequest("Invalid job name")
@@ -314,7 +316,7 @@ def _name(job: Job, change: Change) -> Job:
 
 def _work_dir(job: Job, change: Change) -> Job:
     path = change.request.work_dir
-    if not change.has("work_dir") or not _pending(job, job.work_dir, path):
+    if path is None or not _pending(job, job.work_dir, path):
         return job
     if not path.startswith("/") or "\0" in path:
         raise InvalidRequest(f"Working directory must be an absolute path: {path!r}")
@@ -323,7 +325,7 @@ def _work_dir(job: Job, change: Change) -> Job:
 
 def _dependency(job: Job, change: Change) -> Job:
     """``Dependency=...``: a pending job waits on something else ("" clears)."""
-    if not change.has("dependency"):
+    if change.request.dependency is None:
         return job
     if job.state is not JobState.PENDING:
         raise InvalidTransition(NOT_PENDING)
@@ -337,7 +339,7 @@ def _dependency(job: Job, change: Change) -> Job:
 
 def _begin_time(job: Job, change: Change) -> Job:
     """``StartTime=``/``EligibleTime=``: not before then (a past time is now)."""
-    if not change.has("begin_time"):
+    if change.request.begin_time is None:
         return job
     if job.state is not JobState.PENDING:
         raise InvalidTransition(NOT_PENDING)
@@ -349,18 +351,18 @@ def _begin_time(job: Job, change: Change) -> Job:
 def _notices(job: Job, change: Change) -> Job:
     """Comment, requeue flag and mail: any job that has not finished."""
     request, new = change.request, job
-    if change.has("comment"):
+    if request.comment is not None:
         new = replace(new, comment=request.comment)
-    if change.has("requeue"):
+    if request.requeue is not None:
         new = replace(new, requeue=request.requeue)
-    if change.has("mail_type"):
+    if request.mail_type is not None:
         try:
             normal = jobopts.parse_mail_type(request.mail_type) if request.mail_type else ""
         except ValueError:
             raise InvalidRequest("Invalid mail type specification") from None
         mail_user = new.mail_user or (new.user if normal else "")
         new = replace(new, mail_type=normal, mail_user=mail_user)
-    if change.has("mail_user"):
+    if request.mail_user is not None:
         new = replace(new, mail_user=request.mail_user)
     return new
 
@@ -368,7 +370,7 @@ def _notices(job: Job, change: Change) -> Job:
 def _array_throttle(job: Job, change: Change) -> Job:
     """``ArrayTaskThrottle=N``: an array's; a job that is no array ignores it, as in Slurm."""
     text = change.request.array_throttle
-    if not change.has("array_throttle") or not job.array_job_id:
+    if text is None or not job.array_job_id:
         return job
     if not text.isdigit():
         raise InvalidRequest(BAD_TASK_COUNT)

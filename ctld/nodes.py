@@ -15,8 +15,8 @@ from minislurm import hostlist
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, NodeNotFound
 from minislurm.model import Node
+from minislurm.requests import Heartbeat, NodeUpdate, Registration
 from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REASON_REQUIRED = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
 NOT_RESPONDING = "Not responding"  # Slurm's reason for a node set DOWN by SlurmdTimeout
@@ -143,7 +143,7 @@ def not_responding_after(conf: SlurmConfig) -> float:
     return 3.0 * heartbeat_interval(conf)
 
 
-def _low_resources(node: Node, request: pb.RegisterNodeRequest) -> str:
+def _low_resources(node: Node, request: Registration) -> str:
     """Slurm's drain reason when a node has less than slurm.conf says, else ""."""
     if request.cpus < node.cpus:
         return "Low socket*core*thread count"
@@ -154,7 +154,7 @@ def _low_resources(node: Node, request: pb.RegisterNodeRequest) -> str:
     return ""
 
 
-def registered(node: Node, request: pb.RegisterNodeRequest, now: float, conf: SlurmConfig) -> Node:
+def registered(node: Node, request: Registration, now: float, conf: SlurmConfig) -> Node:
     """A node after its agent registered.
 
     A node with fewer resources than configured is drained with Slurm's
@@ -202,7 +202,7 @@ def _epoch(seconds: int) -> float:
     return float(seconds) if 0 <= seconds < 2**53 else 0.0
 
 
-def heartbeat(node: Node, request: pb.HeartbeatRequest, now: float) -> Node:
+def heartbeat(node: Node, request: Heartbeat, now: float) -> Node:
     """A node after a heartbeat from its agent.
 
     Args:
@@ -314,7 +314,7 @@ def _may_become(node: Node, state: str) -> bool:
     return True
 
 
-def admin_update(state: ClusterState, request: pb.UpdateNodeRequest, now: float) -> list[Node]:
+def admin_update(state: ClusterState, request: NodeUpdate, now: float) -> list[Node]:
     """Apply ``scontrol update NodeName=... State=...`` to every named node.
 
     Args:

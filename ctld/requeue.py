@@ -25,8 +25,8 @@ from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_NONE, HOLD_USER, Job
+from minislurm.requests import HoldAction, HoldRequest
 from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_state
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 KILL_OUTCOME = "REQUEUE"  # a COMPLETING job's kill_outcome while its requeue's kill runs
 REASON_BEGIN_TIME = "BeginTime"
@@ -182,7 +182,7 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
 
 def request(
     state: ClusterState,
-    req: pb.HoldJobsRequest,
+    req: HoldRequest,
     operators: Container[int],
     now: float,
     delay: float,
@@ -203,7 +203,7 @@ def request(
     chosen = select(state, list(req.job_ids), list(req.array_tasks))
     out.results += [(0, ref, INVALID_ID) for ref in chosen.missing]
     out.results += [(array_id, ref, PENDING_ALREADY) for ref, array_id, _ in chosen.waiting]
-    hold = HOLD_USER if req.action == pb.HoldJobsRequest.REQUEUE_HOLD else HOLD_NONE
+    hold = HOLD_USER if req.action == HoldAction.REQUEUE_HOLD else HOLD_NONE
     for ref, job in chosen.jobs:
         try:
             authorize(job, req.requester_uid, operators)

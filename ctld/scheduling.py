@@ -25,8 +25,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Protocol
 
 from ctld import jobs as jobops
 from ctld.accounting.manager import Accounting
@@ -80,31 +81,47 @@ def latest_start(job: Job) -> float:
     return job.deadline - limit
 
 
+class PassHooks(Protocol):
+    """Who carries out a pass's decisions (the controller's :class:`ctld.starts.Starts`)."""
+
+    def settle(self, now: float) -> None:
+        """Before a pass: settle what time and other jobs decided (dependencies, deadlines)."""
+
+    def apply(self, decided: Plan, now: float) -> None:
+        """Start what the pass planned, and give the pending jobs their reasons."""
+
+    def preempt(self, snapshot: Snapshot, decided: Plan, now: float) -> None:
+        """After a full pass: preempt for the jobs that wait."""
+
+
 class SchedulerLoop:
     """Runs scheduling passes when kicked, when a begin time comes, and every ``bf_interval``.
 
-    Each pass first lets the controller settle what time and other jobs
-    decided (``prepare``: dependencies, deadlines), then plans and applies.
+    Each pass first has its hooks settle what time and other jobs decided,
+    then plans and hands the plan to its hooks to apply.
+
+    Args:
+        state: the cluster.
+        weights: the multifactor priority weights.
+        hooks: who carries out the passes' decisions.
+        cfg: the scheduler's knobs.
+        accounting: limits, fair share and QOS.
     """
 
     def __init__(
         self,
         state: ClusterState,
         weights: PriorityWeights,
-        apply: Callable[[Plan, float], None],
-        prepare: Callable[[float], None],
+        hooks: PassHooks,
         cfg: SchedConfig | None = None,
         accounting: Accounting | None = None,
-        preempt: Callable[[Snapshot, Plan, float], None] | None = None,
     ) -> None:
         self._state = state
         self._weights = weights
         self._accounting = accounting
         self.cfg = cfg or SchedConfig()
         self.start_times: dict[int, float] = {}  # the last full pass's expected starts
-        self._apply = apply
-        self._prepare = prepare
-        self._preempt = preempt  # after a pass: who waiting jobs preempt
+        self._hooks = hooks
         self._kicked = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._blocked: set[int] = set()  # jobs the last pass found blocked (Dependency, ...)
@@ -153,7 +170,7 @@ class SchedulerLoop:
             What the pass decided.
         """
         now = time.time()
-        self._prepare(now)
+        self._hooks.settle(now)
         snapshot = build_snapshot(
             self._state, now, self._weights, self._accounting, self._kept, reuse=not full
         )
@@ -161,9 +178,9 @@ class SchedulerLoop:
         decided = self._quieted(decided, now)
         if full:
             self.start_times = decided.start_times
-        self._apply(decided, now)
-        if full and self._preempt is not None:
-            self._preempt(snapshot, decided, now)
+        self._hooks.apply(decided, now)
+        if full:
+            self._hooks.preempt(snapshot, decided, now)
         self.passes += 1
         if decided.starts:
             log.debug("pass %d started %d job(s)", self.passes, len(decided.starts))

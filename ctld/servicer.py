@@ -25,9 +25,8 @@ from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
-from ctld.steps import step_info
-from minislurm import VERSION_LINE, hostlist, units
-from minislurm.config import PartitionConfig
+from minislurm import VERSION_LINE
+from minislurm import requests as rq
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
@@ -49,15 +48,16 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def SubmitJob(self, request: pb.SubmitJobRequest, context: Ctx) -> pb.SubmitJobReply:
-        if request.spec.test_only:
-            job, start, alloc = self.ctl.test_submit(request.spec)
+        spec = convert.record(rq.Submission, request.spec)
+        if spec.test_only:
+            job, start, alloc = self.ctl.jobs.test_submit(spec)
             info = convert.job_info(replace(job, allocation=alloc), 0, time.time())
             reply = pb.SubmitJobReply(job_id=job.job_id, expected_start=int(start), job=info)
             reply.cluster = self.ctl.conf.cluster_name
             return reply
-        job_id = await self.ctl.submit(request.spec)
+        job_id = await self.ctl.jobs.submit(spec)
         reply = pb.SubmitJobReply(job_id=job_id, cluster=self.ctl.conf.cluster_name)
-        if not request.spec.batch:
+        if not spec.batch:
             # Interactive allocations are tried on submission, as Slurm does, by an event
             # pass: at the top of the queue, one that fits starts now; a backfill start
             # waits for the full pass that the submission's kick brings on.
@@ -66,7 +66,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             job = self.ctl.state.jobs[job_id]
             reply.job.CopyFrom(
                 convert.job_info(
-                    job, self.ctl.priority(job, now), now, self.ctl.expected_start(job)
+                    job, self.ctl.ranking.priority(job, now), now, self.ctl.jobs.expected_start(job)
                 )
             )
         return reply
@@ -74,10 +74,12 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def GetJobs(self, request: pb.GetJobsRequest, context: Ctx) -> pb.GetJobsReply:
         now = time.time()
-        jobs = self.ctl.find_jobs(request)
+        jobs = self.ctl.jobs.find_jobs(convert.record(rq.JobQuery, request))
         return pb.GetJobsReply(
             jobs=[
-                convert.job_info(j, self.ctl.priority(j, now), now, self.ctl.expected_start(j))
+                convert.job_info(
+                    j, self.ctl.ranking.priority(j, now), now, self.ctl.jobs.expected_start(j)
+                )
                 for j in jobs
             ],
             now=int(now),
@@ -85,14 +87,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def CancelJobs(self, request: pb.CancelJobsRequest, context: Ctx) -> pb.CancelJobsReply:
-        results = self.ctl.cancel(request)
+        results = self.ctl.jobs.cancel(convert.record(rq.CancelRequest, request))
         return pb.CancelJobsReply(
             results=[pb.JobResult(job_id=i, ref=r, error=e) for i, r, e in results]
         )
 
     @grpc_errors
     async def HoldJobs(self, request: pb.HoldJobsRequest, context: Ctx) -> pb.HoldJobsReply:
-        results = self.ctl.hold(request)
+        results = self.ctl.jobs.hold(convert.record(rq.HoldRequest, request))
         jobs = self.ctl.state.jobs
         return pb.HoldJobsReply(
             results=[
@@ -103,12 +105,12 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def UpdateJob(self, request: pb.UpdateJobRequest, context: Ctx) -> pb.UpdateJobReply:
-        self.ctl.update_job(request)
+        self.ctl.jobs.update_job(convert.record(rq.JobUpdate, request))
         return pb.UpdateJobReply()
 
     @grpc_errors
     async def GetNodes(self, request: pb.GetNodesRequest, context: Ctx) -> pb.GetNodesReply:
-        usage = self.ctl.node_usage()
+        usage = self.ctl.nodes.node_usage()
         wanted = set(request.names)
         empty = NodeUsage()
         nodes = []
@@ -121,7 +123,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def UpdateNode(self, request: pb.UpdateNodeRequest, context: Ctx) -> pb.UpdateNodeReply:
-        self.ctl.update_node(request)
+        self.ctl.nodes.update_node(convert.record(rq.NodeUpdate, request))
         return pb.UpdateNodeReply()
 
     @grpc_errors
@@ -130,41 +132,11 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     ) -> pb.GetPartitionsReply:
         wanted = set(request.names)
         parts = [
-            self._partition_info(p)
+            convert.partition_info(p, self.ctl.state.nodes, self.ctl.conf.preempt_mode)
             for p in self.ctl.state.partitions.values()
             if not wanted or p.name in wanted
         ]
         return pb.GetPartitionsReply(partitions=parts)
-
-    def _partition_info(self, part: PartitionConfig) -> pb.PartitionInfo:
-        nodes = [self.ctl.state.nodes[n] for n in part.nodes if n in self.ctl.state.nodes]
-        cpus = sum(n.cpus for n in nodes)
-        mem = sum(n.real_memory for n in nodes)
-        gpus = sum(len(n.gpus) for n in nodes)
-        tres = f"cpu={cpus},mem={units.format_memory_mb(mem)},node={len(nodes)},billing={cpus}"
-        if gpus:
-            tres += f",gres/gpu={gpus}"
-        info = pb.PartitionInfo(
-            name=part.name,
-            nodes=hostlist.compress(part.nodes),
-            default=part.default,
-            max_time=part.max_time,
-            max_nodes=part.max_nodes,
-            min_nodes=part.min_nodes,
-            priority_tier=part.priority_tier,
-            priority_job_factor=part.priority_job_factor,
-            allow_accounts=",".join(part.allow_accounts) if part.allow_accounts else "ALL",
-            allow_groups=",".join(part.allow_groups) if part.allow_groups else "ALL",
-            state=part.state,
-            over_subscribe=part.over_subscribe,
-            preempt_mode=part.preempt_mode or self.ctl.conf.preempt_mode,
-            total_cpus=cpus,
-            total_nodes=len(nodes),
-            tres=tres,
-        )
-        if part.default_time is not None:
-            info.default_time = part.default_time
-        return info
 
     @grpc_errors
     async def GetConfig(self, request: pb.GetConfigRequest, context: Ctx) -> pb.GetConfigReply:
@@ -185,49 +157,60 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def RegisterNode(
         self, request: pb.RegisterNodeRequest, context: Ctx
     ) -> pb.RegisterNodeReply:
-        return self.ctl.register(request)
+        kill, interval = self.ctl.nodes.register(convert.record(rq.Registration, request))
+        return pb.RegisterNodeReply(kill_job_ids=kill, heartbeat_interval=interval)
 
     @grpc_errors
     async def Heartbeat(self, request: pb.HeartbeatRequest, context: Ctx) -> pb.HeartbeatReply:
-        return self.ctl.heartbeat(request)
+        reregister = self.ctl.nodes.heartbeat(convert.record(rq.Heartbeat, request))
+        return pb.HeartbeatReply(reregister=reregister)
 
     @grpc_errors
     async def JobComplete(
         self, request: pb.JobCompleteRequest, context: Ctx
     ) -> pb.JobCompleteReply:
-        await self.ctl.batch_ended(request.node, request.status)
+        await self.ctl.jobs.batch_ended(request.node, convert.record(rq.JobStatus, request.status))
         return pb.JobCompleteReply()
 
     @grpc_errors
     async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
-        return await self.ctl.create_step_patiently(request.spec)
+        spec = convert.record(rq.StepRequest, request.spec)
+        step, job = await self.ctl.steps.create_step_patiently(spec)
+        info = convert.step_info(step, self.ctl.runner.addresses())
+        now = step.start_time
+        return pb.CreateStepReply(
+            step=info,
+            credential=convert.credential(info, job, self.ctl.settings.cluster_key, now),
+            job=convert.job_info(job, 0, now),
+        )
 
     @grpc_errors
     async def StepComplete(
         self, request: pb.StepCompleteRequest, context: Ctx
     ) -> pb.StepCompleteReply:
-        self.ctl.step_complete(request)
+        self.ctl.steps.step_complete(convert.record(rq.StepEnd, request))
         return pb.StepCompleteReply()
 
     @grpc_errors
     async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
         now, cluster = int(time.time()), self.ctl.conf.cluster_name
         if request.running:
-            steps = self.ctl.step_list(request.job_id)
-            return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
-        addresses = self.ctl.addresses()
-        steps = [step_info(s, addresses) for s in self.ctl.steps_of(request.job_id)]
+            listed = [convert.message(s) for s in self.ctl.steps.step_list(request.job_id)]
+            return pb.GetStepsReply(steps=listed, now=now, cluster=cluster)
+        addresses = self.ctl.runner.addresses()
+        steps = [convert.step_info(s, addresses) for s in self.ctl.steps.steps_of(request.job_id)]
         return pb.GetStepsReply(steps=steps, now=now, cluster=cluster)
 
     @grpc_errors
     async def GetStepStats(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
-        return await self.ctl.step_stats(request)
+        nodes = await self.ctl.steps.step_stats(convert.record(rq.StepStatQuery, request))
+        return pb.StepStatReply(nodes=[convert.message(n) for n in nodes])
 
     @grpc_errors
     async def CompleteJob(
         self, request: pb.CompleteJobRequest, context: Ctx
     ) -> pb.CompleteJobReply:
-        await self.ctl.release_job(request)
+        await self.ctl.jobs.release_job(convert.record(rq.JobRelease, request))
         return pb.CompleteJobReply()
 
     @grpc_errors
@@ -254,7 +237,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def GetAssocs(self, request: pb.GetAssocsRequest, context: Ctx) -> pb.GetAssocsReply:
-        self.ctl.charge_usage(time.time())
+        self.ctl.ranking.charge_usage(time.time())
         return assocs_reply(self.ctl.accounting, self.ctl.conf.cluster_name)
 
     @grpc_errors
@@ -262,9 +245,9 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         self, request: pb.GetPrioritiesRequest, context: Ctx
     ) -> pb.GetPrioritiesReply:
         now = time.time()
-        self.ctl.charge_usage(now)
+        self.ctl.ranking.charge_usage(now)
         jobs = self.ctl.state.jobs.values()
-        return priorities_reply(jobs, lambda j: self.ctl.factors(j, now), self.ctl.weights)
+        return priorities_reply(jobs, lambda j: self.ctl.ranking.factors(j, now), self.ctl.weights)
 
     @grpc_errors
     async def ManageReservation(
@@ -287,5 +270,5 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:
         now = time.time()
         timeout = min(request.timeout or 30.0, 300.0)
-        job = await self.ctl.wait_job(request.job_id, timeout, request.until_ended)
-        return pb.WaitJobReply(job=convert.job_info(job, self.ctl.priority(job, now), now))
+        job = await self.ctl.jobs.wait_job(request.job_id, timeout, request.until_ended)
+        return pb.WaitJobReply(job=convert.job_info(job, self.ctl.ranking.priority(job, now), now))

@@ -11,16 +11,18 @@ Pure functions; imports ctld.accounting.records, ctld.selection, ctld.state and 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ctld.accounting.records import step_tres
 from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm import hostlist
 from minislurm.errors import JobNotFound
 from minislurm.model import Job, Step
+from minislurm.requests import StepInfo
 from minislurm.states import JobState
 from minislurm.stepids import BATCH_STEP
 from minislurm.units import INFINITE
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 BATCH_NAME = "batch"
 
@@ -49,7 +51,7 @@ def running_jobs(state: ClusterState, job_id: int) -> list[Job]:
     return sorted(running, key=lambda j: (j.array_job_id or j.job_id, j.array_task_id or 0))
 
 
-def batch_step(job: Job) -> pb.StepInfo:
+def batch_step(job: Job) -> StepInfo:
     """A running batch job's script as the step ``batch``.
 
     Args:
@@ -60,7 +62,7 @@ def batch_step(job: Job) -> pb.StepInfo:
     """
     assert job.allocation is not None
     host = job.allocation.node_names[0]
-    info = pb.StepInfo(
+    info = StepInfo(
         job_id=job.job_id,
         step_id=BATCH_STEP,
         name=BATCH_NAME,
@@ -74,7 +76,7 @@ def batch_step(job: Job) -> pb.StepInfo:
     return _with_job(info, job)
 
 
-def shown_step(step: Step, job: Job) -> pb.StepInfo:
+def shown_step(step: Step, job: Job) -> StepInfo:
     """A running srun step as Slurm's step list shows it (its layout left out).
 
     Args:
@@ -87,7 +89,7 @@ def shown_step(step: Step, job: Job) -> pb.StepInfo:
     cpus = sum(n.cpus for n in step.nodes)
     gpus = sum(len(n.gpus) for n in step.nodes)
     mem = sum(n.mem for n in step.nodes)
-    info = pb.StepInfo(
+    info = StepInfo(
         job_id=step.job_id,
         step_id=step.step_id,
         name=step.name,
@@ -117,16 +119,14 @@ def _distribution(step: Step) -> str:
     return step.distribution
 
 
-def _with_job(info: pb.StepInfo, job: Job) -> pb.StepInfo:
-    info.partition = job.partition
-    info.time_limit = INFINITE
+def _with_job(info: StepInfo, job: Job) -> StepInfo:
+    info = replace(info, partition=job.partition, time_limit=INFINITE)
     if job.array_job_id:
-        info.array_job_id = job.array_job_id
-        info.array_task_id = job.array_task_id or 0
+        info = replace(info, array_job_id=job.array_job_id, array_task_id=job.array_task_id or 0)
     return info
 
 
-def running_steps(state: ClusterState, job_id: int) -> list[pb.StepInfo]:
+def running_steps(state: ClusterState, job_id: int) -> list[StepInfo]:
     """Slurm's step list: every running step of the running jobs, or of one.
 
     Args:
@@ -139,7 +139,7 @@ def running_steps(state: ClusterState, job_id: int) -> list[pb.StepInfo]:
     Raises:
         JobNotFound: ``job_id`` names no job the controller knows.
     """
-    out: list[pb.StepInfo] = []
+    out: list[StepInfo] = []
     for job in running_jobs(state, job_id):
         if job.batch:
             out.append(batch_step(job))

@@ -30,9 +30,8 @@ from minislurm.model import (
     Step,
     StepNodeAlloc,
 )
-from minislurm.security import cred
+from minislurm.requests import StepRequest
 from minislurm.states import JobEvent, JobState, next_step_state
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"
@@ -48,11 +47,11 @@ class StepBusy(MinislurmError):
     """The step would fit in the allocation, but other steps hold the resources now."""
 
 
-def _wants_gpus(spec: pb.StepSpec) -> bool:
+def _wants_gpus(spec: StepRequest) -> bool:
     return bool(spec.gres or spec.gpus or spec.gpus_per_node or spec.gpus_per_task)
 
 
-def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
+def step_request(spec: StepRequest, job: Job) -> ResourceRequest:
     """The step's request, with Slurm's defaults inside an allocation.
 
     Args:
@@ -96,8 +95,8 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
         ntasks=ntasks,
         ntasks_per_node=tpn,
         cpus_per_task=spec.cpus_per_task or 1,
-        mem_per_node=spec.mem_per_node if spec.HasField("mem_per_node") else 0,
-        mem_per_cpu=spec.mem_per_cpu if spec.HasField("mem_per_cpu") else 0,
+        mem_per_node=spec.mem_per_node or 0,
+        mem_per_cpu=spec.mem_per_cpu or 0,
         gpus_per_node=max(gres, spec.gpus_per_node),
         gpus_per_task=spec.gpus_per_task,
         gpus=spec.gpus,
@@ -106,7 +105,7 @@ def step_request(spec: pb.StepSpec, job: Job) -> ResourceRequest:
     )
 
 
-def interactive_spec(spec: pb.StepSpec, job: Job) -> pb.StepSpec:
+def interactive_spec(spec: StepRequest, job: Job) -> StepRequest:
     """What salloc's interactive step asks for, whatever its srun's geometry.
 
     Args:
@@ -118,28 +117,27 @@ def interactive_spec(spec: pb.StepSpec, job: Job) -> pb.StepSpec:
         ``interactive`` (as Slurm names it).
     """
     assert job.allocation is not None
-    placed = pb.StepSpec()
-    placed.CopyFrom(spec)
-    for name in (
-        "gres",
-        "exclude",
-        "gpus",
-        "gpus_per_node",
-        "gpus_per_task",
-        "ntasks_per_node",
-        "cpus_per_task",
-        "mem_per_node",
-        "mem_per_cpu",
-        "exclusive",
-        "exact",
-        "distribution",
-    ):
-        placed.ClearField(name)
-    placed.nodelist = job.allocation.node_names[0]
-    placed.min_nodes = placed.max_nodes = placed.ntasks = 1
-    placed.overlap = True
-    placed.name = INTERACTIVE_NAME
-    return placed
+    return replace(
+        spec,
+        gres="",
+        exclude="",
+        gpus=0,
+        gpus_per_node=0,
+        gpus_per_task=0,
+        ntasks_per_node=0,
+        cpus_per_task=0,
+        mem_per_node=None,
+        mem_per_cpu=None,
+        exclusive=False,
+        exact=False,
+        distribution="",
+        nodelist=job.allocation.node_names[0],
+        min_nodes=1,
+        max_nodes=1,
+        ntasks=1,
+        overlap=True,
+        name=INTERACTIVE_NAME,
+    )
 
 
 def step_views(alloc: Allocation, holding: list[Step]) -> list[NodeView]:
@@ -221,7 +219,7 @@ def arbitrary_ranks(nodelist: str, nodes: list[str]) -> list[tuple[int, ...]]:
     return [tuple(i for i, name in enumerate(order) if name == node) for node in nodes]
 
 
-def _why_never(spec: pb.StepSpec, req: ResourceRequest, alloc: Allocation) -> str:
+def _why_never(spec: StepRequest, req: ResourceRequest, alloc: Allocation) -> str:
     """Slurm's words for a step its job's allocation can never hold."""
     if _wants_gpus(spec) and not alloc.gpus:
         return "Step requested GRES but job doesn't have GRES\n" + INVALID_GRES
@@ -230,7 +228,7 @@ def _why_never(spec: pb.StepSpec, req: ResourceRequest, alloc: Allocation) -> st
     return NOT_AVAILABLE
 
 
-def check_gpu_type(spec: pb.StepSpec, nodes: list[Node]) -> None:
+def check_gpu_type(spec: StepRequest, nodes: list[Node]) -> None:
     """A step naming a GPU type (``--gpus=a100:1``, ``--gres=gpu:a100:1``) needs its job's
     nodes to have GPUs of that type only.
 
@@ -252,7 +250,7 @@ def check_gpu_type(spec: pb.StepSpec, nodes: list[Node]) -> None:
         raise InvalidRequest(NOT_AVAILABLE)
 
 
-def check_distribution(spec: pb.StepSpec) -> None:
+def check_distribution(spec: StepRequest) -> None:
     """A step's distribution is block, cyclic, plane=N or arbitrary (with a node list).
 
     Args:
@@ -268,7 +266,7 @@ def check_distribution(spec: pb.StepSpec) -> None:
         raise InvalidRequest("Invalid --distribution specification")
 
 
-def place_step(spec: pb.StepSpec, job: Job, running: list[Step], step_id: int, now: float) -> Step:
+def place_step(spec: StepRequest, job: Job, running: list[Step], step_id: int, now: float) -> Step:
     """Choose where a new step runs inside its job.
 
     Args:
@@ -385,75 +383,3 @@ def cancelled(step: Step, now: float) -> Step:
     """
     state = next_step_state(step.job_id, step.step_id, step.state, JobEvent.KILLED)
     return replace(step, state=state, end_time=now)
-
-
-CREDENTIAL_LIFETIME = 300  # seconds to launch a step after the controller created it
-
-
-def step_info(step: Step, addresses: dict[str, tuple[str, int]]) -> pb.StepInfo:
-    """A step as srun and the commands see it.
-
-    Args:
-        step: the record.
-        addresses: node name -> the agent's (address, port).
-
-    Returns:
-        The message.
-    """
-    return pb.StepInfo(
-        job_id=step.job_id,
-        step_id=step.step_id,
-        name=step.name,
-        state=step.state.value,
-        nodes=[
-            pb.StepNode(
-                node=n.node,
-                addr=addresses.get(n.node, ("", 0))[0],
-                port=addresses.get(n.node, ("", 0))[1],
-                cpus=n.cpus,
-                gpus=n.gpus,
-                task_ids=n.task_ids,
-                mem=n.mem,
-            )
-            for n in step.nodes
-        ],
-        ntasks=step.ntasks,
-        cpus_per_task=step.cpus_per_task,
-        gpus_per_task=step.gpus_per_task,
-        nodelist=hostlist.compress(step.node_names),
-        start_time=int(step.start_time),
-        end_time=int(step.end_time),
-        exit_code=step.exit_code,
-        signal=step.signal,
-        distribution=step.distribution,
-        argv=step.argv,
-        max_rss=step.max_rss,
-        total_cpu=step.total_cpu,
-        uid=step.uid,
-        gid=step.gid,
-    )
-
-
-def credential(info: pb.StepInfo, job: Job, key: bytes, now: float) -> pb.SignedCredential:
-    """The signed promise that lets the step's nodes launch its tasks.
-
-    Args:
-        info: the step, with its layout.
-        job: its job.
-        key: the cluster key.
-        now: the time (the credential expires CREDENTIAL_LIFETIME later).
-
-    Returns:
-        The encoded StepCredential and its signature.
-    """
-    payload = pb.StepCredential(
-        job_id=job.job_id,
-        step_id=info.step_id,
-        uid=job.uid,
-        gid=job.gid,
-        user=job.user,
-        expires=int(now) + CREDENTIAL_LIFETIME,
-        nodes=info.nodes,
-        ntasks=info.ntasks,
-    ).SerializeToString()
-    return pb.SignedCredential(payload=payload, signature=cred.sign(key, payload))

@@ -1,15 +1,25 @@
 """The one mapping between protobuf messages and minislurm's dataclasses.
 
-Imports minislurm's core modules and the generated stubs.
+Requests become the records of :mod:`minislurm.requests` through
+:func:`record`, derived from the records' field lists; replies are built
+from the model's dataclasses.
+
+Imports minislurm's core modules, protobuf and the generated stubs.
 """
 
 from __future__ import annotations
 
-from minislurm import hostlist, units
+import dataclasses
+import typing
+from typing import Any, TypeVar
+
+from minislurm import hostlist, requests, units
 from minislurm.arrays import NO_TASK as NO_VAL
+from minislurm.config import PartitionConfig
 from minislurm.depend import parse_dependency
 from minislurm.iopattern import DEFAULT_ARRAY_OUTPUT, DEFAULT_OUTPUT, output_path
-from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
+from minislurm.model import Allocation, Job, JobScript, Node, NodeAlloc, ResourceRequest, Step
+from minislurm.security import cred
 from minislurm.states import (
     ACTIVE_JOB_STATES,
     JobState,
@@ -19,6 +29,125 @@ from minislurm.states import (
 )
 from minislurm.units import INFINITE
 from minislurm.wire.rpc import minislurm_pb2 as pb
+
+R = TypeVar("R")
+
+# Each request record and its message: the record's fields are the message's, by name.
+RECORDS: dict[type[Any], Any] = {
+    requests.Submission: pb.JobSpec,
+    requests.JobQuery: pb.GetJobsRequest,
+    requests.CancelRequest: pb.CancelJobsRequest,
+    requests.HoldRequest: pb.HoldJobsRequest,
+    requests.JobUpdate: pb.UpdateJobRequest,
+    requests.NodeUpdate: pb.UpdateNodeRequest,
+    requests.JobStatus: pb.JobStatus,
+    requests.AgentJob: pb.AgentJob,
+    requests.Registration: pb.RegisterNodeRequest,
+    requests.Heartbeat: pb.HeartbeatRequest,
+    requests.StepRequest: pb.StepSpec,
+    requests.TaskExit: pb.TaskExit,
+    requests.StepEnd: pb.StepCompleteRequest,
+    requests.StepStatQuery: pb.StepStatRequest,
+    requests.JobRelease: pb.CompleteJobRequest,
+    requests.TaskUsage: pb.TaskUsage,
+    requests.NodeStepStat: pb.NodeStepStat,
+    requests.StepNode: pb.StepNode,
+    requests.StepInfo: pb.StepInfo,
+}
+
+
+_PLANS: dict[type[Any], tuple[tuple[str, str, Any], ...]] = {}
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[str, str, Any], ...]:
+    """How to read each field of ``cls`` from its message: ``(name, kind, inner type)``."""
+    known = _PLANS.get(cls)
+    if known is not None:
+        return known
+    hints = typing.get_type_hints(cls)
+    by_name = RECORDS[cls].DESCRIPTOR.fields_by_name
+    plan = []
+    for f in dataclasses.fields(cls):
+        desc = by_name[f.name]
+        hint = hints[f.name]
+        message = desc.type == desc.TYPE_MESSAGE
+        if message and desc.message_type.GetOptions().map_entry:
+            plan.append((f.name, "map", None))
+        elif desc.is_repeated:
+            inner = typing.get_args(hint)[0]
+            kind = "records" if message else "repeated"
+            plan.append((f.name, kind, inner))
+        elif message:
+            plan.append((f.name, "record", hint))
+        elif desc.type == desc.TYPE_ENUM:
+            plan.append((f.name, "enum", hint))
+        elif desc.has_presence:
+            plan.append((f.name, "optional", None))
+        else:
+            plan.append((f.name, "plain", None))
+    _PLANS[cls] = tuple(plan)
+    return _PLANS[cls]
+
+
+def record(cls: type[R], message: Any) -> R:
+    """A request message as its record (see :mod:`minislurm.requests`).
+
+    The conversion follows the record's field list: each field takes the
+    message's field of the same name; an unset ``optional`` is None, a
+    repeated field a tuple, a nested message its record.
+
+    Args:
+        cls: the record type (a key of :data:`RECORDS`).
+        message: the message.
+
+    Returns:
+        The record.
+    """
+    values: dict[str, Any] = {}
+    for name, kind, inner in _plan(cls):
+        value = getattr(message, name)
+        if kind == "plain":  # most fields: nothing more to do
+            pass
+        elif kind == "optional":
+            value = value if message.HasField(name) else None
+        elif kind == "map":
+            value = dict(value)
+        elif kind == "repeated":
+            value = tuple(value)
+        elif kind == "records":
+            value = tuple(record(inner, v) for v in value)
+        elif kind == "record":
+            value = record(inner, value)
+        elif kind == "enum":
+            value = inner(value)
+        values[name] = value
+    return cls(**values)
+
+
+def message(rec: Any) -> Any:
+    """A record as its message: the inverse of :func:`record`.
+
+    Args:
+        rec: a record (its type a key of :data:`RECORDS`).
+
+    Returns:
+        The message.
+    """
+    msg = RECORDS[type(rec)]()
+    for name, kind, _ in _plan(type(rec)):
+        value = getattr(rec, name)
+        if kind == "map":
+            getattr(msg, name).update(value)
+        elif kind == "repeated":
+            getattr(msg, name).extend(value)
+        elif kind == "records":
+            getattr(msg, name).extend(message(v) for v in value)
+        elif kind == "record":
+            if value != type(value)():  # an empty one stays unset, as it came
+                getattr(msg, name).CopyFrom(message(value))
+        elif value is not None:
+            setattr(msg, name, value)
+    return msg
 
 
 def pattern_values(job: Job, node: str = "") -> dict[str, str]:
@@ -310,3 +439,170 @@ def node_info(node: Node, alloc_cpus: int, alloc_mem: int, alloc_gpus: int) -> p
         weight=node.weight,
         features=node.features,
     )
+
+
+def launch_request(
+    job: Job,
+    script: JobScript,
+    cluster: str,
+    controller: str,
+    conf_path: str,
+    kill_wait: int,
+) -> pb.BatchLaunchRequest:
+    """What the batch host's agent needs to run the job's script.
+
+    Args:
+        job: the RUNNING job with its allocation.
+        script: its script, arguments, environment and umask.
+        cluster: ClusterName.
+        controller: the controller's ``host:port`` (for SLURM_WORKING_CLUSTER).
+        conf_path: the slurm.conf path jobs see as SLURM_CONF.
+        kill_wait: seconds between SIGTERM and SIGKILL.
+
+    Returns:
+        The launch message.
+    """
+    spec = pb.JobSpec(
+        name=job.name,
+        script=script.script,
+        argv=script.argv,
+        environment=script.environment,
+        umask=script.umask,
+        work_dir=job.work_dir,
+        submit_dir=job.submit_dir,
+        stdout=job.stdout,
+        stderr=job.stderr,
+        stdin=job.stdin,
+        open_mode=job.open_mode,
+        ntasks=job.request.ntasks if job.request.ntasks_set else 0,
+        cpus_per_task=job.request.cpus_per_task if job.request.cpus_per_task_set else 0,
+        prio_process=job.prio_process,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        group=job.group,
+        batch=job.batch,
+    )
+    return pb.BatchLaunchRequest(
+        job=job_info(job, 0, job.start_time),
+        spec=spec,
+        cluster=cluster,
+        controller=controller,
+        conf_path=conf_path,
+        kill_wait=kill_wait,
+    )
+
+
+CREDENTIAL_LIFETIME = 300  # seconds to launch a step after the controller created it
+
+
+def step_info(step: Step, addresses: dict[str, tuple[str, int]]) -> pb.StepInfo:
+    """A step as srun and the commands see it.
+
+    Args:
+        step: the record.
+        addresses: node name -> the agent's (address, port).
+
+    Returns:
+        The message.
+    """
+    return pb.StepInfo(
+        job_id=step.job_id,
+        step_id=step.step_id,
+        name=step.name,
+        state=step.state.value,
+        nodes=[
+            pb.StepNode(
+                node=n.node,
+                addr=addresses.get(n.node, ("", 0))[0],
+                port=addresses.get(n.node, ("", 0))[1],
+                cpus=n.cpus,
+                gpus=n.gpus,
+                task_ids=n.task_ids,
+                mem=n.mem,
+            )
+            for n in step.nodes
+        ],
+        ntasks=step.ntasks,
+        cpus_per_task=step.cpus_per_task,
+        gpus_per_task=step.gpus_per_task,
+        nodelist=hostlist.compress(step.node_names),
+        start_time=int(step.start_time),
+        end_time=int(step.end_time),
+        exit_code=step.exit_code,
+        signal=step.signal,
+        distribution=step.distribution,
+        argv=step.argv,
+        max_rss=step.max_rss,
+        total_cpu=step.total_cpu,
+        uid=step.uid,
+        gid=step.gid,
+    )
+
+
+def credential(info: pb.StepInfo, job: Job, key: bytes, now: float) -> pb.SignedCredential:
+    """The signed promise that lets the step's nodes launch its tasks.
+
+    Args:
+        info: the step, with its layout.
+        job: its job.
+        key: the cluster key.
+        now: the time (the credential expires CREDENTIAL_LIFETIME later).
+
+    Returns:
+        The encoded StepCredential and its signature.
+    """
+    payload = pb.StepCredential(
+        job_id=job.job_id,
+        step_id=info.step_id,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        expires=int(now) + CREDENTIAL_LIFETIME,
+        nodes=info.nodes,
+        ntasks=info.ntasks,
+    ).SerializeToString()
+    return pb.SignedCredential(payload=payload, signature=cred.sign(key, payload))
+
+
+def partition_info(
+    part: PartitionConfig, known: dict[str, Node], preempt_mode: str
+) -> pb.PartitionInfo:
+    """A partition as scontrol show partition and sinfo see it.
+
+    Args:
+        part: the partition.
+        known: the configured nodes by name.
+        preempt_mode: the cluster's PreemptMode (a partition without its own takes it).
+
+    Returns:
+        The message.
+    """
+    nodes = [known[n] for n in part.nodes if n in known]
+    cpus = sum(n.cpus for n in nodes)
+    mem = sum(n.real_memory for n in nodes)
+    gpus = sum(len(n.gpus) for n in nodes)
+    tres = f"cpu={cpus},mem={units.format_memory_mb(mem)},node={len(nodes)},billing={cpus}"
+    if gpus:
+        tres += f",gres/gpu={gpus}"
+    info = pb.PartitionInfo(
+        name=part.name,
+        nodes=hostlist.compress(part.nodes),
+        default=part.default,
+        max_time=part.max_time,
+        max_nodes=part.max_nodes,
+        min_nodes=part.min_nodes,
+        priority_tier=part.priority_tier,
+        priority_job_factor=part.priority_job_factor,
+        allow_accounts=",".join(part.allow_accounts) if part.allow_accounts else "ALL",
+        allow_groups=",".join(part.allow_groups) if part.allow_groups else "ALL",
+        state=part.state,
+        over_subscribe=part.over_subscribe,
+        preempt_mode=part.preempt_mode or preempt_mode,
+        total_cpus=cpus,
+        total_nodes=len(nodes),
+        tres=tres,
+    )
+    if part.default_time is not None:
+        info.default_time = part.default_time
+    return info

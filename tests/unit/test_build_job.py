@@ -36,6 +36,7 @@ from minislurm.model import (
     NodeAlloc,
     ResourceRequest,
 )
+from minislurm.requests import Submission
 from minislurm.states import JobState
 from minislurm.units import INFINITE
 from minislurm.wire import convert
@@ -64,7 +65,7 @@ def cluster() -> ClusterState:
     return ClusterState(nodes, partitions)
 
 
-def spec(**fields: object) -> pb.JobSpec:
+def spec(**fields: object) -> Submission:
     """A valid batch submission (sbatch --wrap=true as root), changed by ``fields``."""
     base: dict[str, object] = {
         "name": "wrap",
@@ -79,7 +80,7 @@ def spec(**fields: object) -> pb.JobSpec:
         "submit_host": "vm",
     }
     base.update(fields)
-    return pb.JobSpec(**base)  # type: ignore[arg-type]
+    return convert.record(Submission, pb.JobSpec(**base))  # type: ignore[arg-type]
 
 
 def build(state: ClusterState | None = None, **fields: object) -> Job:

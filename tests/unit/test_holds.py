@@ -10,8 +10,8 @@ from test_build_job import NOW, begin_kill, build, ended, pending_job, start
 from ctld.holds import hold, hold_action, release
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Allocation, NodeAlloc
+from minislurm.requests import HoldAction
 from minislurm.states import JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 @pytest.mark.parametrize(
@@ -35,11 +35,7 @@ def test_release_makes_a_held_job_eligible_again() -> None:
     )
 
 
-HOLD, USER_HOLD, RELEASE = (
-    pb.HoldJobsRequest.HOLD,
-    pb.HoldJobsRequest.USER_HOLD,
-    pb.HoldJobsRequest.RELEASE,
-)
+HOLD, USER_HOLD, RELEASE = HoldAction.HOLD, HoldAction.USER_HOLD, HoldAction.RELEASE
 
 
 @pytest.mark.parametrize(

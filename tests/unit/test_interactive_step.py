@@ -16,9 +16,9 @@ from ctld.accounting.records import job_records
 from ctld.state import ClusterState
 from minislurm.jobenv import NodeContext, StepContext, TaskPlace, task_environment
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest
+from minislurm.requests import StepRequest
 from minislurm.states import JobState
 from minislurm.stepids import INTERACTIVE_STEP, step_id_text
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = 2000.0
 
@@ -42,16 +42,16 @@ def salloc_job() -> Job:
     )
 
 
-def interactive_step(job: Job) -> pb.StepSpec:
+def interactive_step(job: Job) -> StepRequest:
     """What salloc's srun asks: the job's geometry from its environment, and --interactive."""
-    spec = pb.StepSpec(job_id=job.job_id, name="sh", argv=["/bin/sh"], interactive=True)
-    spec.min_nodes, spec.ntasks, spec.cpus_per_task = 2, 3, 1
+    spec = StepRequest(job_id=job.job_id, name="sh", argv=("/bin/sh",), interactive=True)
+    spec = dataclasses.replace(spec, min_nodes=2, ntasks=3, cpus_per_task=1)
     return stepops.interactive_spec(spec, job)
 
 
 def test_the_interactive_step_is_one_task_with_the_first_nodes_resources() -> None:
     job = salloc_job()
-    busy = stepops.place_step(pb.StepSpec(job_id=39, ntasks=3, name="train"), job, [], 0, NOW)
+    busy = stepops.place_step(StepRequest(job_id=39, ntasks=3, name="train"), job, [], 0, NOW)
     step = stepops.place_step(interactive_step(job), job, [busy], INTERACTIVE_STEP, NOW)
     assert (step.name, step.ntasks, step.overlap) == ("interactive", 1, True)
     (node,) = step.nodes
@@ -61,7 +61,7 @@ def test_the_interactive_step_is_one_task_with_the_first_nodes_resources() -> No
 def test_steps_run_beside_the_interactive_step() -> None:
     job = salloc_job()
     shell = stepops.place_step(interactive_step(job), job, [], INTERACTIVE_STEP, NOW)
-    every_cpu = pb.StepSpec(job_id=39, ntasks=3, name="hostname")
+    every_cpu = StepRequest(job_id=39, ntasks=3, name="hostname")
     step = stepops.place_step(every_cpu, job, [shell], 0, NOW)
     assert [(n.node, n.task_ids) for n in step.nodes] == [("n1", (0, 1)), ("n2", (2,))]
 
@@ -71,14 +71,14 @@ def test_numbered_steps_count_on_past_the_interactive_one() -> None:
     state = ClusterState([], [])
     state.put_step(stepops.place_step(interactive_step(job), job, [], INTERACTIVE_STEP, NOW))
     assert state.next_step_id(39) == 0
-    state.put_step(stepops.place_step(pb.StepSpec(job_id=39), job, [], 0, NOW))
+    state.put_step(stepops.place_step(StepRequest(job_id=39), job, [], 0, NOW))
     assert state.next_step_id(39) == 1
 
 
 def test_sacct_lists_the_interactive_step_first_by_its_name() -> None:
     job = salloc_job()
     shell = stepops.place_step(interactive_step(job), job, [], INTERACTIVE_STEP, NOW)
-    numbered = stepops.place_step(pb.StepSpec(job_id=39, name="hostname"), job, [shell], 0, NOW)
+    numbered = stepops.place_step(StepRequest(job_id=39, name="hostname"), job, [shell], 0, NOW)
     records = job_records(job, [numbered, shell], NOW + 5, "anchor")
     assert [(r.job_id, r.step, r.name) for r in records[1:]] == [
         ("39.interactive", "interactive", "interactive"),

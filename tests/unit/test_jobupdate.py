@@ -15,14 +15,17 @@ from test_build_job import NOW, build, cluster, ended, start
 from ctld.jobupdate import ALL_NODES, PRIORITY_INFINITE, updated
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_USER, Allocation, Job, NodeAlloc
+from minislurm.requests import JobUpdate
 from minislurm.states import JobState
 from minislurm.units import INFINITE
+from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 def update(job: Job, operator: bool = True, shown: int = 100, **fields: object) -> Job:
     """The job after an update by an operator (or its owner); ``shown``: its priority now."""
-    request = pb.UpdateJobRequest(job_id=job.job_id, **fields)  # type: ignore[arg-type]
+    message = pb.UpdateJobRequest(job_id=job.job_id, **fields)  # type: ignore[arg-type]
+    request = convert.record(JobUpdate, message)
     return updated(job, request, operator, cluster(), NOW + 10, shown)
 
 

@@ -28,35 +28,20 @@ MAX_METHODS = 30
 # The edges of the controller where protobuf meets the model.
 PB_EDGES = {"ctld/servicer.py", "ctld/dispatch.py"}
 STILL_PB = {
-    "ctld/accounting.py",
-    "ctld/acctmgr.py",
-    "ctld/acctquery.py",
-    "ctld/acctruns.py",
-    "ctld/acctselect.py",
-    "ctld/acctshow.py",
-    "ctld/controller.py",
-    "ctld/holds.py",
-    "ctld/jobrequests.py",
-    "ctld/jobs.py",
-    "ctld/jobupdate.py",
-    "ctld/nodes.py",
-    "ctld/requeue.py",
-    "ctld/resvmgr.py",
-    "ctld/steplist.py",
-    "ctld/steps.py",
+    "ctld/accounting/filters.py",
+    "ctld/accounting/manager.py",
+    "ctld/accounting/query.py",
+    "ctld/accounting/records.py",
+    "ctld/accounting/runs.py",
+    "ctld/accounting/show.py",
+    "ctld/resv/manager.py",
 }
-STILL_STORE_IMPORTS_CTLD = {
-    "ctld/store/assocrepo.py",
-    "ctld/store/resvrepo.py",
-    "ctld/store/runrepo.py",
-}
+STILL_STORE_IMPORTS_CTLD: set[str] = set()
 STILL_LONG = {
-    "ctld/controller.py",
     "minislurm/wire/h2grpc.py",
     "nodeagent/stepd.py",
 }
 STILL_BIG_CLASSES = {
-    "ctld/controller.py:Controller",
     "minislurm/wire/h2grpc.py:Channel",
     "nodeagent/stepd.py:StepSupervisor",
 }

@@ -11,8 +11,8 @@ from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
 from minislurm.errors import InvalidRequest
 from minislurm.model import Node
+from minislurm.requests import NodeUpdate
 from minislurm.states import NodeFlag, NodeState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = 1_800_000_000.0
 
@@ -24,7 +24,7 @@ def cluster(**n2: object) -> ClusterState:
 
 
 def update(state: ClusterState, names: str, to: str, reason: str = "") -> list[Node]:
-    request = pb.UpdateNodeRequest(names=names, state=to, reason=reason, requester_uid=0)
+    request = NodeUpdate(names=names, state=to, reason=reason, requester_uid=0)
     return admin_update(state, request, NOW)
 
 

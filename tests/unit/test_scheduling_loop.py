@@ -13,17 +13,33 @@ from ctld.sched.priority import PriorityWeights
 from ctld.scheduling import REASON_DELAY, SchedulerLoop
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node, Plan, ResourceRequest
+from minislurm.model import Job, Node, Plan, ResourceRequest, Snapshot
 from minislurm.states import JobState, NodeState
 
 pytestmark = pytest.mark.timeout(30)
+
+
+class Hooks:
+    """A pass's hooks that note the reasons each pass gives, and do nothing else."""
+
+    def __init__(self) -> None:
+        self.given: list[tuple[float, dict[int, str]]] = []
+
+    def settle(self, now: float) -> None:
+        pass
+
+    def apply(self, decided: Plan, now: float) -> None:
+        self.given.append((now, decided.reasons))
+
+    def preempt(self, snapshot: Snapshot, decided: Plan, now: float) -> None:
+        pass
 
 
 class TimedLoop(SchedulerLoop):
     """A loop over an empty cluster whose passes take the times given, and say their kind."""
 
     def __init__(self, costs: list[float]) -> None:
-        super().__init__(ClusterState([], []), PriorityWeights(), self._applied, self._prepared)
+        super().__init__(ClusterState([], []), PriorityWeights(), Hooks())
         self.costs = costs  # seconds each pass takes, in turn (then none)
         self.kinds: list[str] = []
 
@@ -32,12 +48,6 @@ class TimedLoop(SchedulerLoop):
         if self.costs:
             time.sleep(self.costs.pop(0))  # the pass's own work: the event loop waits for it
         return super().run_pass(full)
-
-    def _applied(self, decided: Plan, now: float) -> None:
-        pass
-
-    def _prepared(self, now: float) -> None:
-        pass
 
 
 def test_a_kick_soon_after_a_long_full_pass_gets_an_event_pass_then_a_full_one_follows() -> None:
@@ -78,11 +88,9 @@ class ReasonLoop(SchedulerLoop):
         request = ResourceRequest()
         job = Job(7, "j", 0, 0, "u", "u", "p", JobState.PENDING, request, time.time())
         state.put_job(replace(job, begin_time=time.time() + 3600))
-        super().__init__(state, PriorityWeights(), self._applied, lambda now: None)
-        self.given: list[tuple[float, dict[int, str]]] = []
-
-    def _applied(self, decided: Plan, now: float) -> None:
-        self.given.append((now, decided.reasons))
+        hooks = Hooks()
+        super().__init__(state, PriorityWeights(), hooks)
+        self.given = hooks.given
 
 
 def test_a_reason_a_request_reset_waits_a_second_as_slurms_scheduling_cycle() -> None:

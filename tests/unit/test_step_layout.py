@@ -7,8 +7,8 @@ import pytest
 from ctld.steps import arbitrary_ranks, assign_tasks, check_gpu_type, place_step
 from minislurm.errors import InvalidRequest
 from minislurm.model import Allocation, Job, Node, NodeAlloc, ResourceRequest
+from minislurm.requests import StepRequest
 from minislurm.states import JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def two_node_job() -> Job:
 
 
 def layout(**fields: object) -> dict[str, tuple[int, ...]]:
-    step = place_step(pb.StepSpec(job_id=5, **fields), two_node_job(), [], 0, 0.0)
+    step = place_step(StepRequest(job_id=5, **fields), two_node_job(), [], 0, 0.0)
     return {n.node: n.task_ids for n in step.nodes}
 
 
@@ -87,10 +87,10 @@ def test_a_step_bigger_than_its_job_is_refused_in_slurms_words() -> None:
 
 def test_a_step_naming_a_gpu_type_needs_its_jobs_nodes_of_that_type() -> None:
     a100 = [Node("n1", 8, 8000, (0, 1), ("gpu",), gpu_types=("a100",))]
-    check_gpu_type(pb.StepSpec(gpu_type="a100"), a100)
-    check_gpu_type(pb.StepSpec(gres="gpu:a100:1"), a100)
-    check_gpu_type(pb.StepSpec(gres="gpu:1"), a100)
+    check_gpu_type(StepRequest(gpu_type="a100"), a100)
+    check_gpu_type(StepRequest(gres="gpu:a100:1"), a100)
+    check_gpu_type(StepRequest(gres="gpu:1"), a100)
     with pytest.raises(InvalidRequest, match="Requested node configuration is not available"):
-        check_gpu_type(pb.StepSpec(gpu_type="v100"), a100)
+        check_gpu_type(StepRequest(gpu_type="v100"), a100)
     with pytest.raises(InvalidRequest, match="Invalid generic resource"):
-        check_gpu_type(pb.StepSpec(gpu_type="a100", gres="gpu:v100:1"), a100)
+        check_gpu_type(StepRequest(gpu_type="a100", gres="gpu:v100:1"), a100)

@@ -17,10 +17,10 @@ from ctld.intents import SignalStep
 from ctld.state import ClusterState
 from minislurm.errors import InvalidRequest, JobNotFound
 from minislurm.model import Job, Step
+from minislurm.requests import CancelRequest, StepRequest
 from minislurm.states import JobState
 from minislurm.stepids import BATCH_STEP
 from minislurm.units import INFINITE
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 RUNNING = JobState.RUNNING
 
@@ -106,8 +106,8 @@ def test_stat_nodes_are_the_steps_or_the_batch_hosts() -> None:
 
 
 def cancel(state: ClusterState, job_id: int, step_id: int, signal: int = 0, uid: int = 0):
-    request = pb.CancelJobsRequest(
-        job_ids=[job_id], step_id=step_id, has_step=True, signal=signal, requester_uid=uid
+    request = CancelRequest(
+        job_ids=(job_id,), step_id=step_id, has_step=True, signal=signal, requester_uid=uid
     )
     return jobrequests.cancel(state, request, frozenset(), T0 + 20)
 
@@ -173,9 +173,9 @@ def test_sacct_shows_the_step_cancelled_by_its_requester_while_the_job_completed
 
 @pytest.mark.parametrize("host", ["n1 n2", "-n1", "x" * 300, "n1\n"])
 def test_a_step_whose_srun_host_is_no_host_name_is_refused(host: str) -> None:
-    spec = pb.StepSpec(job_id=1, ntasks=1, srun_host=host, srun_pid=7)
+    spec = StepRequest(job_id=1, ntasks=1, srun_host=host, srun_pid=7)
     with pytest.raises(InvalidRequest, match="Invalid srun host name"):
         stepops.place_step(spec, running(1), [], 0, T0 + 20)
-    spec.srun_host = "n1.cluster"
+    spec = replace(spec, srun_host="n1.cluster")
     good = stepops.place_step(spec, running(1), [], 0, T0 + 20)
     assert (good.srun_host, good.srun_pid) == ("n1.cluster", 7)

@@ -1,0 +1,216 @@
+"""The intent runner: carries out on the nodes what committed changes asked for.
+
+Intents (:mod:`ctld.intents`) run as tasks of their own once the change
+that produced them is durable. What comes of a launch, and the end of a
+kill, is reported to an :class:`Outcomes` (the job control), which
+commits it; the runner itself writes nothing.
+
+Imports ctld.dispatch (the only edge to the agents), ctld.ledger,
+ctld.intents, ctld.nodes, ctld.store (scripts) and minislurm; no protobuf.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterable
+from typing import Protocol
+
+import grpc
+
+from ctld import nodes as nodeops
+from ctld.dispatch import AgentDispatcher, AgentUnreachable, BatchSite, StepSigned
+from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
+from ctld.ledger import Ledger
+from ctld.settings import CtldSettings
+from ctld.store import repo
+from minislurm.model import Job
+from minislurm.requests import NodeStepStat
+from minislurm.security.authgrpc import daemon_signer
+from minislurm.states import JobState
+
+log = logging.getLogger(__name__)
+
+
+class Outcomes(Protocol):
+    """Who hears what came of the intents (commits it and decides what follows)."""
+
+    def launched(self, job: Job) -> None:
+        """The batch host acknowledged the launch of this run of the job."""
+
+    def launch_lost(self, job: Job, node: str) -> None:
+        """The batch host never answered while the run was current: lost with its node."""
+
+    def launch_failed(self, job: Job, node: str) -> None:
+        """The batch host refused the launch."""
+
+    def terminated(self, job_id: int) -> None:
+        """The kill of a job was delivered to (or given up on) its nodes."""
+
+
+def current_run(jobs: dict[int, Job], job: Job) -> Job | None:
+    """The job, while the run ``job`` describes is still its current one.
+
+    Args:
+        jobs: the jobs as they now are.
+        job: the job as it was when its run began.
+
+    Returns:
+        The job as it now is, or None when it ended or was requeued since.
+    """
+    current = jobs.get(job.job_id)
+    if current is None or (current.state, current.restarts) != (job.state, job.restarts):
+        return None
+    return current
+
+
+class IntentRunner:
+    """Sends launches, kills and signals to the agents, each in a task of its own.
+
+    Args:
+        settings: the controller's settings.
+        ledger: the commits (the runner reads the state and scripts, and writes nothing).
+    """
+
+    def __init__(self, settings: CtldSettings, ledger: Ledger) -> None:
+        self._settings = settings
+        self._conf = settings.conf
+        self._ledger = ledger
+        self._state = ledger.state
+        self.agents = AgentDispatcher(
+            daemon_signer(settings.conf.auth_type, settings.cluster_key),
+            tls_files=settings.conf.tls_files(),
+        )
+        self.registered: set[str] = set()  # agents seen since this controller started
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._outcomes: Outcomes | None = None
+        self._site = BatchSite(
+            settings.conf.cluster_name,
+            settings.controller_address,
+            settings.conf_path,
+            settings.conf.kill_wait,
+        )
+
+    def report_to(self, outcomes: Outcomes) -> None:
+        """Name who hears what came of the intents (set once, before any runs)."""
+        self._outcomes = outcomes
+
+    def run(self, intents: Iterable[Intent]) -> None:
+        """Carry out intents, each in a task of its own on the running loop."""
+        for intent in intents:
+            task = asyncio.get_running_loop().create_task(self._carry_out(intent))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        """Cancel the intents under way and close the channels to the agents."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.agents.close()
+
+    def address_of(self, node: str) -> str | None:
+        """A registered node's agent address, or None while it cannot be called."""
+        record = self._state.nodes.get(node)
+        if record is None or not record.port or node not in self.registered:
+            return None
+        return f"{record.addr}:{record.port}"
+
+    def addresses(self) -> dict[str, tuple[str, int]]:
+        """Every node's agent address and port."""
+        return {n.name: (n.addr or n.name, n.port) for n in self._state.nodes.values()}
+
+    async def step_stat(self, node: str, job_id: int, step_id: int) -> list[NodeStepStat]:
+        """One node's figures for a running step; none when its agent does not answer.
+
+        Args:
+            node: the node.
+            job_id: the step's job.
+            step_id: the step.
+
+        Returns:
+            The node's figures (empty when it did not answer in time).
+        """
+        try:
+            return await self.agents.step_stat(lambda: self.address_of(node), job_id, step_id)
+        except (AgentUnreachable, grpc.aio.AioRpcError) as err:
+            log.warning("step=%d.%d node=%s no usage: %s", job_id, step_id, node, err)
+            return []
+
+    async def _carry_out(self, intent: Intent) -> None:
+        assert self._outcomes is not None, "report_to() comes before run()"
+        try:
+            if isinstance(intent, Launch):
+                await self._launch(intent.job_id, self._outcomes)
+            elif isinstance(intent, Terminate):
+                await asyncio.gather(*(self._terminate_on(intent, node) for node in intent.nodes))
+                self._outcomes.terminated(intent.job_id)
+            elif isinstance(intent, SignalStep):
+                await self._signal_step(intent)
+            else:
+                await asyncio.gather(*(self._signal_on(intent, node) for node in intent.nodes))
+        except Exception:
+            log.exception("intent %s failed", intent)
+
+    async def _terminate_on(self, intent: Terminate, node: str) -> None:
+        try:
+            await self.agents.terminate(
+                lambda: self.address_of(node), intent.job_id, intent.outcome, self._conf.kill_wait
+            )
+        except AgentUnreachable:
+            log.warning("job=%d node=%s unreachable for terminate", intent.job_id, node)
+
+    async def _signal_on(self, intent: Signal, node: str) -> None:
+        await self.agents.signal(lambda: self.address_of(node), intent)
+
+    async def _signal_step(self, intent: SignalStep) -> None:
+        job = self._state.jobs.get(intent.job_id)
+        step = self._state.steps.get(intent.job_id, {}).get(intent.step_id)
+        if job is None or step is None:
+            return
+        signed = StepSigned(step, job, self.addresses(), self._settings.cluster_key, time.time())
+        addresses_of = [self._address_getter(node) for node in intent.nodes]
+        await self.agents.signal_tasks(addresses_of, intent, signed)
+
+    def _address_getter(self, node: str) -> Callable[[], str | None]:
+        return lambda: self.address_of(node)
+
+    def _batch_host(self, job: Job) -> str | None:
+        """The batch host's address, while the run being launched is current.
+
+        A launch retried while its agent was away must not start a run that
+        has since been requeued or ended.
+        """
+        if current_run(self._state.jobs, job) is None:
+            raise AgentUnreachable(f"job={job.job_id} run {job.restarts} is over")
+        assert job.allocation is not None
+        return self.address_of(job.allocation.node_names[0])
+
+    async def _launch(self, job_id: int, outcomes: Outcomes) -> None:
+        job = self._state.jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING or job.allocation is None:
+            return
+        with self._ledger.transaction() as s:
+            script = repo.load_script(s, job.array_job_id or job.job_id)
+        batch_host = job.allocation.node_names[0]
+        patience = nodeops.launch_patience(self._conf)
+        try:
+            await self.agents.launch_batch(
+                lambda: self._batch_host(job), job, script, self._site, patience
+            )
+        except AgentUnreachable as err:
+            current = current_run(self._state.jobs, job)
+            if current is None:
+                return  # its node was declared DOWN meanwhile: the job was requeued or ended
+            # Its node still looks alive (SlurmdTimeout=0, or only slurmd's port is cut off):
+            # the job is lost with it all the same.
+            log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
+            outcomes.launch_lost(current, batch_host)
+            return
+        except Exception as err:
+            log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
+            outcomes.launch_failed(job, batch_host)
+            return
+        outcomes.launched(job)
