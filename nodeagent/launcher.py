@@ -8,13 +8,12 @@ The spool is the truth about what runs here: after a restart of slurmd,
 A stepd's exit is noticed through a pidfd on the event loop, for children
 and adopted processes alike.
 
-Imports minislurm; no gRPC.
+Imports nodeagent.spool and nodeagent.stepdpool; no gRPC.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import shutil
@@ -24,13 +23,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minislurm import procs
+from nodeagent import spool
 from nodeagent.stepdpool import StepdPool
 
 log = logging.getLogger(__name__)
 
 STEPD_DIED = "slurmstepd died"
-ALIVE_FILE = "slurmd.alive"  # slurmd touches it every second; see Launcher.touch_alive
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
 
 
@@ -100,7 +98,7 @@ class Launcher:
         Returns:
             Its path.
         """
-        return os.path.join(self.spool, f"job{job_id:05d}")
+        return spool.job_dir(self.spool, job_id)
 
     @property
     def running(self) -> list[int]:
@@ -133,8 +131,7 @@ class Launcher:
 
     def _restarts(self, job_id: int) -> int:
         try:
-            with open(os.path.join(self.jobdir(job_id), "job.json")) as f:
-                return int(json.load(f).get("restarts", 0))
+            return int(spool.read_job(self.jobdir(job_id)).get("restarts", 0))
         except (OSError, ValueError):
             return 0
 
@@ -145,7 +142,7 @@ class Launcher:
         job: by then the controller has declared the node DOWN and requeued
         the job elsewhere, and the run here must not go on beside the new one.
         """
-        path = os.path.join(self.spool, ALIVE_FILE)
+        path = os.path.join(self.spool, spool.ALIVE_FILE)
         with open(path, "a"):
             os.utime(path)
 
@@ -173,7 +170,7 @@ class Launcher:
         # Root-owned and not listable: the job's user may run its script but not
         # touch job.json, which stepd reads before it drops to that user.
         os.makedirs(jobdir, mode=0o711)
-        script = os.path.join(jobdir, "slurm_script")
+        script = os.path.join(jobdir, spool.SCRIPT_FILE)
         with open(script, "wb") as f:
             f.write(step.script)
         os.chmod(script, 0o500)
@@ -194,12 +191,11 @@ class Launcher:
             "acct_freq": step.acct_freq,
             "open_mode": step.open_mode,
             "restarts": step.restarts,
-            "alive_file": os.path.join(self.spool, ALIVE_FILE),
+            "alive_file": os.path.join(self.spool, spool.ALIVE_FILE),
             "fence_after": step.fence_after,
             "hosts_file": step.hosts_file,
         }
-        with open(os.path.join(jobdir, "job.json"), "w") as f:
-            json.dump(description, f)
+        spool.write_job(jobdir, description)
         if os.getuid() == 0:
             os.chown(script, step.uid, step.gid)
         proc = self._pool.spawn(jobdir)
@@ -229,7 +225,7 @@ class Launcher:
         outcome = self.outcome(job_id)
         if outcome.message == STEPD_DIED:
             # What the supervisor ran must not outlive it (the task leads its process group).
-            task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
+            task = _task(self.jobdir(job_id))
             if task:
                 _signal(-task, signal.SIGKILL)
         self._on_end(outcome)
@@ -243,20 +239,18 @@ class Launcher:
         Returns:
             The outcome.
         """
-        path = os.path.join(self.jobdir(job_id), "status.json")
         try:
-            with open(path) as f:
-                data = json.load(f)
+            data = spool.read_batch_status(self.jobdir(job_id))
             return StepOutcome(
                 job_id=job_id,
-                exit_code=int(data["exit_code"]),
-                signal=int(data["signal"]),
-                start_time=float(data["start_time"]),
-                end_time=float(data["end_time"]),
+                exit_code=int(data["exit_code"]),  # type: ignore[call-overload]
+                signal=int(data["signal"]),  # type: ignore[call-overload]
+                start_time=float(data["start_time"]),  # type: ignore[arg-type]
+                end_time=float(data["end_time"]),  # type: ignore[arg-type]
                 outcome=str(data.get("outcome", "")),
                 message=str(data.get("message", "")),
-                max_rss=int(data.get("max_rss", 0)),
-                total_cpu=float(data.get("total_cpu", 0.0)),
+                max_rss=int(data.get("max_rss", 0)),  # type: ignore[call-overload]
+                total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
                 restarts=self._restarts(job_id),
             )
         except (OSError, ValueError, KeyError):
@@ -273,11 +267,8 @@ class Launcher:
             )
 
     def _stepd_log(self, job_id: int) -> str:
-        try:
-            with open(os.path.join(self.jobdir(job_id), "stepd.log"), errors="replace") as f:
-                return f.read()[-4000:]
-        except OSError:
-            return "(none)"
+        text = spool.log_tail(self.jobdir(job_id), 4000)
+        return "(none)" if text is None else text
 
     def adopt(self) -> list[StepOutcome]:
         """After a restart: watch live stepds again; return ended, unreported jobs.
@@ -286,12 +277,8 @@ class Launcher:
             Outcomes of jobs that ended while slurmd was away.
         """
         ended = []
-        for name in sorted(os.listdir(self.spool)):
-            if not name.startswith("job") or not name[3:].isdigit():
-                continue
-            job_id = int(name[3:])
-            jobdir = self.jobdir(job_id)
-            pid = procs.live_pid(os.path.join(jobdir, "stepd.pid"))
+        for job_id in spool.find_jobs(self.spool):
+            pid = spool.stepd_pid(self.jobdir(job_id))
             if pid is not None:
                 self._watch(job_id, pid)
                 log.info("job=%d stepd pid=%d adopted", job_id, pid)
@@ -311,12 +298,7 @@ class Launcher:
         pid = self._running.get(job_id)
         if pid is None:
             return
-        request = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
-        path = os.path.join(self.jobdir(job_id), "terminate.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(request, f)
-        os.replace(tmp, path)
+        spool.write_terminate(self.jobdir(job_id), outcome, kill_wait, when)
         _signal(pid, signal.SIGTERM)
         loop = asyncio.get_running_loop()
         loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, pid)
@@ -325,7 +307,7 @@ class Launcher:
         if self._running.get(job_id) != pid:
             return
         log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
-        task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
+        task = _task(self.jobdir(job_id))
         if task:
             _signal(-task, signal.SIGKILL)
         _signal(pid, signal.SIGKILL)
@@ -344,7 +326,7 @@ class Launcher:
         """
         if job_id not in self._running:
             return
-        task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
+        task = _task(self.jobdir(job_id))
         if not task:
             return
         if full:
@@ -368,6 +350,11 @@ class Launcher:
             loop.remove_reader(fd)
             os.close(fd)
         self._pidfds.clear()
+
+
+def _task(jobdir: str) -> int:
+    """The batch script's pid (it leads its process group), 0 before it runs."""
+    return next(iter(spool.task_groups(jobdir)), 0)
 
 
 def _signal(pid: int, sig: int) -> None:

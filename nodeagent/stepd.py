@@ -52,8 +52,9 @@ Slurm's stepd does.
 Imports the standard library, all of it up front: stepd starts for every
 job and step, and once it runs as the job's user the interpreter's own
 files may be unreadable (a Python under /root); os.wait4 imports
-``resource`` lazily. Of our modules, minislurm.procs, nodeagent.hostsfile
-(the job's /etc/hosts), nodeagent.ptyio (a task's terminal),
+``resource`` lazily. Of our modules, nodeagent.spool (the files it shares
+with slurmd), nodeagent.hostsfile (the job's /etc/hosts), nodeagent.ptyio
+(a task's terminal),
 nodeagent.stdfiles (the standard streams' files) and nodeagent.usage (which
 imports psutil only when it first samples).
 """
@@ -74,8 +75,7 @@ import time
 import warnings  # noqa: F401  (os.execvpe imports it lazily, after the drop to the user)
 from collections import deque
 
-from minislurm import procs
-from nodeagent import hostsfile, ptyio
+from nodeagent import hostsfile, ptyio, spool
 from nodeagent.stdfiles import (
     DIR_GRACE_SECONDS,
     STREAMS_FAILED,
@@ -83,7 +83,7 @@ from nodeagent.stdfiles import (
     open_output,
     open_streams,
 )
-from nodeagent.usage import USAGE_FILE, UsageSampler, preload_psutil
+from nodeagent.usage import UsageSampler, preload_psutil
 
 PR_SET_CHILD_SUBREAPER = 36
 POLL_SECONDS = 0.5
@@ -99,7 +99,6 @@ SIGNUM = struct.Struct("!i")  # SIGNAL payload
 WINDOW = struct.Struct("!HH")  # WINSIZE payload: rows, columns
 ALL_TASKS = 0xFFFFFFFF  # the task id of frames about the whole step
 MAX_PAYLOAD = 16 << 20
-SOCKET_NAME = "stepio.sock"
 UNIX_PATH_MAX = 108
 
 
@@ -378,7 +377,7 @@ class Step:
             self.usage.sample_if_due(now)
             info = signal.sigtimedwait(_WAITED, min(POLL_SECONDS, self.usage.seconds_left(now)))
             if info is not None and info.si_signo == signal.SIGTERM:
-                self.begin_kill(_terminate_request(self.jobdir))
+                self.begin_kill(spool.read_terminate(self.jobdir))
         # The script is done: nothing it started may outlive it. Killed, its
         # processes get what is left of KillWait first (an srun says its last);
         # kill_deadline is finite only while that SIGKILL is still to come.
@@ -421,16 +420,6 @@ def _slurmd_gone(job: dict[str, object]) -> bool:
     except (OSError, KeyError):
         return False
     return time.time() - touched > fence_after
-
-
-def _terminate_request(jobdir: str) -> dict[str, object]:
-    """Why slurmd asked for the kill (``terminate.json``), CANCELLED when unsaid."""
-    try:
-        with open(os.path.join(jobdir, "terminate.json")) as f:
-            request: dict[str, object] = json.load(f)
-    except (OSError, ValueError):
-        request = {"outcome": "CANCELLED", "time": time.time(), "kill_wait": 30}
-    return request
 
 
 def _try(fn: object, *args: object) -> None:
@@ -977,7 +966,7 @@ class StepSupervisor:
         except BlockingIOError:
             return
         if signal.SIGTERM in received:
-            self.begin_kill(_terminate_request(self.stepdir))
+            self.begin_kill(spool.read_terminate(self.stepdir))
 
     def _read(self, fd: int) -> bool:
         """Relay one read of a task's pipe; close it at EOF. Returns whether data came."""
@@ -1205,19 +1194,6 @@ def _has_children() -> bool:
     return True
 
 
-def _open_private(path: str, append: bool = False) -> int:
-    """A file of stepd's own in the spool (opened while still root; slurmd reads it)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
-    return os.open(path, flags, 0o644)
-
-
-def _write_status(status_fd: int, result: dict[str, object]) -> None:
-    # No fsync: slurmd reads this after stepd exits, even if slurmd itself
-    # restarted (the page cache survives processes); losing it to a power cut
-    # loses the node and its jobs anyway, and an fsync cost each step ~5 ms.
-    os.write(status_fd, json.dumps(result).encode())
-
-
 def connect_agent(stepdir: str, name: str) -> socket.socket:
     """Connect to slurmd's socket in the step's directory.
 
@@ -1259,14 +1235,14 @@ def run_step(stepdir: str, job: dict[str, object], status_fd: int, usage_fd: int
         0 when the status was recorded after running the tasks, 1 when the
         step could not start (no connection to slurmd).
     """
-    lost_fd = _open_private(os.path.join(stepdir, "lost-output"), append=True)
-    pgid_fd = _open_private(os.path.join(stepdir, "task.pid"))
+    lost_fd = spool.open_private(os.path.join(stepdir, spool.LOST_OUTPUT_FILE), append=True)
+    pgid_fd = spool.open_private(os.path.join(stepdir, spool.TASK_PID_FILE))
     try:
-        sock = connect_agent(stepdir, str(job.get("socket", SOCKET_NAME)))
+        sock = connect_agent(stepdir, str(job.get("socket", spool.SOCKET_NAME)))
     except OSError as error:
         _log(f"cannot reach slurmd: {error}")
         now = time.time()
-        _write_status(status_fd, {**_never_started(job, now), "message": str(error)})
+        spool.write_status(status_fd, {**_never_started(job, now), "message": str(error)})
         return 1
     link = AgentLink(sock, lost_fd)
     link.send(
@@ -1284,7 +1260,7 @@ def run_step(stepdir: str, job: dict[str, object], status_fd: int, usage_fd: int
     # The groups slurmd may kill as a last resort.
     os.write(pgid_fd, "".join(f"{group}\n" for group in supervisor.groups).encode())
     result = supervisor.run()
-    _write_status(status_fd, result)
+    spool.write_status(status_fd, result)
     link.send(Kind.DONE, ALL_TASKS, json.dumps(result).encode())
     link.finish(FLUSH_SECONDS)
     return 0
@@ -1319,7 +1295,7 @@ def _redirect_stdio(jobdir: str) -> None:
     """A spare's stdin becomes /dev/null, its stdout and stderr the job's stepd.log."""
     null = os.open(os.devnull, os.O_RDONLY)
     log_fd = os.open(
-        os.path.join(jobdir, "stepd.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
+        os.path.join(jobdir, spool.LOG_FILE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644
     )
     os.dup2(null, 0)
     os.dup2(log_fd, 1)
@@ -1348,9 +1324,8 @@ def main(argv: list[str]) -> int:
         jobdir = argv[0]
     # SIGTERM (kill request) and SIGCHLD are taken synchronously in Step.run.
     signal.pthread_sigmask(signal.SIG_BLOCK, _WAITED)
-    with open(os.path.join(jobdir, "job.json")) as f:
-        job = json.load(f)
-    procs.write_pid_file(os.path.join(jobdir, "stepd.pid"))
+    job = spool.read_job(jobdir)
+    spool.write_stepd_pid(jobdir)
     become_subreaper()
     if job.get("hosts_file"):
         try:
@@ -1358,11 +1333,11 @@ def main(argv: list[str]) -> int:
         except OSError as error:
             _log(f"node names will not resolve in the job: {error}")
     # Files slurmd reads are opened while still root; the job's user only writes them.
-    status_fd = _open_private(os.path.join(jobdir, "status.json"))
-    usage_fd = _open_private(os.path.join(jobdir, USAGE_FILE))
+    status_fd = spool.open_private(os.path.join(jobdir, spool.STATUS_FILE))
+    usage_fd = spool.open_private(os.path.join(jobdir, spool.USAGE_FILE))
     if job.get("mode") == "step":
         return run_step(jobdir, job, status_fd, usage_fd)
-    task_fd = _open_private(os.path.join(jobdir, "task.pid"))
+    task_fd = spool.open_private(os.path.join(jobdir, spool.TASK_PID_FILE))
     drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))
     os.umask(int(job.get("umask", 0o022)))
     step = Step(jobdir, job, usage_fd)
@@ -1383,7 +1358,7 @@ def main(argv: list[str]) -> int:
             "start_time": now,
             "end_time": now,
         }
-    _write_status(status_fd, result)
+    spool.write_status(status_fd, result)
     return 0
 
 

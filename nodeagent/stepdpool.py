@@ -6,7 +6,7 @@ that has done all that and waits on its stdin; a launch hands it the job's
 or step's directory and starts the next spare at once. Spares run in
 sessions of their own, like every stepd.
 
-Imports only the standard library.
+Imports nodeagent.spool and the standard library.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+
+from nodeagent import spool
 
 
 class StepdPool:
@@ -47,7 +49,7 @@ class StepdPool:
         """
         proc, self._spare = self._spare, None
         if proc is None or proc.poll() is not None:
-            with open(os.path.join(directory, "stepd.log"), "wb") as log_file:
+            with open(os.path.join(directory, spool.LOG_FILE), "wb") as log_file:
                 proc = subprocess.Popen(
                     [sys.executable, "-m", "nodeagent.stepd", directory],
                     stdin=subprocess.DEVNULL,

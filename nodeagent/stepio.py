@@ -67,8 +67,8 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import procs
 from minislurm.stepids import step_id_text
+from nodeagent import spool
 from nodeagent.stepd import (
     ALL_TASKS,
     EXIT,
@@ -77,7 +77,6 @@ from nodeagent.stepd import (
     PID,
     PROTOCOL_VERSION,
     SIGNUM,
-    SOCKET_NAME,
     WINDOW,
     Kind,
     encode_frame,
@@ -166,38 +165,6 @@ class StepEvent:
     error: str = ""  # EXITED: why the task never ran; DONE: why stepd vanished
 
 
-@dataclass(frozen=True)
-class TaskResult:
-    """How one task ended (from status.json)."""
-
-    task_id: int
-    local_id: int
-    pid: int
-    exit_code: int
-    signal: int
-    error: str = ""
-    max_rss: int = 0  # KiB
-    total_cpu: float = 0.0  # seconds
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """How a step ended on this node: the highest exit code and signal, and each task's."""
-
-    job_id: int
-    step_id: int
-    exit_code: int
-    signal: int
-    start_time: float
-    end_time: float
-    outcome: str = ""  # CANCELLED, TIMEOUT, LAUNCH_FAILED, or "" when it ran to its end
-    message: str = ""
-    max_rss: int = 0  # KiB, the largest task (its whole process tree, sampled)
-    total_cpu: float = 0.0  # seconds, every process of the step
-    tasks: tuple[TaskResult, ...] = ()
-    lost_output: int = 0  # bytes of frames kept in lost-output
-
-
 def stdin_targets(stdin_to: str, task_ids: Sequence[int]) -> set[int]:
     """Which tasks read slurmd's stdin pipe.
 
@@ -259,7 +226,7 @@ def describe(spec: StepSpec) -> dict[str, object]:
         **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq", "hosts_file")},
         "window": spec.window,
         "step_text": step_id_text(spec.step_id),  # 0, 1... or interactive
-        "socket": SOCKET_NAME,
+        "socket": spool.SOCKET_NAME,
         "tasks": tasks,
     }
 
@@ -290,8 +257,7 @@ async def start_step(
     description = describe(spec)
     os.mkdir(step_dir, 0o711)
     os.chmod(step_dir, 0o711)  # the umask may have taken bits; the user needs x
-    with open(os.path.join(step_dir, "job.json"), "w") as f:
-        json.dump(description, f)
+    spool.write_job(step_dir, description)
     listener = _listen(step_dir)
     try:
         proc = (spawn or _spawn_stepd)(step_dir)
@@ -304,13 +270,13 @@ async def start_step(
     finally:
         listener.close()
         with contextlib.suppress(OSError):
-            os.unlink(os.path.join(step_dir, SOCKET_NAME))
+            os.unlink(os.path.join(step_dir, spool.SOCKET_NAME))
     log.info("job=%d step=%d stepd pid=%d started", spec.job_id, spec.step_id, proc.pid)
     return StepSession(step_dir, spec, proc, pidfd, reader, writer)
 
 
 def _listen(step_dir: str) -> socket.socket:
-    address, dir_fd = unix_path(step_dir, SOCKET_NAME)
+    address, dir_fd = unix_path(step_dir, spool.SOCKET_NAME)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(address)
@@ -327,7 +293,7 @@ def _listen(step_dir: str) -> socket.socket:
 
 
 def _spawn_stepd(step_dir: str) -> subprocess.Popen[bytes]:
-    with open(os.path.join(step_dir, "stepd.log"), "wb") as log_file:
+    with open(os.path.join(step_dir, spool.LOG_FILE), "wb") as log_file:
         return subprocess.Popen(
             [sys.executable, "-m", "nodeagent.stepd", step_dir],
             stdin=subprocess.DEVNULL,
@@ -419,11 +385,8 @@ def _kill_stepd(proc: subprocess.Popen[bytes], pidfd: int) -> None:
 
 
 def _tail(step_dir: str) -> str:
-    try:
-        with open(os.path.join(step_dir, "stepd.log"), errors="replace") as f:
-            return f.read()[-2000:] or "(empty)"
-    except OSError:
-        return "(none)"
+    text = spool.log_tail(step_dir, 2000)
+    return "(none)" if text is None else text or "(empty)"
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
@@ -493,57 +456,12 @@ def lost_events(step_dir: str) -> list[StepEvent]:
         The events, in order.
     """
     try:
-        with open(os.path.join(step_dir, "lost-output"), "rb") as f:
+        with open(os.path.join(step_dir, spool.LOST_OUTPUT_FILE), "rb") as f:
             data = f.read()
     except OSError:
         return []
     events = (frame_event(*frame) for frame in parse_frames(data))
     return [e for e in events if e is not None]
-
-
-def read_status(step_dir: str) -> StepResult | None:
-    """The step's outcome as stepd recorded it in status.json.
-
-    Args:
-        step_dir: the step's spool directory.
-
-    Returns:
-        The result, or None when stepd has not (or never) recorded it.
-    """
-    try:
-        with open(os.path.join(step_dir, "status.json")) as f:
-            return result_from_json(json.load(f))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def result_from_json(data: dict[str, object]) -> StepResult:
-    """A :class:`StepResult` from status.json's (or a DONE frame's) content.
-
-    Args:
-        data: the decoded JSON.
-
-    Returns:
-        The result.
-
-    Raises:
-        KeyError: a required field is missing.
-        TypeError: a field has the wrong type.
-        ValueError: a field has a bad value.
-    """
-    fields = {k: data[k] for k in ("job_id", "step_id", "exit_code", "signal")}
-    tasks = tuple(TaskResult(**t) for t in data.get("tasks", []))  # type: ignore[attr-defined]
-    return StepResult(
-        **fields,  # type: ignore[arg-type]
-        start_time=float(data["start_time"]),  # type: ignore[arg-type]
-        end_time=float(data["end_time"]),  # type: ignore[arg-type]
-        outcome=str(data.get("outcome", "")),
-        message=str(data.get("message", "")),
-        max_rss=int(data.get("max_rss", 0)),  # type: ignore[call-overload]
-        total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
-        tasks=tasks,
-        lost_output=int(data.get("lost_output", 0)),  # type: ignore[call-overload]
-    )
 
 
 class StepSession:
@@ -569,7 +487,7 @@ class StepSession:
         self._pidfd = pidfd
         self._reader = reader
         self._writer = writer
-        self._result: StepResult | None = None
+        self._result: spool.StepResult | None = None
 
     @property
     def pid(self) -> int:
@@ -592,7 +510,7 @@ class StepSession:
                 kind, task_id, payload = await _read_frame(self._reader)
                 event = frame_event(kind, task_id, payload)
                 if kind == Kind.DONE:
-                    self._result = result_from_json(json.loads(payload))
+                    self._result = spool.result_from_json(json.loads(payload))
             except (OSError, EOFError, ValueError, KeyError, TypeError, struct.error) as error:
                 yield await self._lost(repr(error))
                 return
@@ -646,17 +564,13 @@ class StepSession:
             outcome: CANCELLED or TIMEOUT (the line's wording, status.json's outcome).
             when: the decision's time, for the line.
         """
-        request = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
-        path = os.path.join(self.step_dir, "terminate.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump(request, f)
-        os.replace(path + ".tmp", path)
+        request = spool.write_terminate(self.step_dir, outcome, kill_wait, when)
         self._send(Kind.TERMINATE, ALL_TASKS, json.dumps(request).encode())
         if self._pidfd >= 0:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGTERM)
 
-    def outcome(self) -> StepResult:
+    def outcome(self) -> spool.StepResult:
         """How the step ended (per task too).
 
         Returns:
@@ -665,7 +579,7 @@ class StepSession:
         Raises:
             RuntimeError: the step has not ended (no DONE yet, no status.json).
         """
-        result = self._result or read_status(self.step_dir)
+        result = self._result or spool.read_status(self.step_dir)
         if result is None:
             raise RuntimeError(f"step {self.spec.job_id}.{self.spec.step_id} has not ended")
         return result
@@ -697,13 +611,13 @@ class StepSession:
         """The DONE that ends events when stepd's connection ended without one."""
         log.error("job=%d step=%d connection to stepd lost: %s", *self._ids(), reason)
         exited = await self._finish(wait=LOST_WAIT)
-        result = read_status(self.step_dir)
+        result = spool.read_status(self.step_dir)
         if result is None:
             if exited:  # no supervisor is left: its tasks must not run on unwatched
                 self._kill_group()
             now = time.time()
             message = "slurmstepd died" if exited else f"lost slurmstepd: {reason}"
-            result = StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
+            result = spool.StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
         self._result = result
         error = f"connection to slurmstepd lost ({reason}); {result.message or 'it had finished'}"
         return StepEvent(
@@ -711,7 +625,7 @@ class StepSession:
         )
 
     def _kill_group(self) -> None:
-        for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
+        for pgid in spool.task_groups(self.step_dir):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signal.SIGKILL)
 

@@ -1,0 +1,355 @@
+"""The spool contract: the files slurmd and a stepd exchange in a job's or a step's directory.
+
+slurmd's spool directory (``SlurmdSpoolDir``) holds ``slurmd.alive`` (touched
+every second while slurmd lives), a directory per batch job
+(``job<ID>``, the id on five digits at least) and one per srun step
+(``step<JOB>.<STEP>``). In each of those:
+
+=================  ===========  ===========================================================
+file               written by   what it holds
+=================  ===========  ===========================================================
+``slurm_script``   slurmd       the batch script (batch jobs only)
+``job.json``       slurmd       what stepd runs (root's: the user must not change it)
+``stepio.sock``    slurmd       the socket a step's stepd connects to, while it starts
+``stepd.log``      stepd        stepd's own messages
+``stepd.pid``      stepd        its pid and start time (:mod:`minislurm.procs`)
+``task.pid``       stepd        the process groups of the tasks, one a line
+``usage.json``     stepd        the usage sampled so far (:mod:`nodeagent.usage`), for sstat
+``terminate.json`` slurmd       why a kill was asked (stepd reads it on SIGTERM)
+``lost-output``    stepd        frames a step's stepd could not send once slurmd was gone
+``status.json``    stepd        how the batch script or the step's tasks ended
+=================  ===========  ===========================================================
+
+A file slurmd writes while stepd may read it is replaced atomically
+(written aside, then renamed). stepd opens the files slurmd reads while it
+is still root, and writes them once (``status.json``) or rewrites them in
+place (``usage.json``, read tolerantly).
+
+Imports the standard library and minislurm.procs only: stepd imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from minislurm import procs
+
+ALIVE_FILE = "slurmd.alive"  # in slurmd's spool directory
+SCRIPT_FILE = "slurm_script"
+JOB_FILE = "job.json"
+SOCKET_NAME = "stepio.sock"
+LOG_FILE = "stepd.log"
+STEPD_PID_FILE = "stepd.pid"
+TASK_PID_FILE = "task.pid"
+USAGE_FILE = "usage.json"
+TERMINATE_FILE = "terminate.json"
+LOST_OUTPUT_FILE = "lost-output"
+STATUS_FILE = "status.json"
+
+
+def job_dir(spool: str, job_id: int) -> str:
+    """The directory of a job's batch script.
+
+    Args:
+        spool: slurmd's spool directory.
+        job_id: the job.
+
+    Returns:
+        Its path.
+    """
+    return os.path.join(spool, f"job{job_id:05d}")
+
+
+def step_dir(spool: str, job_id: int, step_id: int) -> str:
+    """The directory of an srun step's part on this node.
+
+    Args:
+        spool: slurmd's spool directory.
+        job_id: the job.
+        step_id: the step.
+
+    Returns:
+        Its path.
+    """
+    return os.path.join(spool, f"step{job_id}.{step_id}")
+
+
+def find_jobs(spool: str) -> list[int]:
+    """The jobs whose directories are in a spool.
+
+    Args:
+        spool: slurmd's spool directory.
+
+    Returns:
+        Their ids, in order.
+    """
+    names = sorted(os.listdir(spool))
+    return [int(n[3:]) for n in names if n.startswith("job") and n[3:].isdigit()]
+
+
+def find_steps(spool: str) -> list[tuple[int, int]]:
+    """The steps whose directories are in a spool (``step<job>.<step>``).
+
+    Args:
+        spool: slurmd's spool directory.
+
+    Returns:
+        ``(job id, step id)`` of each, in order.
+    """
+    found = []
+    for name in os.listdir(spool) if os.path.isdir(spool) else []:
+        job, dot, step = name[4:].partition(".")
+        if name.startswith("step") and dot and job.isdigit() and step.isdigit():
+            found.append((int(job), int(step)))
+    return sorted(found)
+
+
+def log_tail(directory: str, limit: int) -> str | None:
+    """The end of stepd's log.
+
+    Args:
+        directory: the job's or step's directory.
+        limit: at most this many characters, the last ones.
+
+    Returns:
+        The text, or None when there is no log.
+    """
+    try:
+        with open(os.path.join(directory, LOG_FILE), errors="replace") as f:
+            return f.read()[-limit:]
+    except OSError:
+        return None
+
+
+# --- job.json, stepd.pid, task.pid -----------------------------------------------------------
+
+
+def write_job(directory: str, description: dict[str, object]) -> None:
+    """Write what stepd is to run (``job.json``), before stepd starts.
+
+    Args:
+        directory: the job's or step's directory.
+        description: the job's or the step's description.
+    """
+    with open(os.path.join(directory, JOB_FILE), "w") as f:
+        json.dump(description, f)
+
+
+def read_job(directory: str) -> dict[str, Any]:
+    """What stepd is to run.
+
+    Args:
+        directory: the job's or step's directory.
+
+    Returns:
+        The description.
+
+    Raises:
+        OSError: there is none.
+        ValueError: it is malformed.
+    """
+    with open(os.path.join(directory, JOB_FILE)) as f:
+        job: dict[str, Any] = json.load(f)
+    return job
+
+
+def write_stepd_pid(directory: str) -> None:
+    """Record this stepd's pid (and start time, so that it is never mistaken).
+
+    Args:
+        directory: the job's or step's directory.
+    """
+    procs.write_pid_file(os.path.join(directory, STEPD_PID_FILE))
+
+
+def stepd_pid(directory: str) -> int | None:
+    """The pid of the directory's stepd, if it still runs.
+
+    Args:
+        directory: the job's or step's directory.
+
+    Returns:
+        The pid, or None.
+    """
+    return procs.live_pid(os.path.join(directory, STEPD_PID_FILE))
+
+
+def task_groups(directory: str) -> list[int]:
+    """The tasks' process groups stepd recorded (the batch script's own, for a job).
+
+    Args:
+        directory: the job's or step's directory.
+
+    Returns:
+        The groups, none before stepd started the tasks.
+    """
+    return procs.recorded_pids(os.path.join(directory, TASK_PID_FILE))
+
+
+# --- terminate.json ---------------------------------------------------------------------------
+
+
+def write_terminate(directory: str, outcome: str, kill_wait: int, when: float) -> dict[str, object]:
+    """Say why slurmd asks for a kill, before it sends stepd SIGTERM.
+
+    Args:
+        directory: the job's or step's directory.
+        outcome: CANCELLED, TIMEOUT... (decides the line stepd writes).
+        kill_wait: seconds between SIGTERM and SIGKILL.
+        when: the decision's time, for the line.
+
+    Returns:
+        The request as written (a step's stepd also gets it as a frame).
+    """
+    request: dict[str, object] = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
+    path = os.path.join(directory, TERMINATE_FILE)
+    with open(path + ".tmp", "w") as f:
+        json.dump(request, f)
+    os.replace(path + ".tmp", path)
+    return request
+
+
+def read_terminate(directory: str) -> dict[str, object]:
+    """Why slurmd asked for the kill, CANCELLED when unsaid.
+
+    Args:
+        directory: the job's or step's directory.
+
+    Returns:
+        ``outcome``, ``kill_wait`` and ``time``.
+    """
+    try:
+        with open(os.path.join(directory, TERMINATE_FILE)) as f:
+            request: dict[str, object] = json.load(f)
+    except (OSError, ValueError):
+        request = {"outcome": "CANCELLED", "time": time.time(), "kill_wait": 30}
+    return request
+
+
+# --- status.json ------------------------------------------------------------------------------
+
+
+def open_private(path: str, append: bool = False) -> int:
+    """A file of stepd's own in the spool (opened while still root; slurmd reads it).
+
+    Args:
+        path: the file.
+        append: keep what it holds.
+
+    Returns:
+        The descriptor.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
+    return os.open(path, flags, 0o644)
+
+
+def write_status(status_fd: int, result: dict[str, object]) -> None:
+    """Record how the script or the step ended (``status.json``, opened by :func:`open_private`).
+
+    Args:
+        status_fd: the file.
+        result: the outcome.
+    """
+    # No fsync: slurmd reads this after stepd exits, even if slurmd itself
+    # restarted (the page cache survives processes); losing it to a power cut
+    # loses the node and its jobs anyway, and an fsync cost each step ~5 ms.
+    os.write(status_fd, json.dumps(result).encode())
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """How one task ended (from status.json)."""
+
+    task_id: int
+    local_id: int
+    pid: int
+    exit_code: int
+    signal: int
+    error: str = ""
+    max_rss: int = 0  # KiB
+    total_cpu: float = 0.0  # seconds
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """How a step ended on this node: the highest exit code and signal, and each task's."""
+
+    job_id: int
+    step_id: int
+    exit_code: int
+    signal: int
+    start_time: float
+    end_time: float
+    outcome: str = ""  # CANCELLED, TIMEOUT, LAUNCH_FAILED, or "" when it ran to its end
+    message: str = ""
+    max_rss: int = 0  # KiB, the largest task (its whole process tree, sampled)
+    total_cpu: float = 0.0  # seconds, every process of the step
+    tasks: tuple[TaskResult, ...] = ()
+    lost_output: int = 0  # bytes of frames kept in lost-output
+
+
+def read_status(directory: str) -> StepResult | None:
+    """The step's outcome as stepd recorded it in status.json.
+
+    Args:
+        directory: the step's spool directory.
+
+    Returns:
+        The result, or None when stepd has not (or never) recorded it.
+    """
+    try:
+        with open(os.path.join(directory, STATUS_FILE)) as f:
+            return result_from_json(json.load(f))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def result_from_json(data: dict[str, object]) -> StepResult:
+    """A :class:`StepResult` from status.json's (or a DONE frame's) content.
+
+    Args:
+        data: the decoded JSON.
+
+    Returns:
+        The result.
+
+    Raises:
+        KeyError: a required field is missing.
+        TypeError: a field has the wrong type.
+        ValueError: a field has a bad value.
+    """
+    fields = {k: data[k] for k in ("job_id", "step_id", "exit_code", "signal")}
+    tasks = tuple(TaskResult(**t) for t in data.get("tasks", []))  # type: ignore[attr-defined]
+    return StepResult(
+        **fields,  # type: ignore[arg-type]
+        start_time=float(data["start_time"]),  # type: ignore[arg-type]
+        end_time=float(data["end_time"]),  # type: ignore[arg-type]
+        outcome=str(data.get("outcome", "")),
+        message=str(data.get("message", "")),
+        max_rss=int(data.get("max_rss", 0)),  # type: ignore[call-overload]
+        total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
+        tasks=tasks,
+        lost_output=int(data.get("lost_output", 0)),  # type: ignore[call-overload]
+    )
+
+
+def read_batch_status(directory: str) -> dict[str, object]:
+    """A batch script's status.json as stepd wrote it.
+
+    Args:
+        directory: the job's directory.
+
+    Returns:
+        The decoded JSON.
+
+    Raises:
+        OSError: there is none.
+        ValueError: it is malformed.
+    """
+    with open(os.path.join(directory, STATUS_FILE)) as f:
+        data: dict[str, object] = json.load(f)
+    return data
