@@ -131,9 +131,10 @@ class Launcher:
 
     def _restarts(self, job_id: int) -> int:
         try:
-            return int(spool.read_job(self.jobdir(job_id)).get("restarts", 0))
+            job = spool.read_job(self.jobdir(job_id))
         except (OSError, ValueError):
             return 0
+        return job.restarts if isinstance(job, spool.BatchJob) else 0
 
     def touch_alive(self) -> None:
         """Tell this node's stepds that slurmd lives.
@@ -174,27 +175,27 @@ class Launcher:
         with open(script, "wb") as f:
             f.write(step.script)
         os.chmod(script, 0o500)
-        description = {
-            "job_id": step.job_id,
-            "uid": step.uid,
-            "gid": step.gid,
-            "user": step.user,
-            "umask": step.umask,
-            "argv": [script, *step.argv],
-            "env": step.env,
-            "work_dir": step.work_dir,
-            "stdout": step.stdout,
-            "stderr": step.stderr,
-            "stdin": step.stdin,
-            "node": step.node,
-            "kill_wait": step.kill_wait,
-            "acct_freq": step.acct_freq,
-            "open_mode": step.open_mode,
-            "restarts": step.restarts,
-            "alive_file": os.path.join(self.spool, spool.ALIVE_FILE),
-            "fence_after": step.fence_after,
-            "hosts_file": step.hosts_file,
-        }
+        description = spool.BatchJob(
+            job_id=step.job_id,
+            uid=step.uid,
+            gid=step.gid,
+            user=step.user,
+            umask=step.umask,
+            argv=(script, *step.argv),
+            env=step.env,
+            work_dir=step.work_dir,
+            stdout=step.stdout,
+            stderr=step.stderr,
+            stdin=step.stdin,
+            node=step.node,
+            kill_wait=step.kill_wait,
+            acct_freq=step.acct_freq,
+            open_mode=step.open_mode,
+            restarts=step.restarts,
+            alive_file=os.path.join(self.spool, spool.ALIVE_FILE),
+            fence_after=step.fence_after,
+            hosts_file=step.hosts_file,
+        )
         spool.write_job(jobdir, description)
         if os.getuid() == 0:
             os.chown(script, step.uid, step.gid)
@@ -239,32 +240,31 @@ class Launcher:
         Returns:
             The outcome.
         """
-        try:
-            data = spool.read_batch_status(self.jobdir(job_id))
+        result = spool.read_status(self.jobdir(job_id))
+        if result is not None:
             return StepOutcome(
                 job_id=job_id,
-                exit_code=int(data["exit_code"]),  # type: ignore[call-overload]
-                signal=int(data["signal"]),  # type: ignore[call-overload]
-                start_time=float(data["start_time"]),  # type: ignore[arg-type]
-                end_time=float(data["end_time"]),  # type: ignore[arg-type]
-                outcome=str(data.get("outcome", "")),
-                message=str(data.get("message", "")),
-                max_rss=int(data.get("max_rss", 0)),  # type: ignore[call-overload]
-                total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
+                exit_code=result.exit_code,
+                signal=result.signal,
+                start_time=result.start_time,
+                end_time=result.end_time,
+                outcome=result.outcome,
+                message=result.message,
+                max_rss=result.max_rss,
+                total_cpu=result.total_cpu,
                 restarts=self._restarts(job_id),
             )
-        except (OSError, ValueError, KeyError):
-            log.error("job=%d stepd left no status; its log:\n%s", job_id, self._stepd_log(job_id))
-            now = time.time()
-            return StepOutcome(
-                job_id,
-                0,
-                signal.SIGKILL,
-                now,
-                now,
-                message=STEPD_DIED,
-                restarts=self._restarts(job_id),
-            )
+        log.error("job=%d stepd left no status; its log:\n%s", job_id, self._stepd_log(job_id))
+        now = time.time()
+        return StepOutcome(
+            job_id,
+            0,
+            signal.SIGKILL,
+            now,
+            now,
+            message=STEPD_DIED,
+            restarts=self._restarts(job_id),
+        )
 
     def _stepd_log(self, job_id: int) -> str:
         text = spool.log_tail(self.jobdir(job_id), 4000)
@@ -298,7 +298,7 @@ class Launcher:
         pid = self._running.get(job_id)
         if pid is None:
             return
-        spool.write_terminate(self.jobdir(job_id), outcome, kill_wait, when)
+        spool.write_terminate(self.jobdir(job_id), spool.Terminate(outcome, kill_wait, when))
         _signal(pid, signal.SIGTERM)
         loop = asyncio.get_running_loop()
         loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, pid)

@@ -33,8 +33,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import asdict, dataclass, fields
+from typing import Any, TypeVar
 
 from minislurm import procs
 
@@ -49,6 +49,8 @@ USAGE_FILE = "usage.json"
 TERMINATE_FILE = "terminate.json"
 LOST_OUTPUT_FILE = "lost-output"
 STATUS_FILE = "status.json"
+
+T = TypeVar("T")
 
 
 def job_dir(spool: str, job_id: int) -> str:
@@ -128,33 +130,114 @@ def log_tail(directory: str, limit: int) -> str | None:
 # --- job.json, stepd.pid, task.pid -----------------------------------------------------------
 
 
-def write_job(directory: str, description: dict[str, object]) -> None:
+@dataclass(frozen=True)
+class BatchJob:
+    """A batch script's ``job.json``: what its stepd runs, as whom, with which streams."""
+
+    job_id: int
+    uid: int
+    gid: int
+    user: str
+    umask: int
+    argv: tuple[str, ...]  # argv[0] is the script (``slurm_script``)
+    env: dict[str, str]
+    work_dir: str
+    stdout: str
+    stderr: str
+    stdin: str
+    node: str
+    kill_wait: int  # seconds between SIGTERM and SIGKILL
+    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
+    open_mode: str = ""  # --open-mode: "append" keeps the output files' content
+    restarts: int = 0  # the job's Restarts: which run this is
+    alive_file: str = ""  # slurmd's ALIVE_FILE
+    fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
+    hosts_file: str = ""  # the job's /etc/hosts (nodeagent.hostsfile); "" for the host's own
+    mode: str = "batch"
+
+
+@dataclass(frozen=True)
+class TaskJob:
+    """One task in a step's ``job.json``.
+
+    ``stdout``/``stderr`` None: a pipe whose output stepd relays to slurmd;
+    ``stdin`` None: a pipe slurmd feeds. ``cwd`` None: the step's.
+    """
+
+    task_id: int  # global rank (SLURM_PROCID)
+    local_id: int  # rank on this node (SLURM_LOCALID)
+    argv: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    stdin: str | None = None
+    append: bool = False
+    pty: bool = False  # a pseudo-terminal is its stdin, stdout and stderr (srun --pty)
+
+
+@dataclass(frozen=True)
+class StepJob:
+    """An srun step's ``job.json``: its tasks on this node and how they run."""
+
+    job_id: int
+    step_id: int
+    uid: int
+    gid: int
+    user: str
+    umask: int
+    cwd: str
+    node: str
+    kill_wait: int  # seconds between SIGTERM and SIGKILL
+    tasks: tuple[TaskJob, ...]
+    step_text: str  # the step as Slurm writes it: 0, 1... or interactive
+    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
+    hosts_file: str = ""  # the tasks' /etc/hosts (nodeagent.hostsfile); "" for the host's own
+    window: tuple[int, int] = (0, 0)  # a pty's rows and columns at launch (0: the default)
+    socket: str = SOCKET_NAME  # where slurmd listens for the stepd, in the directory
+    mode: str = "step"
+
+
+def write_job(directory: str, job: BatchJob | StepJob) -> None:
     """Write what stepd is to run (``job.json``), before stepd starts.
 
     Args:
         directory: the job's or step's directory.
-        description: the job's or the step's description.
+        job: the batch script's or the step's description.
     """
     with open(os.path.join(directory, JOB_FILE), "w") as f:
-        json.dump(description, f)
+        json.dump(asdict(job), f)
 
 
-def read_job(directory: str) -> dict[str, Any]:
+def read_job(directory: str) -> BatchJob | StepJob:
     """What stepd is to run.
 
     Args:
         directory: the job's or step's directory.
 
     Returns:
-        The description.
+        The description (its ``mode`` says which).
 
     Raises:
         OSError: there is none.
         ValueError: it is malformed.
     """
     with open(os.path.join(directory, JOB_FILE)) as f:
-        job: dict[str, Any] = json.load(f)
-    return job
+        data = json.load(f)
+    try:
+        if data.get("mode") == "step":
+            tasks = tuple(_record(TaskJob, t, argv=tuple(t["argv"])) for t in data["tasks"])
+            window = tuple(data.get("window") or (0, 0))
+            return _record(StepJob, data, tasks=tasks, window=window)
+        return _record(BatchJob, data, argv=tuple(data["argv"]))
+    except (AttributeError, KeyError, TypeError) as error:
+        raise ValueError(f"{JOB_FILE}: {error!r}") from error
+
+
+def _record(cls: type[T], data: dict[str, Any], **fixed: object) -> T:
+    """A record from its JSON object: unknown keys are left out, missing ones take defaults."""
+    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
+    return cls(**{**{k: v for k, v in data.items() if k in names}, **fixed})
 
 
 def write_stepd_pid(directory: str) -> None:
@@ -193,41 +276,75 @@ def task_groups(directory: str) -> list[int]:
 # --- terminate.json ---------------------------------------------------------------------------
 
 
-def write_terminate(directory: str, outcome: str, kill_wait: int, when: float) -> dict[str, object]:
+@dataclass(frozen=True)
+class Terminate:
+    """A kill request (``terminate.json``; a step's stepd also gets it as a frame)."""
+
+    outcome: str  # CANCELLED, TIMEOUT, NODE_FAIL... (decides the line stepd writes)
+    kill_wait: float  # seconds between SIGTERM and SIGKILL
+    time: float  # the decision's time, for the line
+
+    def to_json(self) -> bytes:
+        """The request as JSON.
+
+        Returns:
+            The encoded object.
+        """
+        return json.dumps(asdict(self)).encode()
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> Terminate:
+        """A request from JSON; what it leaves unsaid takes the defaults of a plain kill.
+
+        Args:
+            data: the encoded object.
+
+        Returns:
+            The request.
+
+        Raises:
+            ValueError: not a JSON object of numbers and a text.
+        """
+        value = json.loads(data)
+        if not isinstance(value, dict):
+            raise ValueError("a kill request is a JSON object")
+        try:
+            return cls(
+                outcome=str(value.get("outcome", "")),
+                kill_wait=float(value.get("kill_wait", 30)),
+                time=float(value.get("time", time.time())),
+            )
+        except TypeError as error:
+            raise ValueError(str(error)) from error
+
+
+def write_terminate(directory: str, request: Terminate) -> None:
     """Say why slurmd asks for a kill, before it sends stepd SIGTERM.
 
     Args:
         directory: the job's or step's directory.
-        outcome: CANCELLED, TIMEOUT... (decides the line stepd writes).
-        kill_wait: seconds between SIGTERM and SIGKILL.
-        when: the decision's time, for the line.
-
-    Returns:
-        The request as written (a step's stepd also gets it as a frame).
+        request: the kill.
     """
-    request: dict[str, object] = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
     path = os.path.join(directory, TERMINATE_FILE)
-    with open(path + ".tmp", "w") as f:
-        json.dump(request, f)
+    with open(path + ".tmp", "wb") as f:
+        f.write(request.to_json())
     os.replace(path + ".tmp", path)
-    return request
 
 
-def read_terminate(directory: str) -> dict[str, object]:
+def read_terminate(directory: str) -> Terminate:
     """Why slurmd asked for the kill, CANCELLED when unsaid.
 
     Args:
         directory: the job's or step's directory.
 
     Returns:
-        ``outcome``, ``kill_wait`` and ``time``.
+        The request.
     """
     try:
-        with open(os.path.join(directory, TERMINATE_FILE)) as f:
-            request: dict[str, object] = json.load(f)
+        with open(os.path.join(directory, TERMINATE_FILE), "rb") as f:
+            return Terminate.from_json(f.read())
     except (OSError, ValueError):
-        request = {"outcome": "CANCELLED", "time": time.time(), "kill_wait": 30}
-    return request
+        return Terminate("CANCELLED", 30, time.time())
 
 
 # --- status.json ------------------------------------------------------------------------------
@@ -247,7 +364,7 @@ def open_private(path: str, append: bool = False) -> int:
     return os.open(path, flags, 0o644)
 
 
-def write_status(status_fd: int, result: dict[str, object]) -> None:
+def write_status(status_fd: int, result: StepResult) -> None:
     """Record how the script or the step ended (``status.json``, opened by :func:`open_private`).
 
     Args:
@@ -257,7 +374,7 @@ def write_status(status_fd: int, result: dict[str, object]) -> None:
     # No fsync: slurmd reads this after stepd exits, even if slurmd itself
     # restarted (the page cache survives processes); losing it to a power cut
     # loses the node and its jobs anyway, and an fsync cost each step ~5 ms.
-    os.write(status_fd, json.dumps(result).encode())
+    os.write(status_fd, result.to_json())
 
 
 @dataclass(frozen=True)
@@ -290,6 +407,15 @@ class StepResult:
     total_cpu: float = 0.0  # seconds, every process of the step
     tasks: tuple[TaskResult, ...] = ()
     lost_output: int = 0  # bytes of frames kept in lost-output
+    dropped_output: int = 0  # bytes of output dropped once lost-output was full
+
+    def to_json(self) -> bytes:
+        """The result as status.json (and a step's DONE frame) hold it.
+
+        Returns:
+            The encoded object.
+        """
+        return json.dumps(asdict(self)).encode()
 
 
 def read_status(directory: str) -> StepResult | None:
@@ -322,10 +448,11 @@ def result_from_json(data: dict[str, object]) -> StepResult:
         TypeError: a field has the wrong type.
         ValueError: a field has a bad value.
     """
-    fields = {k: data[k] for k in ("job_id", "step_id", "exit_code", "signal")}
+    required = {k: data[k] for k in ("job_id", "exit_code", "signal")}
     tasks = tuple(TaskResult(**t) for t in data.get("tasks", []))  # type: ignore[attr-defined]
     return StepResult(
-        **fields,  # type: ignore[arg-type]
+        **required,  # type: ignore[arg-type]
+        step_id=int(data.get("step_id", 0)),  # type: ignore[call-overload]  # a batch script's: 0
         start_time=float(data["start_time"]),  # type: ignore[arg-type]
         end_time=float(data["end_time"]),  # type: ignore[arg-type]
         outcome=str(data.get("outcome", "")),
@@ -334,22 +461,5 @@ def result_from_json(data: dict[str, object]) -> StepResult:
         total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
         tasks=tasks,
         lost_output=int(data.get("lost_output", 0)),  # type: ignore[call-overload]
+        dropped_output=int(data.get("dropped_output", 0)),  # type: ignore[call-overload]
     )
-
-
-def read_batch_status(directory: str) -> dict[str, object]:
-    """A batch script's status.json as stepd wrote it.
-
-    Args:
-        directory: the job's directory.
-
-    Returns:
-        The decoded JSON.
-
-    Raises:
-        OSError: there is none.
-        ValueError: it is malformed.
-    """
-    with open(os.path.join(directory, STATUS_FILE)) as f:
-        data: dict[str, object] = json.load(f)
-    return data

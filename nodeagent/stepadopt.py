@@ -141,7 +141,7 @@ class AdoptedStep:
         """
         if self.done or not self.pid:
             return
-        spool.write_terminate(self.step_dir, outcome, kill_wait, when)
+        spool.write_terminate(self.step_dir, spool.Terminate(outcome, kill_wait, when))
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGTERM)
 
@@ -211,9 +211,10 @@ class AdoptedStep:
     def _tasks(self) -> list[int]:
         """The ids of the step's tasks on this node (from job.json)."""
         try:
-            return [int(t["task_id"]) for t in spool.read_job(self.step_dir)["tasks"]]
-        except (OSError, ValueError, KeyError, TypeError):
+            job = spool.read_job(self.step_dir)
+        except (OSError, ValueError):
             return []
+        return [t.task_id for t in job.tasks] if isinstance(job, spool.StepJob) else []
 
 
 class _Tail:

@@ -243,10 +243,10 @@ def error_line(node: str, text: str) -> bytes:
     return f"slurmstepd-{node}: error: {text}\n".encode()
 
 
-def _cancel_line(what: str, node: str, request: dict[str, object]) -> bytes:
+def _cancel_line(what: str, node: str, request: spool.Terminate) -> bytes:
     """Slurm's ``*** JOB 12 ON n1 CANCELLED AT ... ***`` line (``what`` = "JOB 12", "STEP 12.0")."""
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(float(request["time"])))  # type: ignore[arg-type]
-    why = _CANCEL_WHY.get(str(request.get("outcome", "")), "")
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(request.time))
+    why = _CANCEL_WHY.get(request.outcome, "")
     return error_line(node, f"*** {what} ON {node} CANCELLED AT {stamp}{why} ***")
 
 
@@ -267,17 +267,16 @@ def _exit_of(status: int | None) -> tuple[int, int]:
 class Step:
     """The running batch script and everything it starts."""
 
-    def __init__(self, jobdir: str, job: dict[str, object], usage_fd: int = -1) -> None:
+    def __init__(self, jobdir: str, job: spool.BatchJob, usage_fd: int = -1) -> None:
         self.jobdir = jobdir
         self.job = job
         self.pid = 0
         self.err_fd = -1
         self.status: int | None = None
-        self.killing: dict[str, object] | None = None  # the terminate request, once made
+        self.killing: spool.Terminate | None = None  # the terminate request, once made
         self.kill_deadline = float("inf")
         self.start_time = 0.0
-        freq = float(job.get("acct_freq", 30))  # type: ignore[arg-type]
-        self.usage = UsageSampler(freq, per_task=False, record_fd=usage_fd)
+        self.usage = UsageSampler(job.acct_freq, per_task=False, record_fd=usage_fd)
 
     def launch(self) -> None:
         """Fork and exec the script.
@@ -286,21 +285,22 @@ class Step:
             StreamsUnavailable: the script's stdin, stdout or stderr cannot be opened.
             OSError: the fork failed.
         """
-        workdir = str(self.job["work_dir"])
-        stdin, out, err = open_streams(self.job)
+        job = self.job
+        workdir = job.work_dir
+        stdin, out, err = open_streams(job.stdin, job.stdout, job.stderr, job.open_mode == "append")
         self.err_fd = err
         try:
             os.chdir(workdir)
         except OSError as error:
             # Slurm's stepd says it twice: of its own chdir, then of the script's.
-            os.write(err, error_line(str(self.job["node"]), _chdir_failed(workdir, error)) * 2)
+            os.write(err, error_line(job.node, _chdir_failed(workdir, error)) * 2)
             os.chdir("/tmp")
-        env = {str(k): str(v) for k, v in dict(self.job["env"]).items()}  # type: ignore[call-overload]
-        argv = [str(a) for a in list(self.job["argv"])]  # type: ignore[call-overload]
+        env = dict(job.env)
+        argv = list(job.argv)
         self.start_time = time.time()
         pid = os.fork()
         if pid == 0:
-            self._exec_child(argv, env, stdin, out, err, str(self.job["node"]))
+            self._exec_child(argv, env, stdin, out, err, job.node)
         self.pid = pid
         self.usage.track(pid, 0)
         for fd in {stdin, out}:
@@ -338,17 +338,17 @@ class Step:
             if pgid != group:
                 _try(os.kill, pid, sig)
 
-    def begin_kill(self, request: dict[str, object]) -> None:
+    def begin_kill(self, request: spool.Terminate) -> None:
         """Kill the job: SIGCONT+SIGTERM now, SIGKILL after KillWait."""
         if self.killing is not None:
             return
         self.killing = request
-        line = _cancel_line(f"JOB {self.job['job_id']}", str(self.job["node"]), request)
+        line = _cancel_line(f"JOB {self.job.job_id}", self.job.node, request)
         if self.err_fd >= 0:
             _try(os.write, self.err_fd, line)
         self.signal_all(signal.SIGCONT)
         self.signal_all(signal.SIGTERM)
-        self.kill_deadline = time.monotonic() + float(request.get("kill_wait", 30))  # type: ignore[arg-type]
+        self.kill_deadline = time.monotonic() + request.kill_wait
 
     def reap(self) -> None:
         """Collect every exited child; remember the script's own status."""
@@ -362,7 +362,7 @@ class Step:
             if pid == self.pid:
                 self.status = status
 
-    def run(self) -> dict[str, object]:
+    def run(self) -> spool.StepResult:
         """Wait for the script (killing on request), clean up, and say how it ended."""
         while self.status is None:
             self.reap()
@@ -373,7 +373,7 @@ class Step:
                 self.signal_all(signal.SIGKILL)
                 self.kill_deadline = float("inf")
             if self.killing is None and _slurmd_gone(self.job):
-                self.begin_kill({"outcome": "NODE_FAIL", "time": time.time(), "kill_wait": 0})
+                self.begin_kill(spool.Terminate("NODE_FAIL", 0, time.time()))
             self.usage.sample_if_due(now)
             info = signal.sigtimedwait(_WAITED, min(POLL_SECONDS, self.usage.seconds_left(now)))
             if info is not None and info.si_signo == signal.SIGTERM:
@@ -391,35 +391,35 @@ class Step:
             self.reap()
         return self._outcome()
 
-    def _outcome(self) -> dict[str, object]:
-        status = self.status or 0
+    def _outcome(self) -> spool.StepResult:
+        code, sig = _exit_of(self.status)
         # Every process of the job was our child or, orphaned, came back to us: all reaped now.
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return {
-            "job_id": self.job["job_id"],
-            "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else 0,
-            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0,
-            "start_time": self.start_time,
-            "end_time": time.time(),
-            "outcome": str(self.killing.get("outcome", "")) if self.killing else "",
-            "max_rss": self.usage.max_rss_with(ru.ru_maxrss),
-            "total_cpu": ru.ru_utime + ru.ru_stime,
-        }
+        return spool.StepResult(
+            job_id=self.job.job_id,
+            step_id=0,
+            exit_code=code,
+            signal=sig,
+            start_time=self.start_time,
+            end_time=time.time(),
+            outcome=self.killing.outcome if self.killing else "",
+            max_rss=self.usage.max_rss_with(ru.ru_maxrss),
+            total_cpu=ru.ru_utime + ru.ru_stime,
+        )
 
 
 _WAITED = (signal.SIGCHLD, signal.SIGTERM)
 
 
-def _slurmd_gone(job: dict[str, object]) -> bool:
+def _slurmd_gone(job: spool.BatchJob) -> bool:
     """Whether slurmd has not touched its alive file for SlurmdTimeout (``fence_after``)."""
-    fence_after = float(job.get("fence_after", 0))  # type: ignore[arg-type]
-    if not fence_after:
+    if not job.fence_after or not job.alive_file:
         return False
     try:
-        touched = os.stat(str(job["alive_file"])).st_mtime
-    except (OSError, KeyError):
+        touched = os.stat(job.alive_file).st_mtime
+    except OSError:
         return False
-    return time.time() - touched > fence_after
+    return time.time() - touched > job.fence_after
 
 
 def _try(fn: object, *args: object) -> None:
@@ -597,17 +597,17 @@ class SetupError(Exception):
 class TaskRun:
     """One task of a step: what to run, stepd's ends of its pipes, how it ended."""
 
-    def __init__(self, desc: dict[str, object], cwd: str) -> None:
-        self.task_id = int(desc["task_id"])  # type: ignore[call-overload]
-        self.local_id = int(desc.get("local_id", 0))  # type: ignore[call-overload]
-        self.argv = [str(a) for a in desc["argv"]]  # type: ignore[attr-defined]
-        self.env = {str(k): str(v) for k, v in desc["env"].items()}  # type: ignore[attr-defined]
-        self.cwd = str(desc.get("cwd") or cwd)
-        self.stdout: str | None = _opt_str(desc.get("stdout"))  # None: a pipe to slurmd
-        self.stderr: str | None = _opt_str(desc.get("stderr"))
-        self.stdin: str | None = _opt_str(desc.get("stdin"))  # None: a pipe from slurmd
-        self.append = bool(desc.get("append", False))
-        self.pty = bool(desc.get("pty", False))  # srun --pty: task 0's streams are a terminal
+    def __init__(self, desc: spool.TaskJob, cwd: str) -> None:
+        self.task_id = desc.task_id
+        self.local_id = desc.local_id
+        self.argv = list(desc.argv)
+        self.env = dict(desc.env)
+        self.cwd = desc.cwd or cwd
+        self.stdout = desc.stdout  # None: a pipe to slurmd
+        self.stderr = desc.stderr
+        self.stdin = desc.stdin  # None: a pipe from slurmd
+        self.append = desc.append
+        self.pty = desc.pty  # srun --pty: task 0's streams are a terminal
         self.terminal: ptyio.Terminal | None = None
         self.deferred_exit: bytes | None = None  # a pty task's EXITED, sent after its output
         self.pid = 0
@@ -620,24 +620,20 @@ class TaskRun:
         self.error = ""
         self.ended = False
 
-    def result(self) -> dict[str, object]:
+    def result(self) -> spool.TaskResult:
         """The task's entry in status.json."""
         code, sig = _exit_of(self.status) if self.status is not None else (self.code, 0)
         ru = self.rusage
-        return {
-            "task_id": self.task_id,
-            "local_id": self.local_id,
-            "pid": self.pid,
-            "exit_code": code,
-            "signal": sig,
-            "error": self.error,
-            "max_rss": ru.ru_maxrss if ru else 0,
-            "total_cpu": ru.ru_utime + ru.ru_stime if ru else 0.0,
-        }
-
-
-def _opt_str(value: object) -> str | None:
-    return None if value is None else str(value)
+        return spool.TaskResult(
+            task_id=self.task_id,
+            local_id=self.local_id,
+            pid=self.pid,
+            exit_code=code,
+            signal=sig,
+            error=self.error,
+            max_rss=ru.ru_maxrss if ru else 0,
+            total_cpu=ru.ru_utime + ru.ru_stime if ru else 0.0,
+        )
 
 
 def _could_not_open(what: str, path: str, error: OSError) -> SetupError:
@@ -690,22 +686,21 @@ class StepSupervisor:
     """The tasks of one srun step on this node, their I/O and their end."""
 
     def __init__(
-        self, stepdir: str, job: dict[str, object], link: AgentLink, usage_fd: int = -1
+        self, stepdir: str, job: spool.StepJob, link: AgentLink, usage_fd: int = -1
     ) -> None:
         self.stepdir = stepdir
         self.job = job
-        self.node = str(job.get("node", ""))
+        self.node = job.node
         self.link = link
-        cwd = str(job.get("cwd") or "/tmp")
-        self.tasks = [TaskRun(d, cwd) for d in job["tasks"]]  # type: ignore[attr-defined]
+        self.tasks = [TaskRun(d, job.cwd or "/tmp") for d in job.tasks]
         self.by_id = {t.task_id: t for t in self.tasks}
         self.by_pid: dict[int, TaskRun] = {}
         self.readers: dict[int, tuple[TaskRun, Kind]] = {}  # task pipe -> its task and stream
         self.files: dict[str, int] = {}  # output path -> descriptor, shared by the tasks
         self.files_deadline = 0.0  # until when a missing output directory may still appear
         self.pgid = 0  # the group of the tasks (a pty task has a session of its own)
-        self.window: tuple[int, int] = tuple(job.get("window") or (0, 0))  # type: ignore[assignment,arg-type]
-        self.killing: dict[str, object] | None = None
+        self.window = job.window
+        self.killing: spool.Terminate | None = None
         self.cancel_said = False  # the CANCELLED line is written once
         self.kill_deadline = float("inf")
         self.cleanup_deadline = float("inf")
@@ -713,8 +708,7 @@ class StepSupervisor:
         self.clean = False
         self.link_lost = False
         self.start_time = 0.0
-        freq = float(job.get("acct_freq", 30))  # type: ignore[arg-type]
-        self.usage = UsageSampler(freq, per_task=True, record_fd=usage_fd)
+        self.usage = UsageSampler(job.acct_freq, per_task=True, record_fd=usage_fd)
         self.wake_r, wake_w = _pipe(0)
         os.set_blocking(wake_w, False)
         # The signals stay blocked until the tasks are forked; then they wake poll().
@@ -734,7 +728,7 @@ class StepSupervisor:
                 ready.append((task, *self._streams(task)))
             except SetupError as error:
                 self._never_ran(task, str(error), error.code)
-        cwd = str(self.job.get("cwd") or "/tmp")
+        cwd = self.job.cwd or "/tmp"
         try:
             os.chdir(cwd)
         except OSError as error:  # then each task says it again, as with Slurm's stepd
@@ -878,7 +872,7 @@ class StepSupervisor:
 
     # Run
 
-    def run(self) -> dict[str, object]:
+    def run(self) -> spool.StepResult:
         """Relay I/O and signals until every task has ended and its output is out.
 
         Returns:
@@ -1035,7 +1029,7 @@ class StepSupervisor:
             elif kind == Kind.SIGNAL:
                 self._signal_frame(task_id, tasks, SIGNUM.unpack(payload)[0])
             elif kind == Kind.TERMINATE:
-                self.begin_kill(json.loads(payload))
+                self.begin_kill(spool.Terminate.from_json(payload))
             elif kind == Kind.WINSIZE:
                 rows, cols = WINDOW.unpack(payload)
                 for task in tasks:
@@ -1051,7 +1045,7 @@ class StepSupervisor:
             raise ValueError(f"no signal {sig}")
         if task_id == ALL_TASKS:
             if sig in (signal.SIGTERM, signal.SIGKILL):  # scancel J.S, srun's abort: as Slurm
-                self._say_cancelled({"outcome": "CANCELLED", "time": time.time()})
+                self._say_cancelled(spool.Terminate("CANCELLED", 30, time.time()))
             self.signal_step(sig)
             return
         for task in tasks:  # one task: its own process only (its children share the group)
@@ -1099,22 +1093,21 @@ class StepSupervisor:
             if pgid not in groups:
                 _try(os.kill, pid, sig)
 
-    def begin_kill(self, request: dict[str, object]) -> None:
+    def begin_kill(self, request: spool.Terminate) -> None:
         """Kill the step: the CANCELLED line, SIGCONT+SIGTERM now, SIGKILL after KillWait.
 
         Args:
-            request: ``outcome`` (CANCELLED, TIMEOUT), ``time``, ``kill_wait``.
+            request: why (CANCELLED, TIMEOUT...), when, and the KillWait.
         """
         if self.killing is not None or all(t.ended for t in self.tasks):
             return
-        request.setdefault("time", time.time())
         self.killing = request
         self._say_cancelled(request)
         self.signal_step(signal.SIGCONT)
         self.signal_step(signal.SIGTERM)
-        self.kill_deadline = time.monotonic() + float(request.get("kill_wait", 30))  # type: ignore[arg-type]
+        self.kill_deadline = time.monotonic() + request.kill_wait
 
-    def _say_cancelled(self, request: dict[str, object]) -> None:
+    def _say_cancelled(self, request: spool.Terminate) -> None:
         """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on task 0's stderr.
 
         As Slurm's, only the step's first node (the one running task 0) says it.
@@ -1126,7 +1119,7 @@ class StepSupervisor:
         if self.cancel_said or not first_node or all(t.ended for t in self.tasks):
             return
         self.cancel_said = True
-        step = f"STEP {self.job['job_id']}.{self.job.get('step_text', self.job.get('step_id'))}"
+        step = f"STEP {self.job.job_id}.{self.job.step_text}"
         line = _cancel_line(step, self.node, request)
         self._write_stderr(next(t for t in self.tasks if t.task_id == 0), line)
 
@@ -1166,23 +1159,23 @@ class StepSupervisor:
                 _try(os.kill, pid, signal.SIGKILL)
             self.clean = not procs
 
-    def _outcome(self) -> dict[str, object]:
-        results = [t.result() for t in self.tasks]
+    def _outcome(self) -> spool.StepResult:
+        results = tuple(t.result() for t in self.tasks)
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return {
-            "job_id": self.job["job_id"],
-            "step_id": self.job.get("step_id", 0),
-            "exit_code": max((int(r["exit_code"]) for r in results), default=0),  # type: ignore[call-overload]
-            "signal": max((int(r["signal"]) for r in results), default=0),  # type: ignore[call-overload]
-            "start_time": self.start_time,
-            "end_time": time.time(),
-            "outcome": str(self.killing.get("outcome", "")) if self.killing else "",
-            "max_rss": self.usage.max_rss_with(ru.ru_maxrss),
-            "total_cpu": ru.ru_utime + ru.ru_stime,
-            "tasks": results,
-            "lost_output": self.link.lost_bytes,
-            "dropped_output": self.link.dropped_bytes,
-        }
+        return spool.StepResult(
+            job_id=self.job.job_id,
+            step_id=self.job.step_id,
+            exit_code=max((r.exit_code for r in results), default=0),
+            signal=max((r.signal for r in results), default=0),
+            start_time=self.start_time,
+            end_time=time.time(),
+            outcome=self.killing.outcome if self.killing else "",
+            max_rss=self.usage.max_rss_with(ru.ru_maxrss),
+            total_cpu=ru.ru_utime + ru.ru_stime,
+            tasks=results,
+            lost_output=self.link.lost_bytes,
+            dropped_output=self.link.dropped_bytes,
+        )
 
 
 def _has_children() -> bool:
@@ -1222,7 +1215,7 @@ def connect_agent(stepdir: str, name: str) -> socket.socket:
     return sock
 
 
-def run_step(stepdir: str, job: dict[str, object], status_fd: int, usage_fd: int) -> int:
+def run_step(stepdir: str, job: spool.StepJob, status_fd: int, usage_fd: int) -> int:
     """Run an srun step's tasks on this node (the ``"mode": "step"`` of job.json).
 
     Args:
@@ -1238,11 +1231,14 @@ def run_step(stepdir: str, job: dict[str, object], status_fd: int, usage_fd: int
     lost_fd = spool.open_private(os.path.join(stepdir, spool.LOST_OUTPUT_FILE), append=True)
     pgid_fd = spool.open_private(os.path.join(stepdir, spool.TASK_PID_FILE))
     try:
-        sock = connect_agent(stepdir, str(job.get("socket", spool.SOCKET_NAME)))
+        sock = connect_agent(stepdir, job.socket)
     except OSError as error:
         _log(f"cannot reach slurmd: {error}")
         now = time.time()
-        spool.write_status(status_fd, {**_never_started(job, now), "message": str(error)})
+        never = spool.StepResult(
+            job.job_id, job.step_id, 1, 0, now, now, "LAUNCH_FAILED", str(error)
+        )
+        spool.write_status(status_fd, never)
         return 1
     link = AgentLink(sock, lost_fd)
     link.send(
@@ -1253,30 +1249,17 @@ def run_step(stepdir: str, job: dict[str, object], status_fd: int, usage_fd: int
     link.flush()
     # Tasks get the usual limit back; stepd needs six descriptors a task.
     resource.setrlimit(resource.RLIMIT_NOFILE, (_NOFILE[1], _NOFILE[1]))
-    drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))  # type: ignore[call-overload]
-    os.umask(int(job.get("umask", 0o022)))  # type: ignore[call-overload]
+    drop_privileges(job.uid, job.gid, job.user)
+    os.umask(job.umask)
     supervisor = StepSupervisor(stepdir, job, link, usage_fd)
     supervisor.launch()
     # The groups slurmd may kill as a last resort.
     os.write(pgid_fd, "".join(f"{group}\n" for group in supervisor.groups).encode())
     result = supervisor.run()
     spool.write_status(status_fd, result)
-    link.send(Kind.DONE, ALL_TASKS, json.dumps(result).encode())
+    link.send(Kind.DONE, ALL_TASKS, result.to_json())
     link.finish(FLUSH_SECONDS)
     return 0
-
-
-def _never_started(job: dict[str, object], now: float) -> dict[str, object]:
-    return {
-        "job_id": job["job_id"],
-        "step_id": job.get("step_id", 0),
-        "exit_code": 1,
-        "signal": 0,
-        "outcome": "LAUNCH_FAILED",
-        "start_time": now,
-        "end_time": now,
-        "tasks": [],
-    }
 
 
 def _spare_directory() -> str:
@@ -1327,19 +1310,19 @@ def main(argv: list[str]) -> int:
     job = spool.read_job(jobdir)
     spool.write_stepd_pid(jobdir)
     become_subreaper()
-    if job.get("hosts_file"):
+    if job.hosts_file:
         try:
-            hostsfile.enter_namespace(str(job["hosts_file"]))
+            hostsfile.enter_namespace(job.hosts_file)
         except OSError as error:
             _log(f"node names will not resolve in the job: {error}")
     # Files slurmd reads are opened while still root; the job's user only writes them.
     status_fd = spool.open_private(os.path.join(jobdir, spool.STATUS_FILE))
     usage_fd = spool.open_private(os.path.join(jobdir, spool.USAGE_FILE))
-    if job.get("mode") == "step":
+    if isinstance(job, spool.StepJob):
         return run_step(jobdir, job, status_fd, usage_fd)
     task_fd = spool.open_private(os.path.join(jobdir, spool.TASK_PID_FILE))
-    drop_privileges(int(job["uid"]), int(job["gid"]), str(job["user"]))
-    os.umask(int(job.get("umask", 0o022)))
+    drop_privileges(job.uid, job.gid, job.user)
+    os.umask(job.umask)
     step = Step(jobdir, job, usage_fd)
     try:
         step.launch()
@@ -1349,15 +1332,7 @@ def main(argv: list[str]) -> int:
         _log(f"launch failed: {error}")
         now = time.time()
         code, sig = STREAMS_FAILED if isinstance(error, StreamsUnavailable) else (1, 0)
-        result = {
-            "job_id": job["job_id"],
-            "exit_code": code,
-            "signal": sig,
-            "outcome": "LAUNCH_FAILED",
-            "message": str(error),
-            "start_time": now,
-            "end_time": now,
-        }
+        result = spool.StepResult(job.job_id, 0, code, sig, now, now, "LAUNCH_FAILED", str(error))
     spool.write_status(status_fd, result)
     return 0
 

@@ -187,14 +187,14 @@ def stdin_targets(stdin_to: str, task_ids: Sequence[int]) -> set[int]:
     raise ValueError(f"stdin_to must be none, all or task<N>, not {stdin_to!r}")
 
 
-def describe(spec: StepSpec) -> dict[str, object]:
+def describe(spec: StepSpec) -> spool.StepJob:
     """The step's ``job.json``, as stepd reads it.
 
     Args:
         spec: the step.
 
     Returns:
-        The JSON-ready description (stdin None means a pipe from slurmd).
+        The description (stdin None means a pipe from slurmd).
 
     Raises:
         ValueError: the spec is inconsistent.
@@ -205,30 +205,37 @@ def describe(spec: StepSpec) -> dict[str, object]:
     if any(not t.argv for t in spec.tasks) or spec.kill_wait < 0:
         raise ValueError("every task needs an argv, and kill_wait must be >= 0")
     piped = stdin_targets(spec.stdin_to, ids)
-    tasks = [
-        {
-            "task_id": t.task_id,
-            "local_id": t.local_id,
-            "argv": list(t.argv),
-            "env": dict(t.env),
-            "cwd": t.cwd,
-            "stdout": t.stdout_path,
-            "stderr": t.stderr_path,
-            "stdin": t.stdin_path or (None if t.task_id in piped else os.devnull),
-            "append": t.open_append,
-            "pty": t.pty,
-        }
+    tasks = tuple(
+        spool.TaskJob(
+            task_id=t.task_id,
+            local_id=t.local_id,
+            argv=tuple(t.argv),
+            env=dict(t.env),
+            cwd=t.cwd,
+            stdout=t.stdout_path,
+            stderr=t.stderr_path,
+            stdin=t.stdin_path or (None if t.task_id in piped else os.devnull),
+            append=t.open_append,
+            pty=t.pty,
+        )
         for t in spec.tasks
-    ]
-    return {
-        "mode": "step",
-        **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
-        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq", "hosts_file")},
-        "window": spec.window,
-        "step_text": step_id_text(spec.step_id),  # 0, 1... or interactive
-        "socket": spool.SOCKET_NAME,
-        "tasks": tasks,
-    }
+    )
+    return spool.StepJob(
+        job_id=spec.job_id,
+        step_id=spec.step_id,
+        uid=spec.uid,
+        gid=spec.gid,
+        user=spec.user,
+        umask=spec.umask,
+        cwd=spec.cwd,
+        node=spec.node,
+        kill_wait=spec.kill_wait,
+        tasks=tasks,
+        step_text=step_id_text(spec.step_id),
+        acct_freq=spec.acct_freq,
+        hosts_file=spec.hosts_file,
+        window=spec.window,
+    )
 
 
 async def start_step(
@@ -564,8 +571,9 @@ class StepSession:
             outcome: CANCELLED or TIMEOUT (the line's wording, status.json's outcome).
             when: the decision's time, for the line.
         """
-        request = spool.write_terminate(self.step_dir, outcome, kill_wait, when)
-        self._send(Kind.TERMINATE, ALL_TASKS, json.dumps(request).encode())
+        request = spool.Terminate(outcome, kill_wait, when)
+        spool.write_terminate(self.step_dir, request)
+        self._send(Kind.TERMINATE, ALL_TASKS, request.to_json())
         if self._pidfd >= 0:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGTERM)
