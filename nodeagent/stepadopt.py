@@ -28,7 +28,7 @@ import time
 from collections.abc import AsyncIterator
 
 from nodeagent import spool, stepio
-from nodeagent.stepd import HEADER, Kind
+from nodeagent.stepd.frames import HEADER, Kind
 
 log = logging.getLogger(__name__)
 

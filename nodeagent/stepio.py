@@ -46,8 +46,8 @@ Each task's frames keep its order (output written before it ended comes
 before its EXITED; output of its leftover children may follow, except on a
 pty, whose task's EXITED waits until no process holds the terminal).
 
-Imports nodeagent.stepd (the wire format), minislurm.procs, minislurm.model and the
-standard library; no gRPC.
+Imports nodeagent.stepd.frames (the wire format), nodeagent.spool, minislurm.stepids
+and the standard library; no gRPC.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ from dataclasses import dataclass
 
 from minislurm.stepids import step_id_text
 from nodeagent import spool
-from nodeagent.stepd import (
+from nodeagent.stepd.frames import (
     ALL_TASKS,
     EXIT,
     HEADER,
