@@ -13,7 +13,8 @@ Signals and kills go to the processes directly (stepd reads
 ``terminate.json`` on SIGTERM); stdin cannot reach the tasks any more
 (stepd closed their pipes, and hung up a terminal, when slurmd went).
 
-Imports nodeagent.spool, nodeagent.stepio and the standard library; no gRPC.
+Imports nodeagent.spool, nodeagent.stepio, nodeagent.stepd.frames and the standard
+library; no gRPC.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import time
 from collections.abc import AsyncIterator
 
 from nodeagent import spool, stepio
-from nodeagent.stepd.frames import HEADER, Kind
+from nodeagent.stepd import frames
 
 log = logging.getLogger(__name__)
 
@@ -234,11 +235,11 @@ class _Tail:
             return []
         self.offset += len(data)
         data = self.rest + data
-        frames = stepio.parse_frames(data)
-        self.rest = data[sum(HEADER.size + len(p) for _, _, p in frames) :]
+        parsed = frames.parse_frames(data)
+        self.rest = data[sum(frames.HEADER.size + len(p) for _, _, p in parsed) :]
         events = []
-        for kind, task_id, payload in frames:
-            if kind == Kind.DONE:  # the adopted step's DONE comes from status.json
+        for kind, task_id, payload in parsed:
+            if kind == frames.Kind.DONE:  # the adopted step's DONE comes from status.json
                 continue
             try:
                 event = stepio.frame_event(kind, task_id, payload)

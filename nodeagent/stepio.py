@@ -69,19 +69,7 @@ from dataclasses import dataclass
 
 from minislurm.stepids import step_id_text
 from nodeagent import spool
-from nodeagent.stepd.frames import (
-    ALL_TASKS,
-    EXIT,
-    HEADER,
-    MAX_PAYLOAD,
-    PID,
-    PROTOCOL_VERSION,
-    SIGNUM,
-    WINDOW,
-    Kind,
-    encode_frame,
-    unix_path,
-)
+from nodeagent.stepd import frames
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +188,7 @@ def describe(spec: StepSpec) -> spool.StepJob:
         ValueError: the spec is inconsistent.
     """
     ids = [t.task_id for t in spec.tasks]
-    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < ALL_TASKS for i in ids):
+    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < frames.ALL_TASKS for i in ids):
         raise ValueError(f"a step needs tasks with distinct ids, not {ids}")
     if any(not t.argv for t in spec.tasks) or spec.kill_wait < 0:
         raise ValueError("every task needs an argv, and kill_wait must be >= 0")
@@ -283,7 +271,7 @@ async def start_step(
 
 
 def _listen(step_dir: str) -> socket.socket:
-    address, dir_fd = unix_path(step_dir, spool.SOCKET_NAME)
+    address, dir_fd = frames.unix_path(step_dir, spool.SOCKET_NAME)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(address)
@@ -338,7 +326,7 @@ async def _connection(
             conn.close()  # not our stepd
         reader, writer = await asyncio.open_unix_connection(sock=conn, limit=READ_LIMIT)
         kind, _, payload = await asyncio.wait_for(_read_frame(reader), deadline - loop.time())
-        hello = json.loads(payload) if kind == Kind.HELLO else {}
+        hello = json.loads(payload) if kind == frames.Kind.HELLO else {}
     except (OSError, EOFError, TimeoutError, ValueError) as error:
         raise StepdError(f"slurmstepd did not say hello: {error!r}") from error
     finally:
@@ -351,7 +339,7 @@ async def _connection(
             accept.cancel()
             await asyncio.gather(accept, return_exceptions=True)
         await asyncio.gather(exited, return_exceptions=True)
-    if not isinstance(hello, dict) or hello.get("version") != PROTOCOL_VERSION:
+    if not isinstance(hello, dict) or hello.get("version") != frames.PROTOCOL_VERSION:
         writer.close()
         raise StepdError(f"slurmstepd speaks another protocol: {payload[:100]!r}")
     return reader, writer
@@ -397,30 +385,11 @@ def _tail(step_dir: str) -> str:
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
-    header = await reader.readexactly(HEADER.size)
-    kind, task_id, size = HEADER.unpack(header)
-    if size > MAX_PAYLOAD:
+    header = await reader.readexactly(frames.HEADER.size)
+    kind, task_id, size = frames.HEADER.unpack(header)
+    if size > frames.MAX_PAYLOAD:
         raise ValueError(f"protocol error: a frame of {size} bytes")
     return kind, task_id, await reader.readexactly(size) if size else b""
-
-
-def parse_frames(data: bytes) -> list[tuple[int, int, bytes]]:
-    """Split a byte string of whole frames (``lost-output``); a torn tail is left out.
-
-    Args:
-        data: the frames.
-
-    Returns:
-        (kind, task id, payload) of each.
-    """
-    frames, at = [], 0
-    while at + HEADER.size <= len(data):
-        kind, task_id, size = HEADER.unpack_from(data, at)
-        if at + HEADER.size + size > len(data):
-            break
-        frames.append((kind, task_id, data[at + HEADER.size : at + HEADER.size + size]))
-        at += HEADER.size + size
-    return frames
 
 
 def frame_event(kind: int, task_id: int, payload: bytes) -> StepEvent | None:
@@ -437,17 +406,17 @@ def frame_event(kind: int, task_id: int, payload: bytes) -> StepEvent | None:
     Raises:
         struct.error: a malformed payload.
     """
-    task = -1 if task_id == ALL_TASKS else task_id
-    if kind == Kind.STARTED:
-        return StepEvent(EventKind.STARTED, task, pid=PID.unpack(payload)[0])
-    if kind in (Kind.STDOUT, Kind.STDERR):
-        stream = EventKind.STDOUT if kind == Kind.STDOUT else EventKind.STDERR
+    task = -1 if task_id == frames.ALL_TASKS else task_id
+    if kind == frames.Kind.STARTED:
+        return StepEvent(EventKind.STARTED, task, pid=frames.PID.unpack(payload)[0])
+    if kind in (frames.Kind.STDOUT, frames.Kind.STDERR):
+        stream = EventKind.STDOUT if kind == frames.Kind.STDOUT else EventKind.STDERR
         return StepEvent(stream, task, data=payload)
-    if kind == Kind.EXITED:
-        code, sig = EXIT.unpack_from(payload)
-        error = payload[EXIT.size :].decode(errors="replace")
+    if kind == frames.Kind.EXITED:
+        code, sig = frames.EXIT.unpack_from(payload)
+        error = payload[frames.EXIT.size :].decode(errors="replace")
         return StepEvent(EventKind.EXITED, task, exit_code=code, signal=sig, error=error)
-    if kind == Kind.DONE:
+    if kind == frames.Kind.DONE:
         result = json.loads(payload)
         return StepEvent(EventKind.DONE, -1, exit_code=result["exit_code"], signal=result["signal"])
     return None
@@ -467,7 +436,7 @@ def lost_events(step_dir: str) -> list[StepEvent]:
             data = f.read()
     except OSError:
         return []
-    events = (frame_event(*frame) for frame in parse_frames(data))
+    events = (frame_event(*frame) for frame in frames.parse_frames(data))
     return [e for e in events if e is not None]
 
 
@@ -516,7 +485,7 @@ class StepSession:
             try:
                 kind, task_id, payload = await _read_frame(self._reader)
                 event = frame_event(kind, task_id, payload)
-                if kind == Kind.DONE:
+                if kind == frames.Kind.DONE:
                     self._result = spool.result_from_json(json.loads(payload))
             except (OSError, EOFError, ValueError, KeyError, TypeError, struct.error) as error:
                 yield await self._lost(repr(error))
@@ -534,11 +503,11 @@ class StepSession:
             eof: close their stdin after it.
             task_id: one task; None: every task that reads the pipe.
         """
-        target = ALL_TASKS if task_id is None else task_id
+        target = frames.ALL_TASKS if task_id is None else task_id
         for at in range(0, len(data), STDIN_CHUNK):
-            self._send(Kind.STDIN, target, data[at : at + STDIN_CHUNK])
+            self._send(frames.Kind.STDIN, target, data[at : at + STDIN_CHUNK])
         if eof:
-            self._send(Kind.STDIN_EOF, target)
+            self._send(frames.Kind.STDIN_EOF, target)
         with contextlib.suppress(ConnectionError):
             await self._writer.drain()
 
@@ -549,7 +518,11 @@ class StepSession:
             signum: the signal.
             task_id: one task's own process; None: every process of the step.
         """
-        self._send(Kind.SIGNAL, ALL_TASKS if task_id is None else task_id, SIGNUM.pack(signum))
+        self._send(
+            frames.Kind.SIGNAL,
+            frames.ALL_TASKS if task_id is None else task_id,
+            frames.SIGNUM.pack(signum),
+        )
 
     def set_window(self, rows: int, cols: int) -> None:
         """Resize the step's pseudo-terminal (ignored by a step without one, or gone).
@@ -558,7 +531,7 @@ class StepSession:
             rows: rows.
             cols: columns.
         """
-        self._send(Kind.WINSIZE, ALL_TASKS, WINDOW.pack(rows, cols))
+        self._send(frames.Kind.WINSIZE, frames.ALL_TASKS, frames.WINDOW.pack(rows, cols))
 
     def terminate(self, kill_wait: int, outcome: str, when: float) -> None:
         """Kill the step: the CANCELLED line, SIGTERM to all, SIGKILL after ``kill_wait``.
@@ -573,7 +546,7 @@ class StepSession:
         """
         request = spool.Terminate(outcome, kill_wait, when)
         spool.write_terminate(self.step_dir, request)
-        self._send(Kind.TERMINATE, ALL_TASKS, request.to_json())
+        self._send(frames.Kind.TERMINATE, frames.ALL_TASKS, request.to_json())
         if self._pidfd >= 0:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGTERM)
@@ -599,9 +572,9 @@ class StepSession:
             os.close(self._pidfd)
             self._pidfd = -1
 
-    def _send(self, kind: Kind, task_id: int, payload: bytes = b"") -> None:
+    def _send(self, kind: frames.Kind, task_id: int, payload: bytes = b"") -> None:
         if not self._writer.is_closing():
-            self._writer.write(encode_frame(kind, task_id, payload))
+            self._writer.write(frames.encode_frame(kind, task_id, payload))
 
     async def _finish(self, wait: float) -> bool:
         """Close the connection and reap stepd (waiting up to ``wait``); whether it exited."""

@@ -75,3 +75,22 @@ def unix_path(directory: str, name: str) -> tuple[str, int]:
         return path, -1
     fd = os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
     return f"/proc/self/fd/{fd}/{name}", fd
+
+
+def parse_frames(data: bytes) -> list[tuple[int, int, bytes]]:
+    """Split a byte string of whole frames (``lost-output``); a torn tail is left out.
+
+    Args:
+        data: the frames.
+
+    Returns:
+        (kind, task id, payload) of each.
+    """
+    frames, at = [], 0
+    while at + HEADER.size <= len(data):
+        kind, task_id, size = HEADER.unpack_from(data, at)
+        if at + HEADER.size + size > len(data):
+            break
+        frames.append((kind, task_id, data[at + HEADER.size : at + HEADER.size + size]))
+        at += HEADER.size + size
+    return frames

@@ -1,7 +1,7 @@
 """stepd's step mode: a step's tasks on this node, their I/O and signals, to their end.
 
 Imports the standard library, nodeagent.spool, nodeagent.ptyio,
-nodeagent.usage and the modules of nodeagent.stepd.
+nodeagent.stdfiles, nodeagent.usage and the modules of nodeagent.stepd.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import struct
 import time
 
 from nodeagent import ptyio, spool
-from nodeagent.stdfiles import DIR_GRACE_SECONDS, open_output
+from nodeagent.stdfiles import DIR_GRACE_SECONDS
 from nodeagent.stepd.common import (
     WAITED,
     cancel_line,
@@ -42,7 +42,7 @@ from nodeagent.stepd.tasks import (
     TASK_DEFAULTS,
     SetupError,
     TaskRun,
-    could_not_open,
+    TaskStreams,
     find_program,
     pipe,
 )
@@ -64,11 +64,8 @@ class StepSupervisor:
         self.tasks = [TaskRun(d, job.cwd or "/tmp") for d in job.tasks]
         self.by_id = {t.task_id: t for t in self.tasks}
         self.by_pid: dict[int, TaskRun] = {}
-        self.readers: dict[int, tuple[TaskRun, Kind]] = {}  # task pipe -> its task and stream
-        self.files: dict[str, int] = {}  # output path -> descriptor, shared by the tasks
-        self.files_deadline = 0.0  # until when a missing output directory may still appear
+        self.streams = TaskStreams(job.window)
         self.pgid = 0  # the group of the tasks (a pty task has a session of its own)
-        self.window = job.window
         self.killing: spool.Terminate | None = None
         self.cancel_said = False  # the CANCELLED line is written once
         self.kill_deadline = float("inf")
@@ -90,11 +87,11 @@ class StepSupervisor:
     def launch(self) -> None:
         """Open every task's streams (output files once per path), then start them all."""
         self.start_time = time.time()
-        self.files_deadline = time.monotonic() + DIR_GRACE_SECONDS
+        self.streams.files_deadline = time.monotonic() + DIR_GRACE_SECONDS
         ready = []
         for task in self.tasks:
             try:
-                ready.append((task, *self._streams(task)))
+                ready.append((task, *self.streams.open(task)))
             except SetupError as error:
                 self._never_ran(task, str(error), error.code)
         cwd = self.job.cwd or "/tmp"
@@ -109,62 +106,6 @@ class StepSupervisor:
                 self._never_ran(task, f"spawn: {error.strerror}", error.errno or 1)
             for fd in close:
                 os.close(fd)
-
-    def _streams(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
-        """The child's stdin/stdout/stderr, and which of them to close after the fork."""
-        if task.pty:
-            return self._terminal(task)
-        close: list[int] = []
-        try:
-            if task.stdin is None:
-                stdin, task.in_w = pipe(1)
-            else:
-                try:
-                    stdin = os.open(task.stdin, os.O_RDONLY | os.O_CLOEXEC)
-                except OSError as error:
-                    raise could_not_open("stdin", task.stdin, error) from error
-            close.append(stdin)
-            out = self._output(task, task.stdout, Kind.STDOUT, close)
-            err = self._output(task, task.stderr, Kind.STDERR, close)
-        except (SetupError, OSError) as error:
-            for fd in [*close, task.in_w, task.out_r, task.err_r]:
-                if fd >= 0:
-                    os.close(fd)
-            self.readers = {fd: v for fd, v in self.readers.items() if v[0] is not task}
-            task.in_w = task.out_r = task.err_r = -1
-            if isinstance(error, SetupError):
-                raise
-            raise SetupError(f"pipe: {error.strerror}", error.errno or 1) from error
-        return (stdin, out, err), close
-
-    def _terminal(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
-        """A pty task's terminal: the master is read and written here, the slave is its stdio."""
-        try:
-            terminal = ptyio.Terminal(*self.window)
-        except OSError as error:
-            raise SetupError(f"pty: {error.strerror}", error.errno or 1) from error
-        task.terminal = terminal
-        task.out_r = terminal.master
-        task.in_w = os.dup(terminal.master)  # closing the task's stdin must not hang it up
-        self.readers[terminal.master] = (task, Kind.STDOUT)
-        return (terminal.slave,) * 3, [terminal.slave]
-
-    def _output(self, task: TaskRun, path: str | None, kind: Kind, close: list[int]) -> int:
-        if path is None:
-            r, w = pipe(0)
-            self.readers[r] = (task, kind)
-            if kind == Kind.STDOUT:
-                task.out_r = r
-            else:
-                task.err_r = r
-            close.append(w)
-            return w
-        if path not in self.files:
-            try:
-                self.files[path] = open_output(path, task.append, self.files_deadline)
-            except OSError as error:
-                raise could_not_open(kind.name.lower(), path, error) from error
-        return self.files[path]
 
     def _spawn(self, task: TaskRun, fds: tuple[int, int, int]) -> None:
         """Start one task in the step's process group (the first task leads it).
@@ -261,7 +202,7 @@ class StepSupervisor:
                 self._clean_up(now)
             else:
                 self.usage.sample_if_due(now)
-        for fd in self.files.values():
+        for fd in self.streams.files.values():
             os.close(fd)
         self.reap()
         return self._outcome()
@@ -281,7 +222,7 @@ class StepSupervisor:
                 self._close_stdin(task)
 
     def _finished(self) -> bool:
-        return self.clean and not self.readers and all(t.ended for t in self.tasks)
+        return self.clean and not self.streams.readers and all(t.ended for t in self.tasks)
 
     def _timeout(self) -> float:
         timeout = 1.0
@@ -305,7 +246,7 @@ class StepSupervisor:
                 sock, (0 if stdin_full else select.POLLIN) | select.POLLOUT * bool(self.link.queued)
             )
         if self.link.queued < OUT_LIMIT:
-            for fd in self.readers:
+            for fd in self.streams.readers:
                 poller.register(fd, select.POLLIN)
         writers = {t.in_w: t for t in self.tasks if t.in_w >= 0 and t.stdin_buf}
         for fd in writers:
@@ -333,7 +274,7 @@ class StepSupervisor:
 
     def _read(self, fd: int) -> bool:
         """Relay one read of a task's pipe; close it at EOF. Returns whether data came."""
-        entry = self.readers.get(fd)
+        entry = self.streams.readers.get(fd)
         if entry is None:
             return False
         try:
@@ -350,7 +291,7 @@ class StepSupervisor:
 
     def _close_reader(self, fd: int) -> None:
         """Stop reading a task's stream; a pty task's deferred EXITED goes out after it."""
-        task, _ = self.readers.pop(fd)
+        task, _ = self.streams.readers.pop(fd)
         os.close(fd)
         if fd == task.out_r:
             task.out_r = -1
@@ -500,8 +441,8 @@ class StepSupervisor:
         """Something of stepd's own on a task's stderr (a pipe's frame, or its file)."""
         if task.stderr is None:
             self.link.send(Kind.STDERR, task.task_id, data)
-        elif task.stderr in self.files:
-            try_call(os.write, self.files[task.stderr], data)
+        elif task.stderr in self.streams.files:
+            try_call(os.write, self.streams.files[task.stderr], data)
 
     def _clean_up(self, now: float) -> None:
         """After the last task: kill what is left, give the pipes time to close."""
@@ -510,18 +451,18 @@ class StepSupervisor:
             for task in self.tasks:
                 self._close_stdin(task)
         if now >= self.cleanup_deadline:
-            if self.readers:
+            if self.streams.readers:
                 log("output pipes still open after the last task; closing them")
-            for fd in list(self.readers):
+            for fd in list(self.streams.readers):
                 for _ in range(OUT_LIMIT // READ_SIZE):  # what is in the pipe still goes out
                     if not self._read(fd):
                         break
-                if fd in self.readers:
+                if fd in self.streams.readers:
                     self._close_reader(fd)
             self.clean = True
         elif not _has_children():
             self.clean = True  # as a subreaper, no child means no descendant at all
-        elif now >= self.next_scan or not self.readers:
+        elif now >= self.next_scan or not self.streams.readers:
             self.next_scan = now + 0.05
             procs = descendants(os.getpid())
             for pid, _ in procs:

@@ -1,7 +1,7 @@
 """A step's tasks in stepd: what each runs, its streams, and how it is started.
 
 Imports the standard library, nodeagent.ptyio, nodeagent.spool,
-nodeagent.stdfiles and nodeagent.stepd.frames.
+nodeagent.stdfiles, nodeagent.stepd.common and nodeagent.stepd.frames.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import resource
 import signal
 
 from nodeagent import ptyio, spool
+from nodeagent.stdfiles import open_output
 from nodeagent.stepd.common import exit_of
+from nodeagent.stepd.frames import Kind
 
 # Python handles these (or ignores SIGPIPE/SIGXFSZ); a task starts with Slurm's defaults.
 TASK_DEFAULTS = (signal.SIGTERM, signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ)
@@ -111,3 +113,79 @@ def find_program(name: str, path: str) -> str:
 
 
 NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)  # the limit tasks get back
+
+
+class TaskStreams:
+    """The standard streams of a step's tasks: output files shared by path, pipes stepd reads."""
+
+    def __init__(self, window: tuple[int, int]) -> None:
+        self.window = window  # a pty's rows and columns at launch
+        self.readers: dict[int, tuple[TaskRun, Kind]] = {}  # task pipe -> its task and stream
+        self.files: dict[str, int] = {}  # output path -> descriptor, shared by the tasks
+        self.files_deadline = 0.0  # until when a missing output directory may still appear
+
+    def open(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
+        """A task's stdin/stdout/stderr, and which of them to close once it is started.
+
+        Args:
+            task: the task.
+
+        Returns:
+            The three descriptors the task gets, and those stepd closes after the start.
+
+        Raises:
+            SetupError: a file, a pipe or the terminal could not be opened.
+        """
+        if task.pty:
+            return self._terminal(task)
+        close: list[int] = []
+        try:
+            if task.stdin is None:
+                stdin, task.in_w = pipe(1)
+            else:
+                try:
+                    stdin = os.open(task.stdin, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError as error:
+                    raise could_not_open("stdin", task.stdin, error) from error
+            close.append(stdin)
+            out = self._output(task, task.stdout, Kind.STDOUT, close)
+            err = self._output(task, task.stderr, Kind.STDERR, close)
+        except (SetupError, OSError) as error:
+            for fd in [*close, task.in_w, task.out_r, task.err_r]:
+                if fd >= 0:
+                    os.close(fd)
+            self.readers = {fd: v for fd, v in self.readers.items() if v[0] is not task}
+            task.in_w = task.out_r = task.err_r = -1
+            if isinstance(error, SetupError):
+                raise
+            raise SetupError(f"pipe: {error.strerror}", error.errno or 1) from error
+        return (stdin, out, err), close
+
+    def _terminal(self, task: TaskRun) -> tuple[tuple[int, int, int], list[int]]:
+        """A pty task's terminal: the master is read and written here, the slave is its stdio."""
+        try:
+            terminal = ptyio.Terminal(*self.window)
+        except OSError as error:
+            raise SetupError(f"pty: {error.strerror}", error.errno or 1) from error
+        task.terminal = terminal
+        task.out_r = terminal.master
+        task.in_w = os.dup(terminal.master)  # closing the task's stdin must not hang it up
+        self.readers[terminal.master] = (task, Kind.STDOUT)
+        return (terminal.slave,) * 3, [terminal.slave]
+
+    def _output(self, task: TaskRun, path: str | None, kind: Kind, close: list[int]) -> int:
+        if path is None:
+            r, w = pipe(0)
+            self.readers[r] = (task, kind)
+            if kind == Kind.STDOUT:
+                task.out_r = r
+            else:
+                task.err_r = r
+            close.append(w)
+            return w
+        if path not in self.files:
+            try:
+                self.files[path] = open_output(path, task.append, self.files_deadline)
+            except OSError as error:
+                raise could_not_open(kind.name.lower(), path, error) from error
+        return self.files[path]
