@@ -4,7 +4,8 @@ Starting ``python -m nodeagent.stepd`` costs 40-60 ms on the reference
 machine (the interpreter and stepd's imports). slurmd keeps one spare stepd
 that has done all that and waits on its stdin; a launch hands it the job's
 or step's directory and starts the next spare at once. Spares run in
-sessions of their own, like every stepd.
+sessions of their own, like every stepd. :func:`start_stepd` starts one
+for a directory at once, without a spare.
 
 Imports nodeagent.spool and the standard library.
 """
@@ -16,6 +17,26 @@ import subprocess
 import sys
 
 from nodeagent import spool
+
+
+def start_stepd(directory: str) -> subprocess.Popen[bytes]:
+    """A new stepd for the job or step whose spool directory is ``directory``.
+
+    Args:
+        directory: the directory holding its job.json.
+
+    Returns:
+        The stepd process (the caller reaps it); its output goes to the directory's log.
+    """
+    with open(os.path.join(directory, spool.LOG_FILE), "wb") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "nodeagent.stepd", directory],
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            start_new_session=True,
+            cwd="/",
+        )
 
 
 class StepdPool:
@@ -49,15 +70,7 @@ class StepdPool:
         """
         proc, self._spare = self._spare, None
         if proc is None or proc.poll() is not None:
-            with open(os.path.join(directory, spool.LOG_FILE), "wb") as log_file:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "nodeagent.stepd", directory],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log_file,
-                    stderr=log_file,
-                    start_new_session=True,
-                    cwd="/",
-                )
+            proc = start_stepd(directory)
         else:
             assert proc.stdin is not None
             proc.stdin.write(f"{directory}\n".encode())

@@ -46,8 +46,9 @@ Each task's frames keep its order (output written before it ended comes
 before its EXITED; output of its leftover children may follow, except on a
 pty, whose task's EXITED waits until no process holds the terminal).
 
-Imports nodeagent.stepd.frames (the wire format), nodeagent.spool, minislurm.stepids
-and the standard library; no gRPC.
+Imports nodeagent.stepd.frames (the wire format), nodeagent.spool,
+nodeagent.stepdpool (to start stepd), minislurm.stepids and the standard
+library; no gRPC.
 """
 
 from __future__ import annotations
@@ -62,7 +63,6 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,6 +70,7 @@ from dataclasses import dataclass
 from minislurm.stepids import step_id_text
 from nodeagent import spool
 from nodeagent.stepd import frames
+from nodeagent.stepdpool import start_stepd
 
 log = logging.getLogger(__name__)
 
@@ -238,7 +239,8 @@ async def start_step(
         step_dir: the step's spool directory, which must not exist yet.
         spec: what to run.
         timeout: seconds for stepd to connect.
-        spawn: starts stepd on a directory (slurmd's StepdPool); default: a new process.
+        spawn: starts stepd on a directory (slurmd's StepdPool); default: a new process
+            (:func:`nodeagent.stepdpool.start_stepd`).
 
     Returns:
         The session; its tasks are being started.
@@ -255,7 +257,7 @@ async def start_step(
     spool.write_job(step_dir, description)
     listener = _listen(step_dir)
     try:
-        proc = (spawn or _spawn_stepd)(step_dir)
+        proc = (spawn or start_stepd)(step_dir)
         pidfd = os.pidfd_open(proc.pid)
         try:
             reader, writer = await _connection(listener, proc, pidfd, step_dir, timeout)
@@ -285,18 +287,6 @@ def _listen(step_dir: str) -> socket.socket:
         if dir_fd >= 0:
             os.close(dir_fd)
     return listener
-
-
-def _spawn_stepd(step_dir: str) -> subprocess.Popen[bytes]:
-    with open(os.path.join(step_dir, spool.LOG_FILE), "wb") as log_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "nodeagent.stepd", step_dir],
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-            start_new_session=True,
-            cwd="/",
-        )
 
 
 async def _connection(
