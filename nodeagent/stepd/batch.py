@@ -65,6 +65,10 @@ class Step:
         pid = os.fork()
         if pid == 0:
             self._exec_child(argv, env, stdin, out, err, job.node)
+        # The child makes its group too, but a kill may come before it has: then
+        # killpg finds no group yet, and the child may have made it by the time
+        # signal_all looks for the others; the signal reached neither.
+        try_call(os.setpgid, pid, pid)
         self.pid = pid
         self.usage.track(pid, 0)
         for fd in {stdin, out}:
