@@ -1,9 +1,8 @@
 """Batch steps on this node: spool directories, stepd processes, kills and outcomes.
 
-Each job has ``SPOOL/job<ID>/`` holding its script, ``job.json`` (what stepd
-runs), ``stepd.pid``, ``task.pid``, ``usage.json`` (for sstat) and, once
-stepd exits, ``status.json``.
-The spool is the truth about what runs here: after a restart of slurmd,
+Each job has ``SPOOL/job<ID>/`` holding its script and the files of
+:mod:`nodeagent.spool`; its ``task.pid`` names the script, which leads its
+process group. The spool is the truth about what runs here: after a restart of slurmd,
 ``adopt()`` finds live stepds again and ended jobs not yet reported.
 A stepd's exit is noticed through a pidfd on the event loop, for children
 and adopted processes alike.
@@ -28,7 +27,6 @@ from nodeagent.stepdpool import StepdPool
 
 log = logging.getLogger(__name__)
 
-STEPD_DIED = "slurmstepd died"
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
 
 
@@ -224,7 +222,7 @@ class Launcher:
         if proc is not None:
             proc.wait()
         outcome = self.outcome(job_id)
-        if outcome.message == STEPD_DIED:
+        if outcome.message == spool.STEPD_DIED:
             # What the supervisor ran must not outlive it (the task leads its process group).
             task = _task(self.jobdir(job_id))
             if task:
@@ -254,7 +252,11 @@ class Launcher:
                 total_cpu=result.total_cpu,
                 restarts=self._restarts(job_id),
             )
-        log.error("job=%d stepd left no status; its log:\n%s", job_id, self._stepd_log(job_id))
+        log.error(
+            "job=%d stepd left no status; its log:\n%s",
+            job_id,
+            spool.log_tail(self.jobdir(job_id), 4000),
+        )
         now = time.time()
         return StepOutcome(
             job_id,
@@ -262,13 +264,9 @@ class Launcher:
             signal.SIGKILL,
             now,
             now,
-            message=STEPD_DIED,
+            message=spool.STEPD_DIED,
             restarts=self._restarts(job_id),
         )
-
-    def _stepd_log(self, job_id: int) -> str:
-        text = spool.log_tail(self.jobdir(job_id), 4000)
-        return "(none)" if text is None else text
 
     def adopt(self) -> list[StepOutcome]:
         """After a restart: watch live stepds again; return ended, unreported jobs.

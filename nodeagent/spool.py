@@ -49,6 +49,7 @@ USAGE_FILE = "usage.json"
 TERMINATE_FILE = "terminate.json"
 LOST_OUTPUT_FILE = "lost-output"
 STATUS_FILE = "status.json"
+STEPD_DIED = "slurmstepd died"  # the outcome's message when stepd left no status.json
 
 T = TypeVar("T")
 
@@ -110,21 +111,21 @@ def find_steps(spool: str) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-def log_tail(directory: str, limit: int) -> str | None:
-    """The end of stepd's log.
+def log_tail(directory: str, limit: int) -> str:
+    """The end of stepd's log, for slurmd's own when a launch or a stepd failed.
 
     Args:
         directory: the job's or step's directory.
         limit: at most this many characters, the last ones.
 
     Returns:
-        The text, or None when there is no log.
+        The text; ``(empty)`` or ``(none)`` when the log is empty or missing.
     """
     try:
         with open(os.path.join(directory, LOG_FILE), errors="replace") as f:
-            return f.read()[-limit:]
+            return f.read()[-limit:] or "(empty)"
     except OSError:
-        return None
+        return "(none)"
 
 
 # --- job.json, stepd.pid, task.pid -----------------------------------------------------------

@@ -34,7 +34,6 @@ from nodeagent.stepd import frames
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1  # how often lost-output is read while stepd lives
-STEPD_DIED = "slurmstepd died"
 
 
 class AdoptedStep:
@@ -179,7 +178,10 @@ class AdoptedStep:
                     os.killpg(pgid, signal.SIGKILL)
             log.error("job=%d step=%d stepd left no status", self.job_id, self.step_id)
             now = time.time()
-            died = [spool.TaskResult(t, 0, 0, 0, signal.SIGKILL, STEPD_DIED) for t in self._tasks()]
+            died = [
+                spool.TaskResult(t, 0, 0, 0, signal.SIGKILL, spool.STEPD_DIED)
+                for t in self._tasks()
+            ]
             result = spool.StepResult(
                 self.job_id,
                 self.step_id,
@@ -187,10 +189,10 @@ class AdoptedStep:
                 signal.SIGKILL,
                 now,
                 now,
-                message=STEPD_DIED,
+                message=spool.STEPD_DIED,
                 tasks=tuple(died),
             )
-            error = STEPD_DIED
+            error = spool.STEPD_DIED
         self._result = result
         seen = {e.task_id for e in self._log if e.kind is stepio.EventKind.EXITED}
         exits = [

@@ -8,14 +8,10 @@ tasks outlive slurmd) and waits for stepd to connect. The returned
 the step's end) and carries stdin, signals and the kill request to stepd.
 
 The step's directory (root-owned, mode 0711: the job's user runs there but
-cannot touch ``job.json``, which stepd reads as root) holds ``job.json``
-(``"mode": "step"``), ``stepio.sock`` (while starting), ``stepd.pid``,
-``stepd.log``, ``task.pid`` (the step's process groups, one a line: the
-tasks' one and a pty task's session), ``terminate.json``
-(a kill's reason), ``usage.json`` (the tasks' usage so far, for sstat),
-``status.json`` (the outcome, per task too) and
-``lost-output`` (frames stepd could not send once slurmd had gone: same
-format, read back with :func:`lost_events`).
+cannot touch ``job.json``, which stepd reads as root) holds the files of
+:mod:`nodeagent.spool`; its ``task.pid`` lists the step's process groups,
+one a line (the tasks' one and a pty task's session), and its
+``lost-output`` is read back with :func:`lost_events`.
 
 Frames, both ways, are a 9-byte header then the payload::
 
@@ -308,7 +304,7 @@ async def _connection(
             await asyncio.wait([accept, exited], timeout=left, return_when="FIRST_COMPLETED")
             if not accept.done():
                 why = "exited" if exited.done() else f"did not connect within {timeout:g}s"
-                raise StepdError(f"slurmstepd {why}; its log: {_tail(step_dir)}")
+                raise StepdError(f"slurmstepd {why}; its log: {spool.log_tail(step_dir, 2000)}")
             conn, _ = accept.result()
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             if struct.unpack("3i", creds)[0] == proc.pid:
@@ -367,11 +363,6 @@ def _kill_stepd(proc: subprocess.Popen[bytes], pidfd: int) -> None:
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
     proc.wait()
     os.close(pidfd)
-
-
-def _tail(step_dir: str) -> str:
-    text = spool.log_tail(step_dir, 2000)
-    return "(none)" if text is None else text or "(empty)"
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
@@ -587,7 +578,7 @@ class StepSession:
             if exited:  # no supervisor is left: its tasks must not run on unwatched
                 self._kill_group()
             now = time.time()
-            message = "slurmstepd died" if exited else f"lost slurmstepd: {reason}"
+            message = spool.STEPD_DIED if exited else f"lost slurmstepd: {reason}"
             result = spool.StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
         self._result = result
         error = f"connection to slurmstepd lost ({reason}); {result.message or 'it had finished'}"
