@@ -25,6 +25,9 @@ A file slurmd writes while stepd may read it is replaced atomically
 is still root, and writes them once (``status.json``) or rewrites them in
 place (``usage.json``, read tolerantly).
 
+Each file's content is a record here (a NamedTuple, as dataclasses would
+cost every stepd start some 10 ms of imports: inspect, ast, dis...).
+
 Imports the standard library and minislurm.procs only: stepd imports it.
 """
 
@@ -33,8 +36,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, fields
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from minislurm import procs
 
@@ -50,8 +52,6 @@ TERMINATE_FILE = "terminate.json"
 LOST_OUTPUT_FILE = "lost-output"
 STATUS_FILE = "status.json"
 STEPD_DIED = "slurmstepd died"  # the outcome's message when stepd left no status.json
-
-T = TypeVar("T")
 
 
 def job_dir(spool: str, job_id: int) -> str:
@@ -131,8 +131,7 @@ def log_tail(directory: str, limit: int) -> str:
 # --- job.json, stepd.pid, task.pid -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BatchJob:
+class BatchJob(NamedTuple):
     """A batch script's ``job.json``: what its stepd runs, as whom, with which streams."""
 
     job_id: int
@@ -157,8 +156,7 @@ class BatchJob:
     mode: str = "batch"
 
 
-@dataclass(frozen=True)
-class TaskJob:
+class TaskJob(NamedTuple):
     """One task in a step's ``job.json``.
 
     ``stdout``/``stderr`` None: a pipe whose output stepd relays to slurmd;
@@ -177,8 +175,7 @@ class TaskJob:
     pty: bool = False  # a pseudo-terminal is its stdin, stdout and stderr (srun --pty)
 
 
-@dataclass(frozen=True)
-class StepJob:
+class StepJob(NamedTuple):
     """An srun step's ``job.json``: its tasks on this node and how they run."""
 
     job_id: int
@@ -206,8 +203,11 @@ def write_job(directory: str, job: BatchJob | StepJob) -> None:
         directory: the job's or step's directory.
         job: the batch script's or the step's description.
     """
+    data = job._asdict()
+    if isinstance(job, StepJob):
+        data["tasks"] = [task._asdict() for task in job.tasks]
     with open(os.path.join(directory, JOB_FILE), "w") as f:
-        json.dump(asdict(job), f)
+        json.dump(data, f)
 
 
 def read_job(directory: str) -> BatchJob | StepJob:
@@ -235,10 +235,13 @@ def read_job(directory: str) -> BatchJob | StepJob:
         raise ValueError(f"{JOB_FILE}: {error!r}") from error
 
 
-def _record(cls: type[T], data: dict[str, Any], **fixed: object) -> T:
+Job = TypeVar("Job", BatchJob, StepJob, TaskJob)
+
+
+def _record(cls: type[Job], data: dict[str, Any], **fixed: object) -> Job:
     """A record from its JSON object: unknown keys are left out, missing ones take defaults."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{**{k: v for k, v in data.items() if k in names}, **fixed})
+    known = {k: v for k, v in data.items() if k in cls._fields}
+    return cls(**{**known, **fixed})
 
 
 def write_stepd_pid(directory: str) -> None:
@@ -277,8 +280,7 @@ def task_groups(directory: str) -> list[int]:
 # --- terminate.json ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Terminate:
+class Terminate(NamedTuple):
     """A kill request (``terminate.json``; a step's stepd also gets it as a frame)."""
 
     outcome: str  # CANCELLED, TIMEOUT, NODE_FAIL... (decides the line stepd writes)
@@ -291,7 +293,7 @@ class Terminate:
         Returns:
             The encoded object.
         """
-        return json.dumps(asdict(self)).encode()
+        return json.dumps(self._asdict()).encode()
 
     @classmethod
     def from_json(cls, data: bytes | str) -> Terminate:
@@ -378,8 +380,7 @@ def write_status(status_fd: int, result: StepResult) -> None:
     os.write(status_fd, result.to_json())
 
 
-@dataclass(frozen=True)
-class TaskResult:
+class TaskResult(NamedTuple):
     """How one task ended (from status.json)."""
 
     task_id: int
@@ -392,8 +393,7 @@ class TaskResult:
     total_cpu: float = 0.0  # seconds
 
 
-@dataclass(frozen=True)
-class StepResult:
+class StepResult(NamedTuple):
     """How a step ended on this node: the highest exit code and signal, and each task's."""
 
     job_id: int
@@ -416,7 +416,8 @@ class StepResult:
         Returns:
             The encoded object.
         """
-        return json.dumps(asdict(self)).encode()
+        tasks = [task._asdict() for task in self.tasks]
+        return json.dumps({**self._asdict(), "tasks": tasks}).encode()
 
 
 def read_status(directory: str) -> StepResult | None:
