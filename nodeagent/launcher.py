@@ -28,6 +28,8 @@ from nodeagent.stepdpool import StepdPool
 log = logging.getLogger(__name__)
 
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
+HANDOVER_GRACE = 10.0  # seconds a restarted slurmd waits for a stepd handed a job as it died
+HANDOVER_POLL = 0.05
 
 
 @dataclass(frozen=True)
@@ -268,21 +270,47 @@ class Launcher:
             restarts=self._restarts(job_id),
         )
 
-    def adopt(self) -> list[StepOutcome]:
+    async def adopt(self) -> list[StepOutcome]:
         """After a restart: watch live stepds again; return ended, unreported jobs.
+
+        A job whose directory has no stepd.pid yet was being launched when
+        the previous slurmd died: its stepd may have been handed the job
+        and still be starting, or never have been. It is waited for up to
+        HANDOVER_GRACE; if none comes, the launch never happened, and the
+        directory is removed without a report (the controller launches a
+        job again whose launch this node never acknowledged).
 
         Returns:
             Outcomes of jobs that ended while slurmd was away.
         """
-        ended = []
-        for job_id in spool.find_jobs(self.spool):
-            pid = spool.stepd_pid(self.jobdir(job_id))
-            if pid is not None:
-                self._watch(job_id, pid)
-                log.info("job=%d stepd pid=%d adopted", job_id, pid)
-            else:
+        ended: list[StepOutcome] = []
+
+        def settled(job_id: int) -> bool:
+            """Whether the job's stepd started: then it is watched, or its end is returned."""
+            if not os.path.exists(os.path.join(self.jobdir(job_id), spool.STEPD_PID_FILE)):
+                return False
+            if not self._adopt(job_id):
                 ended.append(self.outcome(job_id))
+            return True
+
+        pending = [job_id for job_id in spool.find_jobs(self.spool) if not settled(job_id)]
+        deadline = time.monotonic() + HANDOVER_GRACE
+        while pending and time.monotonic() < deadline:
+            await asyncio.sleep(HANDOVER_POLL)
+            pending = [job_id for job_id in pending if not settled(job_id)]
+        for job_id in pending:
+            log.warning("job=%d its launch never reached a stepd: not run here", job_id)
+            shutil.rmtree(self.jobdir(job_id), ignore_errors=True)
         return ended
+
+    def _adopt(self, job_id: int) -> bool:
+        """Watch the job's stepd again, if it lives; whether it does."""
+        pid = spool.stepd_pid(self.jobdir(job_id))
+        if pid is None:
+            return False
+        self._watch(job_id, pid)
+        log.info("job=%d stepd pid=%d adopted", job_id, pid)
+        return True
 
     def terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
         """Ask a job's stepd to kill it; kill stepd too if it does not finish in time.
