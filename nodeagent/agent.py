@@ -136,17 +136,24 @@ class Agent:
 
     # ------------------------------------------------------------ lifecycle
 
+    async def adopt(self) -> None:
+        """Find the jobs and steps that ran on while slurmd was away (before serving).
+
+        It comes before the server answers: a launch the controller retries
+        must find the spool settled (see :meth:`Launcher.adopt`).
+        """
+        self.launcher.touch_alive()
+        for outcome in await self.launcher.adopt():
+            self._outbox[outcome.job_id] = outcome
+        self.steps.adopt()
+
     async def start(self, port: int) -> None:
-        """Adopt surviving steps, then register and report in the background.
+        """Register and report in the background (after :meth:`adopt`).
 
         Args:
             port: the port the agent's server is bound to.
         """
         self.port = port
-        self.launcher.touch_alive()
-        for outcome in self.launcher.adopt():
-            self._outbox[outcome.job_id] = outcome
-        self.steps.adopt()
         loop = asyncio.get_running_loop()
         self._tasks = [
             loop.create_task(self._heartbeat_loop(), name="heartbeat"),

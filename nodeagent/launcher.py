@@ -1,20 +1,18 @@
 """Batch steps on this node: spool directories, stepd processes, kills and outcomes.
 
-Each job has ``SPOOL/job<ID>/`` holding its script, ``job.json`` (what stepd
-runs), ``stepd.pid``, ``task.pid``, ``usage.json`` (for sstat) and, once
-stepd exits, ``status.json``.
-The spool is the truth about what runs here: after a restart of slurmd,
+Each job has ``SPOOL/job<ID>/`` holding its script and the files of
+:mod:`nodeagent.spool`; its ``task.pid`` names the script, which leads its
+process group. The spool is the truth about what runs here: after a restart of slurmd,
 ``adopt()`` finds live stepds again and ended jobs not yet reported.
 A stepd's exit is noticed through a pidfd on the event loop, for children
 and adopted processes alike.
 
-Imports minislurm; no gRPC.
+Imports nodeagent.spool and nodeagent.stepdpool; no gRPC.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import shutil
@@ -24,14 +22,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from minislurm import procs
+from nodeagent import spool
 from nodeagent.stepdpool import StepdPool
 
 log = logging.getLogger(__name__)
 
-STEPD_DIED = "slurmstepd died"
-ALIVE_FILE = "slurmd.alive"  # slurmd touches it every second; see Launcher.touch_alive
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
+HANDOVER_GRACE = 10.0  # seconds a restarted slurmd waits for a stepd handed a job as it died
+HANDOVER_POLL = 0.05
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,7 @@ class Launcher:
         Returns:
             Its path.
         """
-        return os.path.join(self.spool, f"job{job_id:05d}")
+        return spool.job_dir(self.spool, job_id)
 
     @property
     def running(self) -> list[int]:
@@ -133,10 +131,10 @@ class Launcher:
 
     def _restarts(self, job_id: int) -> int:
         try:
-            with open(os.path.join(self.jobdir(job_id), "job.json")) as f:
-                return int(json.load(f).get("restarts", 0))
+            job = spool.read_job(self.jobdir(job_id))
         except (OSError, ValueError):
             return 0
+        return job.restarts if isinstance(job, spool.BatchJob) else 0
 
     def touch_alive(self) -> None:
         """Tell this node's stepds that slurmd lives.
@@ -145,7 +143,7 @@ class Launcher:
         job: by then the controller has declared the node DOWN and requeued
         the job elsewhere, and the run here must not go on beside the new one.
         """
-        path = os.path.join(self.spool, ALIVE_FILE)
+        path = os.path.join(self.spool, spool.ALIVE_FILE)
         with open(path, "a"):
             os.utime(path)
 
@@ -173,33 +171,32 @@ class Launcher:
         # Root-owned and not listable: the job's user may run its script but not
         # touch job.json, which stepd reads before it drops to that user.
         os.makedirs(jobdir, mode=0o711)
-        script = os.path.join(jobdir, "slurm_script")
+        script = os.path.join(jobdir, spool.SCRIPT_FILE)
         with open(script, "wb") as f:
             f.write(step.script)
         os.chmod(script, 0o500)
-        description = {
-            "job_id": step.job_id,
-            "uid": step.uid,
-            "gid": step.gid,
-            "user": step.user,
-            "umask": step.umask,
-            "argv": [script, *step.argv],
-            "env": step.env,
-            "work_dir": step.work_dir,
-            "stdout": step.stdout,
-            "stderr": step.stderr,
-            "stdin": step.stdin,
-            "node": step.node,
-            "kill_wait": step.kill_wait,
-            "acct_freq": step.acct_freq,
-            "open_mode": step.open_mode,
-            "restarts": step.restarts,
-            "alive_file": os.path.join(self.spool, ALIVE_FILE),
-            "fence_after": step.fence_after,
-            "hosts_file": step.hosts_file,
-        }
-        with open(os.path.join(jobdir, "job.json"), "w") as f:
-            json.dump(description, f)
+        description = spool.BatchJob(
+            job_id=step.job_id,
+            uid=step.uid,
+            gid=step.gid,
+            user=step.user,
+            umask=step.umask,
+            argv=(script, *step.argv),
+            env=step.env,
+            work_dir=step.work_dir,
+            stdout=step.stdout,
+            stderr=step.stderr,
+            stdin=step.stdin,
+            node=step.node,
+            kill_wait=step.kill_wait,
+            acct_freq=step.acct_freq,
+            open_mode=step.open_mode,
+            restarts=step.restarts,
+            alive_file=os.path.join(self.spool, spool.ALIVE_FILE),
+            fence_after=step.fence_after,
+            hosts_file=step.hosts_file,
+        )
+        spool.write_job(jobdir, description)
         if os.getuid() == 0:
             os.chown(script, step.uid, step.gid)
         proc = self._pool.spawn(jobdir)
@@ -227,9 +224,9 @@ class Launcher:
         if proc is not None:
             proc.wait()
         outcome = self.outcome(job_id)
-        if outcome.message == STEPD_DIED:
+        if outcome.message == spool.STEPD_DIED:
             # What the supervisor ran must not outlive it (the task leads its process group).
-            task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
+            task = _task(self.jobdir(job_id))
             if task:
                 _signal(-task, signal.SIGKILL)
         self._on_end(outcome)
@@ -243,61 +240,77 @@ class Launcher:
         Returns:
             The outcome.
         """
-        path = os.path.join(self.jobdir(job_id), "status.json")
-        try:
-            with open(path) as f:
-                data = json.load(f)
+        result = spool.read_status(self.jobdir(job_id))
+        if result is not None:
             return StepOutcome(
                 job_id=job_id,
-                exit_code=int(data["exit_code"]),
-                signal=int(data["signal"]),
-                start_time=float(data["start_time"]),
-                end_time=float(data["end_time"]),
-                outcome=str(data.get("outcome", "")),
-                message=str(data.get("message", "")),
-                max_rss=int(data.get("max_rss", 0)),
-                total_cpu=float(data.get("total_cpu", 0.0)),
+                exit_code=result.exit_code,
+                signal=result.signal,
+                start_time=result.start_time,
+                end_time=result.end_time,
+                outcome=result.outcome,
+                message=result.message,
+                max_rss=result.max_rss,
+                total_cpu=result.total_cpu,
                 restarts=self._restarts(job_id),
             )
-        except (OSError, ValueError, KeyError):
-            log.error("job=%d stepd left no status; its log:\n%s", job_id, self._stepd_log(job_id))
-            now = time.time()
-            return StepOutcome(
-                job_id,
-                0,
-                signal.SIGKILL,
-                now,
-                now,
-                message=STEPD_DIED,
-                restarts=self._restarts(job_id),
-            )
+        log.error(
+            "job=%d stepd left no status; its log:\n%s",
+            job_id,
+            spool.log_tail(self.jobdir(job_id), 4000),
+        )
+        now = time.time()
+        return StepOutcome(
+            job_id,
+            0,
+            signal.SIGKILL,
+            now,
+            now,
+            message=spool.STEPD_DIED,
+            restarts=self._restarts(job_id),
+        )
 
-    def _stepd_log(self, job_id: int) -> str:
-        try:
-            with open(os.path.join(self.jobdir(job_id), "stepd.log"), errors="replace") as f:
-                return f.read()[-4000:]
-        except OSError:
-            return "(none)"
-
-    def adopt(self) -> list[StepOutcome]:
+    async def adopt(self) -> list[StepOutcome]:
         """After a restart: watch live stepds again; return ended, unreported jobs.
+
+        A job whose directory has no stepd.pid yet was being launched when
+        the previous slurmd died: its stepd may have been handed the job
+        and still be starting, or never have been. It is waited for up to
+        HANDOVER_GRACE; if none comes, the launch never happened, and the
+        directory is removed without a report (the controller launches a
+        job again whose launch this node never acknowledged).
 
         Returns:
             Outcomes of jobs that ended while slurmd was away.
         """
-        ended = []
-        for name in sorted(os.listdir(self.spool)):
-            if not name.startswith("job") or not name[3:].isdigit():
-                continue
-            job_id = int(name[3:])
-            jobdir = self.jobdir(job_id)
-            pid = procs.live_pid(os.path.join(jobdir, "stepd.pid"))
-            if pid is not None:
-                self._watch(job_id, pid)
-                log.info("job=%d stepd pid=%d adopted", job_id, pid)
-            else:
+        ended: list[StepOutcome] = []
+
+        def settled(job_id: int) -> bool:
+            """Whether the job's stepd started: then it is watched, or its end is returned."""
+            if not os.path.exists(os.path.join(self.jobdir(job_id), spool.STEPD_PID_FILE)):
+                return False
+            if not self._adopt(job_id):
                 ended.append(self.outcome(job_id))
+            return True
+
+        pending = [job_id for job_id in spool.find_jobs(self.spool) if not settled(job_id)]
+        deadline = time.monotonic() + HANDOVER_GRACE
+        while pending and time.monotonic() < deadline:
+            await asyncio.sleep(HANDOVER_POLL)
+            pending = [job_id for job_id in pending if not settled(job_id)]
+        for job_id in pending:
+            log.warning("job=%d its launch never reached a stepd: not run here", job_id)
+            shutil.rmtree(self.jobdir(job_id), ignore_errors=True)
         return ended
+
+    def _adopt(self, job_id: int) -> bool:
+        """Watch the job's stepd again, if it lives; whether it does."""
+        pid = spool.stepd_pid(self.jobdir(job_id))
+        if pid is None:
+            return False
+        self._watch(job_id, pid)
+        log.info("job=%d stepd pid=%d adopted", job_id, pid)
+        return True
 
     def terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
         """Ask a job's stepd to kill it; kill stepd too if it does not finish in time.
@@ -311,12 +324,7 @@ class Launcher:
         pid = self._running.get(job_id)
         if pid is None:
             return
-        request = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
-        path = os.path.join(self.jobdir(job_id), "terminate.json")
-        tmp = path + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(request, f)
-        os.replace(tmp, path)
+        spool.write_terminate(self.jobdir(job_id), spool.Terminate(outcome, kill_wait, when))
         _signal(pid, signal.SIGTERM)
         loop = asyncio.get_running_loop()
         loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, pid)
@@ -325,7 +333,7 @@ class Launcher:
         if self._running.get(job_id) != pid:
             return
         log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
-        task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
+        task = _task(self.jobdir(job_id))
         if task:
             _signal(-task, signal.SIGKILL)
         _signal(pid, signal.SIGKILL)
@@ -344,7 +352,7 @@ class Launcher:
         """
         if job_id not in self._running:
             return
-        task = procs.recorded_pid(os.path.join(self.jobdir(job_id), "task.pid"))
+        task = _task(self.jobdir(job_id))
         if not task:
             return
         if full:
@@ -368,6 +376,11 @@ class Launcher:
             loop.remove_reader(fd)
             os.close(fd)
         self._pidfds.clear()
+
+
+def _task(jobdir: str) -> int:
+    """The batch script's pid (it leads its process group), 0 before it runs."""
+    return next(iter(spool.task_groups(jobdir)), 0)
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -136,6 +136,7 @@ async def serve(args: argparse.Namespace) -> None:
     if port == 0:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(agent), server)
+    await agent.adopt()
     await server.start()
     kiosk = await authd.serve_unless_served(
         auth.socket_path(settings.conf_path), settings.cluster_key

@@ -60,12 +60,14 @@ def open_output(path: str, append: bool, deadline: float) -> int:
             time.sleep(min(DIR_POLL_SECONDS, left))
 
 
-def open_streams(job: dict[str, object]) -> tuple[int, int, int]:
+def open_streams(stdin: str, stdout: str, stderr: str, append: bool) -> tuple[int, int, int]:
     """Open a batch script's stdin, stdout and stderr.
 
     Args:
-        job: the job description (job.json): ``stdin``, ``stdout``,
-            ``stderr``, ``open_mode``.
+        stdin: the input file.
+        stdout: the output file.
+        stderr: the error file (the output file again when the same).
+        append: keep the output files' content (``--open-mode=append``).
 
     Returns:
         Three file descriptors (stderr may be the stdout one).
@@ -74,16 +76,14 @@ def open_streams(job: dict[str, object]) -> tuple[int, int, int]:
         StreamsUnavailable: a file cannot be opened.
     """
     deadline = time.monotonic() + DIR_GRACE_SECONDS
-    stdout, stderr = str(job["stdout"]), str(job["stderr"])
-    append = job.get("open_mode") == "append"
     out = err = -1
     try:
         out = open_output(stdout, append, deadline)
         err = out if stderr == stdout else open_output(stderr, append, deadline)
-        stdin = os.open(str(job["stdin"]), os.O_RDONLY | os.O_CLOEXEC)
+        stdin_fd = os.open(stdin, os.O_RDONLY | os.O_CLOEXEC)
     except OSError as error:
         for fd in {out, err} - {-1}:
             os.close(fd)
         code = error.errno or errno.EIO
         raise StreamsUnavailable(code, os.strerror(code), error.filename) from error
-    return stdin, out, err
+    return stdin_fd, out, err

@@ -13,14 +13,14 @@ Signals and kills go to the processes directly (stepd reads
 ``terminate.json`` on SIGTERM); stdin cannot reach the tasks any more
 (stepd closed their pipes, and hung up a terminal, when slurmd went).
 
-Imports nodeagent.stepio and the standard library; no gRPC.
+Imports nodeagent.spool, nodeagent.stepio, nodeagent.stepd.frames and the standard
+library; no gRPC.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -28,14 +28,12 @@ import struct
 import time
 from collections.abc import AsyncIterator
 
-from minislurm import procs
-from nodeagent import stepio
-from nodeagent.stepd import HEADER, Kind
+from nodeagent import spool, stepio
+from nodeagent.stepd import frames
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.1  # how often lost-output is read while stepd lives
-STEPD_DIED = "slurmstepd died"
 
 
 class AdoptedStep:
@@ -51,10 +49,10 @@ class AdoptedStep:
         self.step_dir = step_dir
         self.job_id = job_id
         self.step_id = step_id
-        self.pid = procs.live_pid(os.path.join(step_dir, "stepd.pid")) or 0
+        self.pid = spool.stepd_pid(step_dir) or 0
         self._log: list[stepio.StepEvent] = []
         self._changed = asyncio.Event()
-        self._result: stepio.StepResult | None = None
+        self._result: spool.StepResult | None = None
 
     @property
     def done(self) -> bool:
@@ -71,7 +69,7 @@ class AdoptedStep:
         if self.pid:
             with contextlib.suppress(OSError):
                 pidfd = os.pidfd_open(self.pid)
-        tail = _Tail(os.path.join(self.step_dir, "lost-output"))
+        tail = _Tail(os.path.join(self.step_dir, spool.LOST_OUTPUT_FILE))
         try:
             exited = pidfd < 0
             while True:
@@ -129,7 +127,7 @@ class AdoptedStep:
         """
         if self.done:
             return
-        for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
+        for pgid in spool.task_groups(self.step_dir):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signum)
 
@@ -143,14 +141,11 @@ class AdoptedStep:
         """
         if self.done or not self.pid:
             return
-        path = os.path.join(self.step_dir, "terminate.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump({"outcome": outcome, "kill_wait": kill_wait, "time": when}, f)
-        os.replace(path + ".tmp", path)
+        spool.write_terminate(self.step_dir, spool.Terminate(outcome, kill_wait, when))
         with contextlib.suppress(OSError):
             os.kill(self.pid, signal.SIGTERM)
 
-    def outcome(self) -> stepio.StepResult:
+    def outcome(self) -> spool.StepResult:
         """How the step ended.
 
         Returns:
@@ -174,29 +169,30 @@ class AdoptedStep:
         They come from status.json; when stepd left none it died, and so do
         the tasks it left (SIGKILL).
         """
-        result = stepio.read_status(self.step_dir)
+        result = spool.read_status(self.step_dir)
         error = ""
         if result is None:
             # No supervisor is left: its tasks must not run on unwatched.
-            for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
+            for pgid in spool.task_groups(self.step_dir):
                 with contextlib.suppress(OSError):
                     os.killpg(pgid, signal.SIGKILL)
             log.error("job=%d step=%d stepd left no status", self.job_id, self.step_id)
             now = time.time()
             died = [
-                stepio.TaskResult(t, 0, 0, 0, signal.SIGKILL, STEPD_DIED) for t in self._tasks()
+                spool.TaskResult(t, 0, 0, 0, signal.SIGKILL, spool.STEPD_DIED)
+                for t in self._tasks()
             ]
-            result = stepio.StepResult(
+            result = spool.StepResult(
                 self.job_id,
                 self.step_id,
                 0,
                 signal.SIGKILL,
                 now,
                 now,
-                message=STEPD_DIED,
+                message=spool.STEPD_DIED,
                 tasks=tuple(died),
             )
-            error = STEPD_DIED
+            error = spool.STEPD_DIED
         self._result = result
         seen = {e.task_id for e in self._log if e.kind is stepio.EventKind.EXITED}
         exits = [
@@ -218,10 +214,10 @@ class AdoptedStep:
     def _tasks(self) -> list[int]:
         """The ids of the step's tasks on this node (from job.json)."""
         try:
-            with open(os.path.join(self.step_dir, "job.json")) as f:
-                return [int(t["task_id"]) for t in json.load(f)["tasks"]]
-        except (OSError, ValueError, KeyError, TypeError):
+            job = spool.read_job(self.step_dir)
+        except (OSError, ValueError):
             return []
+        return [t.task_id for t in job.tasks] if isinstance(job, spool.StepJob) else []
 
 
 class _Tail:
@@ -241,11 +237,11 @@ class _Tail:
             return []
         self.offset += len(data)
         data = self.rest + data
-        frames = stepio.parse_frames(data)
-        self.rest = data[sum(HEADER.size + len(p) for _, _, p in frames) :]
+        parsed = frames.parse_frames(data)
+        self.rest = data[sum(frames.HEADER.size + len(p) for _, _, p in parsed) :]
         events = []
-        for kind, task_id, payload in frames:
-            if kind == Kind.DONE:  # the adopted step's DONE comes from status.json
+        for kind, task_id, payload in parsed:
+            if kind == frames.Kind.DONE:  # the adopted step's DONE comes from status.json
                 continue
             try:
                 event = stepio.frame_event(kind, task_id, payload)
@@ -255,20 +251,3 @@ class _Tail:
             if event is not None:
                 events.append(event)
         return events
-
-
-def find(spool: str) -> list[tuple[int, int]]:
-    """The steps whose directories are in a spool (``step<job>.<step>``).
-
-    Args:
-        spool: slurmd's spool directory.
-
-    Returns:
-        ``(job id, step id)`` of each, in order.
-    """
-    found = []
-    for name in os.listdir(spool) if os.path.isdir(spool) else []:
-        job, dot, step = name[4:].partition(".")
-        if name.startswith("step") and dot and job.isdigit() and step.isdigit():
-            found.append((int(job), int(step)))
-    return sorted(found)

@@ -8,14 +8,10 @@ tasks outlive slurmd) and waits for stepd to connect. The returned
 the step's end) and carries stdin, signals and the kill request to stepd.
 
 The step's directory (root-owned, mode 0711: the job's user runs there but
-cannot touch ``job.json``, which stepd reads as root) holds ``job.json``
-(``"mode": "step"``), ``stepio.sock`` (while starting), ``stepd.pid``,
-``stepd.log``, ``task.pid`` (the step's process groups, one a line: the
-tasks' one and a pty task's session), ``terminate.json``
-(a kill's reason), ``usage.json`` (the tasks' usage so far, for sstat),
-``status.json`` (the outcome, per task too) and
-``lost-output`` (frames stepd could not send once slurmd had gone: same
-format, read back with :func:`lost_events`).
+cannot touch ``job.json``, which stepd reads as root) holds the files of
+:mod:`nodeagent.spool`; its ``task.pid`` lists the step's process groups,
+one a line (the tasks' one and a pty task's session), and its
+``lost-output`` is read back with :func:`lost_events`.
 
 Frames, both ways, are a 9-byte header then the payload::
 
@@ -46,8 +42,9 @@ Each task's frames keep its order (output written before it ended comes
 before its EXITED; output of its leftover children may follow, except on a
 pty, whose task's EXITED waits until no process holds the terminal).
 
-Imports nodeagent.stepd (the wire format), minislurm.procs, minislurm.model and the
-standard library; no gRPC.
+Imports nodeagent.stepd.frames (the wire format), nodeagent.spool,
+nodeagent.stepdpool (to start stepd), minislurm.stepids and the standard
+library; no gRPC.
 """
 
 from __future__ import annotations
@@ -62,27 +59,14 @@ import signal
 import socket
 import struct
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from minislurm import procs
 from minislurm.stepids import step_id_text
-from nodeagent.stepd import (
-    ALL_TASKS,
-    EXIT,
-    HEADER,
-    MAX_PAYLOAD,
-    PID,
-    PROTOCOL_VERSION,
-    SIGNUM,
-    SOCKET_NAME,
-    WINDOW,
-    Kind,
-    encode_frame,
-    unix_path,
-)
+from nodeagent import spool
+from nodeagent.stepd import frames
+from nodeagent.stepdpool import start_stepd
 
 log = logging.getLogger(__name__)
 
@@ -166,38 +150,6 @@ class StepEvent:
     error: str = ""  # EXITED: why the task never ran; DONE: why stepd vanished
 
 
-@dataclass(frozen=True)
-class TaskResult:
-    """How one task ended (from status.json)."""
-
-    task_id: int
-    local_id: int
-    pid: int
-    exit_code: int
-    signal: int
-    error: str = ""
-    max_rss: int = 0  # KiB
-    total_cpu: float = 0.0  # seconds
-
-
-@dataclass(frozen=True)
-class StepResult:
-    """How a step ended on this node: the highest exit code and signal, and each task's."""
-
-    job_id: int
-    step_id: int
-    exit_code: int
-    signal: int
-    start_time: float
-    end_time: float
-    outcome: str = ""  # CANCELLED, TIMEOUT, LAUNCH_FAILED, or "" when it ran to its end
-    message: str = ""
-    max_rss: int = 0  # KiB, the largest task (its whole process tree, sampled)
-    total_cpu: float = 0.0  # seconds, every process of the step
-    tasks: tuple[TaskResult, ...] = ()
-    lost_output: int = 0  # bytes of frames kept in lost-output
-
-
 def stdin_targets(stdin_to: str, task_ids: Sequence[int]) -> set[int]:
     """Which tasks read slurmd's stdin pipe.
 
@@ -220,48 +172,55 @@ def stdin_targets(stdin_to: str, task_ids: Sequence[int]) -> set[int]:
     raise ValueError(f"stdin_to must be none, all or task<N>, not {stdin_to!r}")
 
 
-def describe(spec: StepSpec) -> dict[str, object]:
+def describe(spec: StepSpec) -> spool.StepJob:
     """The step's ``job.json``, as stepd reads it.
 
     Args:
         spec: the step.
 
     Returns:
-        The JSON-ready description (stdin None means a pipe from slurmd).
+        The description (stdin None means a pipe from slurmd).
 
     Raises:
         ValueError: the spec is inconsistent.
     """
     ids = [t.task_id for t in spec.tasks]
-    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < ALL_TASKS for i in ids):
+    if not ids or len(set(ids)) != len(ids) or not all(0 <= i < frames.ALL_TASKS for i in ids):
         raise ValueError(f"a step needs tasks with distinct ids, not {ids}")
     if any(not t.argv for t in spec.tasks) or spec.kill_wait < 0:
         raise ValueError("every task needs an argv, and kill_wait must be >= 0")
     piped = stdin_targets(spec.stdin_to, ids)
-    tasks = [
-        {
-            "task_id": t.task_id,
-            "local_id": t.local_id,
-            "argv": list(t.argv),
-            "env": dict(t.env),
-            "cwd": t.cwd,
-            "stdout": t.stdout_path,
-            "stderr": t.stderr_path,
-            "stdin": t.stdin_path or (None if t.task_id in piped else os.devnull),
-            "append": t.open_append,
-            "pty": t.pty,
-        }
+    tasks = tuple(
+        spool.TaskJob(
+            task_id=t.task_id,
+            local_id=t.local_id,
+            argv=tuple(t.argv),
+            env=dict(t.env),
+            cwd=t.cwd,
+            stdout=t.stdout_path,
+            stderr=t.stderr_path,
+            stdin=t.stdin_path or (None if t.task_id in piped else os.devnull),
+            append=t.open_append,
+            pty=t.pty,
+        )
         for t in spec.tasks
-    ]
-    return {
-        "mode": "step",
-        **{k: getattr(spec, k) for k in ("job_id", "step_id", "uid", "gid", "user", "umask")},
-        **{k: getattr(spec, k) for k in ("cwd", "node", "kill_wait", "acct_freq", "hosts_file")},
-        "window": spec.window,
-        "step_text": step_id_text(spec.step_id),  # 0, 1... or interactive
-        "socket": SOCKET_NAME,
-        "tasks": tasks,
-    }
+    )
+    return spool.StepJob(
+        job_id=spec.job_id,
+        step_id=spec.step_id,
+        uid=spec.uid,
+        gid=spec.gid,
+        user=spec.user,
+        umask=spec.umask,
+        cwd=spec.cwd,
+        node=spec.node,
+        kill_wait=spec.kill_wait,
+        tasks=tasks,
+        step_text=step_id_text(spec.step_id),
+        acct_freq=spec.acct_freq,
+        hosts_file=spec.hosts_file,
+        window=spec.window,
+    )
 
 
 async def start_step(
@@ -276,7 +235,8 @@ async def start_step(
         step_dir: the step's spool directory, which must not exist yet.
         spec: what to run.
         timeout: seconds for stepd to connect.
-        spawn: starts stepd on a directory (slurmd's StepdPool); default: a new process.
+        spawn: starts stepd on a directory (slurmd's StepdPool); default: a new process
+            (:func:`nodeagent.stepdpool.start_stepd`).
 
     Returns:
         The session; its tasks are being started.
@@ -290,11 +250,10 @@ async def start_step(
     description = describe(spec)
     os.mkdir(step_dir, 0o711)
     os.chmod(step_dir, 0o711)  # the umask may have taken bits; the user needs x
-    with open(os.path.join(step_dir, "job.json"), "w") as f:
-        json.dump(description, f)
+    spool.write_job(step_dir, description)
     listener = _listen(step_dir)
     try:
-        proc = (spawn or _spawn_stepd)(step_dir)
+        proc = (spawn or start_stepd)(step_dir)
         pidfd = os.pidfd_open(proc.pid)
         try:
             reader, writer = await _connection(listener, proc, pidfd, step_dir, timeout)
@@ -304,13 +263,13 @@ async def start_step(
     finally:
         listener.close()
         with contextlib.suppress(OSError):
-            os.unlink(os.path.join(step_dir, SOCKET_NAME))
+            os.unlink(os.path.join(step_dir, spool.SOCKET_NAME))
     log.info("job=%d step=%d stepd pid=%d started", spec.job_id, spec.step_id, proc.pid)
     return StepSession(step_dir, spec, proc, pidfd, reader, writer)
 
 
 def _listen(step_dir: str) -> socket.socket:
-    address, dir_fd = unix_path(step_dir, SOCKET_NAME)
+    address, dir_fd = frames.unix_path(step_dir, spool.SOCKET_NAME)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         listener.bind(address)
@@ -324,18 +283,6 @@ def _listen(step_dir: str) -> socket.socket:
         if dir_fd >= 0:
             os.close(dir_fd)
     return listener
-
-
-def _spawn_stepd(step_dir: str) -> subprocess.Popen[bytes]:
-    with open(os.path.join(step_dir, "stepd.log"), "wb") as log_file:
-        return subprocess.Popen(
-            [sys.executable, "-m", "nodeagent.stepd", step_dir],
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-            start_new_session=True,
-            cwd="/",
-        )
 
 
 async def _connection(
@@ -357,7 +304,7 @@ async def _connection(
             await asyncio.wait([accept, exited], timeout=left, return_when="FIRST_COMPLETED")
             if not accept.done():
                 why = "exited" if exited.done() else f"did not connect within {timeout:g}s"
-                raise StepdError(f"slurmstepd {why}; its log: {_tail(step_dir)}")
+                raise StepdError(f"slurmstepd {why}; its log: {spool.log_tail(step_dir, 2000)}")
             conn, _ = accept.result()
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             if struct.unpack("3i", creds)[0] == proc.pid:
@@ -365,7 +312,7 @@ async def _connection(
             conn.close()  # not our stepd
         reader, writer = await asyncio.open_unix_connection(sock=conn, limit=READ_LIMIT)
         kind, _, payload = await asyncio.wait_for(_read_frame(reader), deadline - loop.time())
-        hello = json.loads(payload) if kind == Kind.HELLO else {}
+        hello = json.loads(payload) if kind == frames.Kind.HELLO else {}
     except (OSError, EOFError, TimeoutError, ValueError) as error:
         raise StepdError(f"slurmstepd did not say hello: {error!r}") from error
     finally:
@@ -378,7 +325,7 @@ async def _connection(
             accept.cancel()
             await asyncio.gather(accept, return_exceptions=True)
         await asyncio.gather(exited, return_exceptions=True)
-    if not isinstance(hello, dict) or hello.get("version") != PROTOCOL_VERSION:
+    if not isinstance(hello, dict) or hello.get("version") != frames.PROTOCOL_VERSION:
         writer.close()
         raise StepdError(f"slurmstepd speaks another protocol: {payload[:100]!r}")
     return reader, writer
@@ -418,39 +365,12 @@ def _kill_stepd(proc: subprocess.Popen[bytes], pidfd: int) -> None:
     os.close(pidfd)
 
 
-def _tail(step_dir: str) -> str:
-    try:
-        with open(os.path.join(step_dir, "stepd.log"), errors="replace") as f:
-            return f.read()[-2000:] or "(empty)"
-    except OSError:
-        return "(none)"
-
-
 async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
-    header = await reader.readexactly(HEADER.size)
-    kind, task_id, size = HEADER.unpack(header)
-    if size > MAX_PAYLOAD:
+    header = await reader.readexactly(frames.HEADER.size)
+    kind, task_id, size = frames.HEADER.unpack(header)
+    if size > frames.MAX_PAYLOAD:
         raise ValueError(f"protocol error: a frame of {size} bytes")
     return kind, task_id, await reader.readexactly(size) if size else b""
-
-
-def parse_frames(data: bytes) -> list[tuple[int, int, bytes]]:
-    """Split a byte string of whole frames (``lost-output``); a torn tail is left out.
-
-    Args:
-        data: the frames.
-
-    Returns:
-        (kind, task id, payload) of each.
-    """
-    frames, at = [], 0
-    while at + HEADER.size <= len(data):
-        kind, task_id, size = HEADER.unpack_from(data, at)
-        if at + HEADER.size + size > len(data):
-            break
-        frames.append((kind, task_id, data[at + HEADER.size : at + HEADER.size + size]))
-        at += HEADER.size + size
-    return frames
 
 
 def frame_event(kind: int, task_id: int, payload: bytes) -> StepEvent | None:
@@ -467,17 +387,17 @@ def frame_event(kind: int, task_id: int, payload: bytes) -> StepEvent | None:
     Raises:
         struct.error: a malformed payload.
     """
-    task = -1 if task_id == ALL_TASKS else task_id
-    if kind == Kind.STARTED:
-        return StepEvent(EventKind.STARTED, task, pid=PID.unpack(payload)[0])
-    if kind in (Kind.STDOUT, Kind.STDERR):
-        stream = EventKind.STDOUT if kind == Kind.STDOUT else EventKind.STDERR
+    task = -1 if task_id == frames.ALL_TASKS else task_id
+    if kind == frames.Kind.STARTED:
+        return StepEvent(EventKind.STARTED, task, pid=frames.PID.unpack(payload)[0])
+    if kind in (frames.Kind.STDOUT, frames.Kind.STDERR):
+        stream = EventKind.STDOUT if kind == frames.Kind.STDOUT else EventKind.STDERR
         return StepEvent(stream, task, data=payload)
-    if kind == Kind.EXITED:
-        code, sig = EXIT.unpack_from(payload)
-        error = payload[EXIT.size :].decode(errors="replace")
+    if kind == frames.Kind.EXITED:
+        code, sig = frames.EXIT.unpack_from(payload)
+        error = payload[frames.EXIT.size :].decode(errors="replace")
         return StepEvent(EventKind.EXITED, task, exit_code=code, signal=sig, error=error)
-    if kind == Kind.DONE:
+    if kind == frames.Kind.DONE:
         result = json.loads(payload)
         return StepEvent(EventKind.DONE, -1, exit_code=result["exit_code"], signal=result["signal"])
     return None
@@ -493,57 +413,12 @@ def lost_events(step_dir: str) -> list[StepEvent]:
         The events, in order.
     """
     try:
-        with open(os.path.join(step_dir, "lost-output"), "rb") as f:
+        with open(os.path.join(step_dir, spool.LOST_OUTPUT_FILE), "rb") as f:
             data = f.read()
     except OSError:
         return []
-    events = (frame_event(*frame) for frame in parse_frames(data))
+    events = (frame_event(*frame) for frame in frames.parse_frames(data))
     return [e for e in events if e is not None]
-
-
-def read_status(step_dir: str) -> StepResult | None:
-    """The step's outcome as stepd recorded it in status.json.
-
-    Args:
-        step_dir: the step's spool directory.
-
-    Returns:
-        The result, or None when stepd has not (or never) recorded it.
-    """
-    try:
-        with open(os.path.join(step_dir, "status.json")) as f:
-            return result_from_json(json.load(f))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def result_from_json(data: dict[str, object]) -> StepResult:
-    """A :class:`StepResult` from status.json's (or a DONE frame's) content.
-
-    Args:
-        data: the decoded JSON.
-
-    Returns:
-        The result.
-
-    Raises:
-        KeyError: a required field is missing.
-        TypeError: a field has the wrong type.
-        ValueError: a field has a bad value.
-    """
-    fields = {k: data[k] for k in ("job_id", "step_id", "exit_code", "signal")}
-    tasks = tuple(TaskResult(**t) for t in data.get("tasks", []))  # type: ignore[attr-defined]
-    return StepResult(
-        **fields,  # type: ignore[arg-type]
-        start_time=float(data["start_time"]),  # type: ignore[arg-type]
-        end_time=float(data["end_time"]),  # type: ignore[arg-type]
-        outcome=str(data.get("outcome", "")),
-        message=str(data.get("message", "")),
-        max_rss=int(data.get("max_rss", 0)),  # type: ignore[call-overload]
-        total_cpu=float(data.get("total_cpu", 0.0)),  # type: ignore[arg-type]
-        tasks=tasks,
-        lost_output=int(data.get("lost_output", 0)),  # type: ignore[call-overload]
-    )
 
 
 class StepSession:
@@ -569,7 +444,7 @@ class StepSession:
         self._pidfd = pidfd
         self._reader = reader
         self._writer = writer
-        self._result: StepResult | None = None
+        self._result: spool.StepResult | None = None
 
     @property
     def pid(self) -> int:
@@ -591,8 +466,8 @@ class StepSession:
             try:
                 kind, task_id, payload = await _read_frame(self._reader)
                 event = frame_event(kind, task_id, payload)
-                if kind == Kind.DONE:
-                    self._result = result_from_json(json.loads(payload))
+                if kind == frames.Kind.DONE:
+                    self._result = spool.result_from_json(json.loads(payload))
             except (OSError, EOFError, ValueError, KeyError, TypeError, struct.error) as error:
                 yield await self._lost(repr(error))
                 return
@@ -609,11 +484,11 @@ class StepSession:
             eof: close their stdin after it.
             task_id: one task; None: every task that reads the pipe.
         """
-        target = ALL_TASKS if task_id is None else task_id
+        target = frames.ALL_TASKS if task_id is None else task_id
         for at in range(0, len(data), STDIN_CHUNK):
-            self._send(Kind.STDIN, target, data[at : at + STDIN_CHUNK])
+            self._send(frames.Kind.STDIN, target, data[at : at + STDIN_CHUNK])
         if eof:
-            self._send(Kind.STDIN_EOF, target)
+            self._send(frames.Kind.STDIN_EOF, target)
         with contextlib.suppress(ConnectionError):
             await self._writer.drain()
 
@@ -624,7 +499,11 @@ class StepSession:
             signum: the signal.
             task_id: one task's own process; None: every process of the step.
         """
-        self._send(Kind.SIGNAL, ALL_TASKS if task_id is None else task_id, SIGNUM.pack(signum))
+        self._send(
+            frames.Kind.SIGNAL,
+            frames.ALL_TASKS if task_id is None else task_id,
+            frames.SIGNUM.pack(signum),
+        )
 
     def set_window(self, rows: int, cols: int) -> None:
         """Resize the step's pseudo-terminal (ignored by a step without one, or gone).
@@ -633,7 +512,7 @@ class StepSession:
             rows: rows.
             cols: columns.
         """
-        self._send(Kind.WINSIZE, ALL_TASKS, WINDOW.pack(rows, cols))
+        self._send(frames.Kind.WINSIZE, frames.ALL_TASKS, frames.WINDOW.pack(rows, cols))
 
     def terminate(self, kill_wait: int, outcome: str, when: float) -> None:
         """Kill the step: the CANCELLED line, SIGTERM to all, SIGKILL after ``kill_wait``.
@@ -646,17 +525,14 @@ class StepSession:
             outcome: CANCELLED or TIMEOUT (the line's wording, status.json's outcome).
             when: the decision's time, for the line.
         """
-        request = {"outcome": outcome, "kill_wait": kill_wait, "time": when}
-        path = os.path.join(self.step_dir, "terminate.json")
-        with open(path + ".tmp", "w") as f:
-            json.dump(request, f)
-        os.replace(path + ".tmp", path)
-        self._send(Kind.TERMINATE, ALL_TASKS, json.dumps(request).encode())
+        request = spool.Terminate(outcome, kill_wait, when)
+        spool.write_terminate(self.step_dir, request)
+        self._send(frames.Kind.TERMINATE, frames.ALL_TASKS, request.to_json())
         if self._pidfd >= 0:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGTERM)
 
-    def outcome(self) -> StepResult:
+    def outcome(self) -> spool.StepResult:
         """How the step ended (per task too).
 
         Returns:
@@ -665,7 +541,7 @@ class StepSession:
         Raises:
             RuntimeError: the step has not ended (no DONE yet, no status.json).
         """
-        result = self._result or read_status(self.step_dir)
+        result = self._result or spool.read_status(self.step_dir)
         if result is None:
             raise RuntimeError(f"step {self.spec.job_id}.{self.spec.step_id} has not ended")
         return result
@@ -677,9 +553,9 @@ class StepSession:
             os.close(self._pidfd)
             self._pidfd = -1
 
-    def _send(self, kind: Kind, task_id: int, payload: bytes = b"") -> None:
+    def _send(self, kind: frames.Kind, task_id: int, payload: bytes = b"") -> None:
         if not self._writer.is_closing():
-            self._writer.write(encode_frame(kind, task_id, payload))
+            self._writer.write(frames.encode_frame(kind, task_id, payload))
 
     async def _finish(self, wait: float) -> bool:
         """Close the connection and reap stepd (waiting up to ``wait``); whether it exited."""
@@ -697,13 +573,13 @@ class StepSession:
         """The DONE that ends events when stepd's connection ended without one."""
         log.error("job=%d step=%d connection to stepd lost: %s", *self._ids(), reason)
         exited = await self._finish(wait=LOST_WAIT)
-        result = read_status(self.step_dir)
+        result = spool.read_status(self.step_dir)
         if result is None:
             if exited:  # no supervisor is left: its tasks must not run on unwatched
                 self._kill_group()
             now = time.time()
-            message = "slurmstepd died" if exited else f"lost slurmstepd: {reason}"
-            result = StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
+            message = spool.STEPD_DIED if exited else f"lost slurmstepd: {reason}"
+            result = spool.StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
         self._result = result
         error = f"connection to slurmstepd lost ({reason}); {result.message or 'it had finished'}"
         return StepEvent(
@@ -711,7 +587,7 @@ class StepSession:
         )
 
     def _kill_group(self) -> None:
-        for pgid in procs.recorded_pids(os.path.join(self.step_dir, "task.pid")):
+        for pgid in spool.task_groups(self.step_dir):
             with contextlib.suppress(OSError):
                 os.killpg(pgid, signal.SIGKILL)
 

@@ -11,7 +11,7 @@ does when it loses its srun. A restarted slurmd adopts the steps that ran
 on (:mod:`nodeagent.stepadopt`), reports their ends, and lets their sruns
 attach again.
 
-Imports nodeagent.stepio, nodeagent.stepadopt and minislurm.
+Imports nodeagent.spool, nodeagent.stepio, nodeagent.stepadopt and minislurm.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from minislurm.security import cred
 from minislurm.stepids import INTERACTIVE_STEP
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
-from nodeagent import stepadopt, stepio
+from nodeagent import spool, stepio
 from nodeagent.stepadopt import AdoptedStep
 
 log = logging.getLogger(__name__)
@@ -225,7 +225,7 @@ class StepManager:
         Returns:
             Its path.
         """
-        return os.path.join(self.facts.spool_dir, f"step{job_id}.{step_id}")
+        return spool.step_dir(self.facts.spool_dir, job_id, step_id)
 
     async def launch(self, request: pb.LaunchTasksRequest) -> AsyncIterator[pb.TaskEvent]:
         """Start this node's tasks of a step and stream what they do.
@@ -304,7 +304,7 @@ class StepManager:
 
     def adopt(self) -> None:
         """After a restart: follow the steps whose stepds ran on (or ended unreported)."""
-        for key in stepadopt.find(self.facts.spool_dir):
+        for key in spool.find_steps(self.facts.spool_dir):
             step = AdoptedStep(self.step_dir(*key), *key)
             self.sessions[key] = self.adopted[key] = step
             follower = asyncio.get_running_loop().create_task(

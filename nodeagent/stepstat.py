@@ -6,7 +6,7 @@ samples the stepd's process tree once more, as Slurm's stepd polls its
 tasks on a stat request: the figures are current even when
 ``JobAcctGatherFrequency`` is long, and peaks between samples are not lost.
 
-Imports nodeagent.usage, minislurm.procs, the generated messages and psutil.
+Imports nodeagent.spool, nodeagent.usage, the generated messages and psutil.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import os
 
 import psutil
 
-from minislurm import procs
 from minislurm.wire.rpc import minislurm_pb2 as pb
-from nodeagent.usage import USAGE_FILE, Usage, by_task, read_record, usage_by_child
+from nodeagent import spool
+from nodeagent.usage import Usage, by_task, read_record, usage_by_child
 
 
 def node_stat(stepdir: str, node: str) -> pb.NodeStepStat | None:
@@ -30,10 +30,10 @@ def node_stat(stepdir: str, node: str) -> pb.NodeStepStat | None:
     Returns:
         Each task's figures and the step's processes; None when no stepd runs there.
     """
-    stepd = procs.live_pid(os.path.join(stepdir, "stepd.pid"))
+    stepd = spool.stepd_pid(stepdir)
     if stepd is None:
         return None
-    record = read_record(os.path.join(stepdir, USAGE_FILE))
+    record = read_record(os.path.join(stepdir, spool.USAGE_FILE))
     per_task, peaks, tasks = record if record is not None else (False, {}, {})
     try:
         children = usage_by_child(stepd)

@@ -34,7 +34,6 @@ import sys
 import time
 from typing import Any, NamedTuple
 
-USAGE_FILE = "usage.json"  # in the step's directory: what stepd last sampled
 FIRST_SAMPLE_SECONDS = 0.3  # after the start: long enough for a task to exist, short for a step
 
 

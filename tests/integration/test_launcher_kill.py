@@ -62,3 +62,34 @@ exec sleep 300
     assert (ended[0].signal, ended[0].outcome) == (15, "CANCELLED")
     assert took < 20  # it ended once its processes had, not at KillWait
     assert "*** JOB 7 ON n1 CANCELLED AT " in text(out)
+
+
+def test_jobs_cancelled_as_they_launch_through_spares_end_cancelled(tmp_path: Path) -> None:
+    # A kill request may reach a stepd before it is ready for one: a spare still
+    # starting (handed work right after the previous launch), or one handed its
+    # job a moment ago. It must be taken once stepd is ready, not kill stepd
+    # unheard: each job ends CANCELLED, with its line, never "slurmstepd died".
+    script = "#!/bin/sh\nexec sleep 300\n"
+
+    async def body() -> list[StepOutcome]:
+        ended: list[StepOutcome] = []
+        pool = StepdPool()
+        launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
+        try:
+            for job_id in range(1, 6):
+                launcher.launch(job(job_id, script, tmp_path / str(job_id), kill_wait=2))
+                launcher.terminate(job_id, "CANCELLED", 2, time.time())
+            await until(lambda: len(ended) == 5, timeout=30, what="the jobs to end")
+        finally:
+            launcher.close()
+            pool.close()
+        return ended
+
+    for job_id in range(1, 6):
+        (tmp_path / str(job_id)).mkdir()
+    ended = asyncio.run(body())
+    assert sorted((o.job_id, o.signal, o.outcome, o.message) for o in ended) == [
+        (job_id, 15, "CANCELLED", "") for job_id in range(1, 6)
+    ]
+    for job_id in range(1, 6):
+        assert f"*** JOB {job_id} ON n1 CANCELLED AT " in text(tmp_path / str(job_id) / "job.out")

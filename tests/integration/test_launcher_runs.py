@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import shutil
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,44 @@ def test_a_stale_run_is_killed_before_the_next_run_starts(tmp_path: Path) -> Non
         pool.close()
 
     asyncio.run(body())
+
+
+def test_a_restarted_launcher_settles_launches_its_predecessor_left_half_done(
+    tmp_path: Path,
+) -> None:
+    # slurmd died while it launched two jobs: it had written job 8's directory
+    # but not yet handed it to a stepd; job 9's stepd had its directory and was
+    # still starting. The next slurmd waits for job 9's stepd and adopts it; job
+    # 8 never ran, so its directory goes without a report (the controller
+    # launches it again), not as a stepd that died.
+    spool = tmp_path / "spool"
+
+    async def body() -> tuple[list[StepOutcome], list[int]]:
+        ended: list[StepOutcome] = []
+        pool = StepdPool(spare=False)
+        crashed = Launcher(str(spool), ended.append, pool)
+        crashed.launch(run_of(9, 0, tmp_path))
+        crashed.close()  # as if slurmd died: its stepds run on
+        (spool / "job00008").mkdir(mode=0o711)
+        shutil.copy(spool / "job00009" / "job.json", spool / "job00008" / "job.json")
+        late = spool / "job00009" / "stepd.pid"
+        await until(late.exists, what="job 9's stepd")
+        written = late.read_text()
+        late.unlink()  # not written yet when the next slurmd looks
+        restarted = Launcher(str(spool), ended.append, pool)
+        adoption = asyncio.ensure_future(restarted.adopt())
+        await until(lambda: "run=0" in text(tmp_path / "run0.out"), what="job 9 to run")
+        assert not adoption.done()
+        late.write_text(written)
+        outcomes = await adoption
+        running = restarted.running
+        restarted.terminate(9, "CANCELLED", 1, 0.0)
+        await until(lambda: ended, what="job 9 to end")
+        restarted.close()
+        pool.close()
+        return outcomes, running
+
+    outcomes, running = asyncio.run(body())
+    assert outcomes == []  # nothing ended: job 9 runs, job 8 never did
+    assert running == [9]
+    assert not (spool / "job00008").exists()

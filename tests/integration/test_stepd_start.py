@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_stepio import collect, sh_task, step_spec, stream, until
 
-from nodeagent.stepd import SOCKET_NAME
+from nodeagent.spool import SOCKET_NAME
 from nodeagent.stepdpool import StepdPool
 from nodeagent.stepio import StepdError, StepSpec, start_step
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import pytest
 from helpers import pid_alive, until, wait_until
 
+from nodeagent.spool import read_status
 from nodeagent.stepio import (
     EventKind,
     StepEvent,
@@ -30,7 +31,6 @@ from nodeagent.stepio import (
     StepSpec,
     TaskSpec,
     lost_events,
-    read_status,
     start_step,
 )
 

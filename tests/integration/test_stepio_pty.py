@@ -19,7 +19,8 @@ from helpers import until
 from test_stepio import Watcher, exit_of, run, sh_task, step_spec, stream
 
 from minislurm.stepids import INTERACTIVE_STEP
-from nodeagent.stepio import EventKind, StepEvent, read_status, start_step
+from nodeagent.spool import read_status
+from nodeagent.stepio import EventKind, StepEvent, start_step
 
 pytestmark = pytest.mark.timeout(60)
 

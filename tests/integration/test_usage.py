@@ -19,7 +19,8 @@ import pytest
 from helpers import wait_until
 
 from minislurm.wire.rpc import minislurm_pb2 as pb
-from nodeagent.stepio import StepSession, StepSpec, TaskSpec, read_status, start_step
+from nodeagent.spool import read_status
+from nodeagent.stepio import StepSession, StepSpec, TaskSpec, start_step
 from nodeagent.stepstat import node_stat
 from nodeagent.usage import FIRST_SAMPLE_SECONDS, UsageSampler, read_record, usage_by_child
 
