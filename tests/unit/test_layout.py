@@ -39,11 +39,9 @@ STILL_PB = {
 STILL_STORE_IMPORTS_CTLD: set[str] = set()
 STILL_LONG = {
     "minislurm/wire/h2grpc.py",
-    "nodeagent/stepd.py",
 }
 STILL_BIG_CLASSES = {
     "minislurm/wire/h2grpc.py:Channel",
-    "nodeagent/stepd.py:StepSupervisor",
 }
 
 
