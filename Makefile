@@ -80,6 +80,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/bench_submit.py
 	$(BIN)/python bench/bench_srun.py
 	$(BIN)/python bench/bench_array.py
+	$(BIN)/python bench/bench_startup.py
 
 clean:
 	rm -rf $(VENV) .venv-3.* .mypy_cache .ruff_cache .pytest_cache
