@@ -7,9 +7,11 @@ signed. The key lives in ``slurm.key`` beside slurm.conf (as Slurm's
 ``auth/slurm`` keeps it), mode 0600, made by ``minislurm keygen`` or
 ``minislurm cluster up``.
 
-HMAC-SHA256 is computed here on the SHA-256 module alone: ``hmac`` and
-``hashlib`` load OpenSSL, ~6 ms of the start-up of every command that signs
-its request.
+HMAC-SHA256 is computed here on CPython's own SHA-256 module alone: ``hmac``
+and ``hashlib`` load OpenSSL, ~6 ms of the start-up of every command that
+signs its request. That module is ``_sha256`` on Python 3.11 and ``_sha2`` from
+3.12 on; it is chosen by version, with no fallback to ``hashlib``, so that a
+slower start-up cannot go unnoticed (tests/unit/test_fast_imports.py).
 
 Imports minislurm.errors and the standard library.
 """
@@ -17,17 +19,17 @@ Imports minislurm.errors and the standard library.
 from __future__ import annotations
 
 import os
+import sys
 
 from minislurm.errors import ClusterKeyError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from hashlib import sha256
+elif sys.version_info >= (3, 12):
+    from _sha2 import sha256  # 3.12 merged _sha256 and _sha512 into _sha2
 else:
-    try:
-        from _sha256 import sha256  # Python 3.11: without OpenSSL
-    except ImportError:  # later Pythons name it _sha2, or a build may lack it
-        from hashlib import sha256
+    from _sha256 import sha256
 
 KEY_FILE = "slurm.key"
 KEY_BYTES = 32

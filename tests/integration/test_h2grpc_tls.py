@@ -3,7 +3,9 @@
 TLS changes what a socket read without waiting does (``SSLWantReadError``
 instead of ``BlockingIOError``) and may hold decrypted bytes where ``poll``
 cannot see them; these tests drive those paths: multi-megabyte requests and
-replies on one kept connection, and a stream read by a ``poll`` loop.
+replies on one kept connection, and a stream read by a ``poll`` loop. The
+client context, made with ``_ssl`` so that no command imports ``ssl``, must be
+the one ``ssl`` makes, on every Python.
 The CA and certificate come from :mod:`minislurm.local.tlskeys` (``openssl``).
 """
 
@@ -12,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import select
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -127,3 +131,35 @@ def test_a_cleartext_channel_gets_nothing_from_a_tls_port(server: TlsServer) -> 
     with Channel("127.0.0.1", server.port, 10) as plain, pytest.raises(RpcError) as caught:
         plain.unary("/minislurm.v1.SlurmController/Ping", b"")
     assert caught.value.code == "UNAVAILABLE"
+
+
+def test_the_client_context_is_the_one_ssl_makes(files: tuple[str, str, str]) -> None:
+    import _ssl
+    import ssl
+
+    ours = tls.client_context(files[0])
+    theirs = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    theirs.minimum_version = ssl.TLSVersion.TLSv1_2
+    theirs.load_verify_locations(cafile=files[0])
+    assert type(ours) is _ssl._SSLContext  # made beneath ssl, not by it
+    settings = ("protocol", "options", "verify_mode", "verify_flags", "check_hostname")
+    for name in (*settings, "minimum_version", "maximum_version"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.get_ca_certs() == theirs.get_ca_certs()
+    assert ours.get_ciphers() == theirs.get_ciphers()
+
+
+def test_a_tls_channel_does_not_import_ssl(files: tuple[str, str, str]) -> None:
+    code = (
+        "import sys\n"
+        "from minislurm.wire import tls\n"
+        f"tls.client_context({files[0]!r})\n"
+        "print(' '.join(sys.modules))"
+    )
+    root = Path(__file__).parents[2]
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert "_ssl" in loaded
+    assert "ssl" not in loaded  # ~30 ms of a command's start-up
