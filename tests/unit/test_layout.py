@@ -37,12 +37,8 @@ STILL_PB = {
     "ctld/resv/manager.py",
 }
 STILL_STORE_IMPORTS_CTLD: set[str] = set()
-STILL_LONG = {
-    "minislurm/wire/h2grpc.py",
-}
-STILL_BIG_CLASSES = {
-    "minislurm/wire/h2grpc.py:Channel",
-}
+STILL_LONG: set[str] = set()
+STILL_BIG_CLASSES: set[str] = set()
 
 
 def modules() -> Iterator[Path]:
