@@ -4,7 +4,7 @@ Each change is checked by :mod:`ctld.resv.rules`, committed to the
 database, then mirrored in ``state.reservations`` (which the scheduler
 reads); a reservation whose window has closed is deleted, as Slurm does.
 
-Imports ctld.jobs, ctld.resv.rules, ctld.state, ctld.store and minislurm.
+Imports ctld.resv.rules, ctld.state, ctld.store and minislurm.
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from contextlib import AbstractContextManager
 
 from sqlalchemy.orm import Session
 
-from ctld import jobs as jobops
 from ctld.resv import rules as resvops
 from ctld.resv.rules import Cluster, Request, ResvError
 from ctld.state import ClusterState
 from ctld.store import resvrepo
 from minislurm import hostlist
 from minislurm.errors import PermissionDenied
-from minislurm.model import Resv
+from minislurm.model import Resv, time_limit_end
 from minislurm.states import JobState
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
@@ -127,7 +126,7 @@ class Reservations:
         for job in self.state.active_jobs():
             if job.allocation is None or job.state not in _HOLDING:
                 continue
-            until = jobops.time_limit_end(job)
+            until = time_limit_end(job)
             for node in job.allocation.node_names:
                 busy[node] = max(busy.get(node, -math.inf), until)
         parts = {p.name: p.nodes for p in self.state.partitions.values()}
