@@ -220,12 +220,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         now = time.time()
         # A thread of its own: a long history takes seconds to read, during which the
         # event loop must go on (heartbeats, scheduling). WAL lets it read beside writes.
-        records = await asyncio.to_thread(self._accounting, request, now)
+        query = convert.record(rq.AcctQuery, request)
+        records = await asyncio.to_thread(self._accounting, query, now)
         return pb.GetAccountingReply(records=records, now=int(now))
 
-    def _accounting(self, request: pb.GetAccountingRequest, now: float) -> list[pb.AcctRecord]:
+    def _accounting(self, query: rq.AcctQuery, now: float) -> list[pb.AcctRecord]:
         with self.sessions() as session, session.begin():
-            return accounting_records(session, request, now, self.ctl.conf.cluster_name)
+            records = accounting_records(session, query, now, self.ctl.conf.cluster_name)
+        return [convert.message(r) for r in records]
 
     @grpc_errors
     async def ManageAssoc(

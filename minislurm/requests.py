@@ -1,10 +1,10 @@
 """What the commands and the node agents ask of the controller, as records.
 
 One frozen dataclass per request message the controller acts on (and per
-answer of an agent to the controller's questions, and the steps it
-lists). Each
-field has the name and meaning of the message's field of the same name
-(see ``proto/minislurm/v1/minislurm.proto``): the servicers convert the
+answer of an agent to the controller's questions, the steps it lists, and
+the records it answers sacct with). Each field has the name and meaning of
+the message's field of the same name (see
+``proto/minislurm/v1/minislurm.proto``): the servicers convert the
 messages with :func:`minislurm.wire.convert.record`, which derives the
 conversion from these field lists, and a unit test checks that they and
 the messages agree. Proto3 ``optional`` fields are None when unset;
@@ -371,3 +371,61 @@ class StepInfo:
     tres: str = ""
     num_cpus: int = 0
     tres_per_node: str = ""
+
+
+@dataclass(frozen=True)
+class AcctQuery:
+    """Which records sacct asks for (``GetAccounting``); the filters are AND-ed."""
+
+    jobs: tuple[str, ...] = ()  # 123, 123_4, 123.batch, 123.0 (empty: all)
+    users: tuple[str, ...] = ()  # names or uids (empty: every user)
+    states: tuple[str, ...] = ()
+    start_after: int = 0  # records active after this time (0: no bound)
+    end_before: int = 0  # records active before this time (0: no bound)
+    jobs_only: bool = False
+    partitions: tuple[str, ...] = ()
+    duplicates: bool = False  # also the earlier runs of requeued jobs
+
+
+@dataclass(frozen=True)
+class AcctRecord:
+    """One line of sacct: a job, its batch step or one of its steps."""
+
+    job_id: str = ""  # as sacct prints JobID: 123, 123_4, 123.batch, 123_4.0
+    job_id_raw: int = 0
+    step: str = ""  # "" for the job, "batch", or the step id
+    name: str = ""
+    partition: str = ""
+    account: str = ""
+    user: str = ""
+    uid: int = 0
+    group: str = ""
+    gid: int = 0
+    state: str = ""
+    cancelled_by: int = 0
+    exit_code: int = 0
+    exit_signal: int = 0
+    derived_exit_code: int = 0
+    derived_exit_signal: int = 0
+    submit_time: int = 0
+    eligible_time: int = 0
+    start_time: int = 0
+    end_time: int = 0
+    elapsed: int = 0
+    nodes: str = ""
+    nnodes: int = 0
+    alloc_cpus: int = 0
+    req_cpus: int = 0
+    alloc_tres: str = ""
+    req_tres: str = ""
+    time_limit: int = 0
+    max_rss: int = 0
+    total_cpu: float = 0.0
+    reason: str = ""
+    restarts: int = 0
+    work_dir: str = ""
+    ntasks: int = 0
+    array_job_id: int = 0
+    array_task_id: int | None = None
+    qos: str = ""
+    cluster: str = ""

@@ -53,6 +53,8 @@ RECORDS: dict[type[Any], Any] = {
     requests.NodeStepStat: pb.NodeStepStat,
     requests.StepNode: pb.StepNode,
     requests.StepInfo: pb.StepInfo,
+    requests.AcctQuery: pb.GetAccountingRequest,
+    requests.AcctRecord: pb.AcctRecord,
 }
 
 
