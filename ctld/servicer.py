@@ -19,7 +19,7 @@ import grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 from ctld.accounting.query import accounting_records
-from ctld.accounting.show import assocs_reply, priorities_reply
+from ctld.accounting.show import assoc_listing, priorities
 from ctld.arrays import task_label
 from ctld.confshow import config_entries
 from ctld.controller import Controller
@@ -233,14 +233,18 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def ManageAssoc(
         self, request: pb.ManageAssocRequest, context: Ctx
     ) -> pb.ManageAssocReply:
-        lines = self.ctl.accounting.manage(request, self.ctl.state.jobs.values())
+        change = convert.record(rq.AssocChange, request)
+        lines = self.ctl.accounting.manage(change, self.ctl.state.jobs.values())
         self.ctl.scheduler.kick()
         return pb.ManageAssocReply(lines=lines)
 
     @grpc_errors
     async def GetAssocs(self, request: pb.GetAssocsRequest, context: Ctx) -> pb.GetAssocsReply:
         self.ctl.ranking.charge_usage(time.time())
-        return assocs_reply(self.ctl.accounting, self.ctl.conf.cluster_name)
+        reply: pb.GetAssocsReply = convert.message(
+            assoc_listing(self.ctl.accounting, self.ctl.conf.cluster_name)
+        )
+        return reply
 
     @grpc_errors
     async def GetPriorities(
@@ -249,7 +253,10 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         now = time.time()
         self.ctl.ranking.charge_usage(now)
         jobs = self.ctl.state.jobs.values()
-        return priorities_reply(jobs, lambda j: self.ctl.ranking.factors(j, now), self.ctl.weights)
+        infos, weights = priorities(
+            jobs, lambda j: self.ctl.ranking.factors(j, now), self.ctl.weights
+        )
+        return pb.GetPrioritiesReply(jobs=[convert.message(i) for i in infos], weights=weights)
 
     @grpc_errors
     async def ManageReservation(

@@ -2,8 +2,8 @@
 
 One frozen dataclass per request message the controller acts on (and per
 answer of an agent to the controller's questions, the steps it lists, and
-the records it answers sacct with). Each field has the name and meaning of
-the message's field of the same name (see
+what it answers sacct, sacctmgr, sshare and sprio about accounting). Each
+field has the name and meaning of the message's field of the same name (see
 ``proto/minislurm/v1/minislurm.proto``): the servicers convert the
 messages with :func:`minislurm.wire.convert.record`, which derives the
 conversion from these field lists, and a unit test checks that they and
@@ -429,3 +429,94 @@ class AcctRecord:
     array_task_id: int | None = None
     qos: str = ""
     cluster: str = ""
+
+
+@dataclass(frozen=True)
+class AssocChange:
+    """sacctmgr add, modify or delete of an account, user or QOS (``ManageAssoc``)."""
+
+    verb: str = ""  # add, modify, delete
+    entity: str = ""  # account, user, qos
+    names: tuple[str, ...] = ()
+    where: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    requester_uid: int = 0
+
+
+@dataclass(frozen=True)
+class AssocInfo:
+    """An association with its fair-share figures, as sshare and sacctmgr show it."""
+
+    account: str = ""
+    user: str = ""  # "": the account's own association
+    parent: str = ""
+    shares: int = 0
+    max_jobs: int = 0  # -1: not set
+    max_submit: int = 0  # -1: not set
+    grp_tres: str = ""
+    depth: int = 0
+    raw_usage: float = 0.0
+    norm_shares: float = 0.0
+    norm_usage: float = 0.0
+    effective_usage: float = 0.0
+    level_fs: float = 0.0
+    fairshare: float = 0.0
+
+
+@dataclass(frozen=True)
+class AccountInfo:
+    """An account as sacctmgr shows it."""
+
+    name: str = ""
+    description: str = ""
+    organization: str = ""
+
+
+@dataclass(frozen=True)
+class AcctUserInfo:
+    """A user as sacctmgr shows it."""
+
+    name: str = ""
+    default_account: str = ""
+    admin: str = ""
+
+
+@dataclass(frozen=True)
+class QosInfo:
+    """A QOS as sacctmgr shows it."""
+
+    name: str = ""
+    description: str = ""
+    priority: int = 0
+    max_jobs_pu: int = 0  # -1: not set
+    max_submit_pu: int = 0  # -1: not set
+    preempt: str = ""  # comma-separated
+    preempt_mode: str = ""  # "": the cluster's
+
+
+@dataclass(frozen=True)
+class AssocListing:
+    """Every association, account, user and QOS (``GetAssocs``' answer)."""
+
+    assocs: tuple[AssocInfo, ...] = ()  # depth first, as sshare lists them
+    accounts: tuple[AccountInfo, ...] = ()
+    users: tuple[AcctUserInfo, ...] = ()
+    cluster: str = ""
+    qos: tuple[QosInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobPriorityInfo:
+    """A pending job's priority and its normalised factors, as sprio lists them."""
+
+    job_id: int = 0
+    partition: str = ""
+    user: str = ""
+    account: str = ""
+    priority: int = 0
+    age: float = 0.0
+    fairshare: float = 0.0
+    job_size: float = 0.0
+    partition_factor: float = 0.0
+    qos: float = 0.0
+    nice: int = 0

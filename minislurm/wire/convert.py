@@ -55,6 +55,13 @@ RECORDS: dict[type[Any], Any] = {
     requests.StepInfo: pb.StepInfo,
     requests.AcctQuery: pb.GetAccountingRequest,
     requests.AcctRecord: pb.AcctRecord,
+    requests.AssocChange: pb.ManageAssocRequest,
+    requests.AssocInfo: pb.AssocInfo,
+    requests.AccountInfo: pb.AccountInfo,
+    requests.AcctUserInfo: pb.AcctUserInfo,
+    requests.QosInfo: pb.QosInfo,
+    requests.AssocListing: pb.GetAssocsReply,
+    requests.JobPriorityInfo: pb.JobPriorityInfo,
 }
 
 

@@ -28,8 +28,6 @@ MAX_METHODS = 30
 # The edges of the controller where protobuf meets the model.
 PB_EDGES = {"ctld/servicer.py", "ctld/dispatch.py"}
 STILL_PB = {
-    "ctld/accounting/manager.py",
-    "ctld/accounting/show.py",
     "ctld/resv/manager.py",
 }
 STILL_STORE_IMPORTS_CTLD: set[str] = set()
