@@ -263,7 +263,8 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         self, request: pb.ManageReservationRequest, context: Ctx
     ) -> pb.ManageReservationReply:
         accounts = self.ctl.accounting.book.accounts
-        name = self.ctl.resvs.manage(request, accounts, time.time())
+        change = convert.record(rq.ResvChange, request)
+        name = self.ctl.resvs.manage(change, accounts, time.time())
         self.ctl.scheduler.kick()
         return pb.ManageReservationReply(name=name)
 
@@ -273,7 +274,8 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     ) -> pb.GetReservationsReply:
         now = time.time()
         infos = self.ctl.resvs.infos(set(request.names))
-        return pb.GetReservationsReply(reservations=infos, now=int(now))
+        reservations = [convert.message(i) for i in infos]
+        return pb.GetReservationsReply(reservations=reservations, now=int(now))
 
     @grpc_errors
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:

@@ -2,8 +2,9 @@
 
 One frozen dataclass per request message the controller acts on (and per
 answer of an agent to the controller's questions, the steps it lists, and
-what it answers sacct, sacctmgr, sshare and sprio about accounting). Each
-field has the name and meaning of the message's field of the same name (see
+what it answers sacct, sacctmgr, sshare, sprio and scontrol about
+accounting and reservations). Each field has the name and meaning of the
+message's field of the same name (see
 ``proto/minislurm/v1/minislurm.proto``): the servicers convert the
 messages with :func:`minislurm.wire.convert.record`, which derives the
 conversion from these field lists, and a unit test checks that they and
@@ -520,3 +521,36 @@ class JobPriorityInfo:
     partition_factor: float = 0.0
     qos: float = 0.0
     nice: int = 0
+
+
+@dataclass(frozen=True)
+class ResvChange:
+    """scontrol create, update or delete reservation (``ManageReservation``); None: not given."""
+
+    verb: str = ""  # create, update, delete
+    name: str = ""  # "": a name is made (create)
+    start_time: int | None = None
+    end_time: int | None = None
+    duration: int | None = None  # minutes; -1: UNLIMITED
+    nodes: str | None = None  # a hostlist, or ALL
+    node_count: int | None = None
+    users: str | None = None
+    accounts: str | None = None
+    flags: str | None = None
+    partition: str | None = None
+    requester_uid: int = 0
+
+
+@dataclass(frozen=True)
+class ReservationInfo:
+    """A reservation as scontrol shows it."""
+
+    name: str = ""
+    start_time: int = 0
+    end_time: int = 0  # 0: never
+    nodes: tuple[str, ...] = ()
+    core_count: int = 0
+    partition: str = ""
+    flags: str = ""
+    users: str = ""
+    accounts: str = ""

@@ -62,6 +62,8 @@ RECORDS: dict[type[Any], Any] = {
     requests.QosInfo: pb.QosInfo,
     requests.AssocListing: pb.GetAssocsReply,
     requests.JobPriorityInfo: pb.JobPriorityInfo,
+    requests.ResvChange: pb.ManageReservationRequest,
+    requests.ReservationInfo: pb.ReservationInfo,
 }
 
 

@@ -27,9 +27,7 @@ MAX_METHODS = 30
 
 # The edges of the controller where protobuf meets the model.
 PB_EDGES = {"ctld/servicer.py", "ctld/dispatch.py"}
-STILL_PB = {
-    "ctld/resv/manager.py",
-}
+STILL_PB: set[str] = set()
 STILL_STORE_IMPORTS_CTLD: set[str] = set()
 STILL_LONG = {
     "minislurm/wire/h2grpc.py",
