@@ -14,7 +14,7 @@ Imports minislurm's core modules only.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import Any
 
 from minislurm import hostlist, units
 from minislurm.arrays import array_label
@@ -202,7 +202,8 @@ def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> AcctRe
     started = job.allocation is not None
     code, signal = (0, 0) if state in _KILLED else (job.exit_code, job.exit_signal)
     derived_code, derived_signal = derived_exit(steps)
-    own = AcctRecord(
+    return AcctRecord(
+        **_common(job, cluster),
         job_id=job_id_text(job),
         name=job.name,
         state=state.value,
@@ -230,7 +231,6 @@ def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> AcctRe
         work_dir=job.work_dir,
         qos=job.qos,
     )
-    return _common(job, cluster, own)
 
 
 def _requester(job: Job, state: JobState) -> int:
@@ -239,22 +239,21 @@ def _requester(job: Job, state: JobState) -> int:
     return NO_REQUESTER
 
 
-def _common(job: Job, cluster: str, own: AcctRecord) -> AcctRecord:
-    """``own`` with the fields a job's records share (who, where, which array task)."""
+def _common(job: Job, cluster: str) -> dict[str, Any]:
+    """The fields a job's records share (who, where, which array task)."""
     task = job.array_task_id if job.array_job_id else None
-    return replace(
-        own,
-        job_id_raw=job.job_id,
-        partition=job.partition,
-        account=job.account,
-        user=job.user,
-        uid=job.uid,
-        group=job.group,
-        gid=job.gid,
-        cluster=cluster,
-        array_job_id=job.array_job_id,
-        array_task_id=task,
-    )
+    return {
+        "job_id_raw": job.job_id,
+        "partition": job.partition,
+        "account": job.account,
+        "user": job.user,
+        "uid": job.uid,
+        "group": job.group,
+        "gid": job.gid,
+        "cluster": cluster,
+        "array_job_id": job.array_job_id,
+        "array_task_id": task,
+    }
 
 
 def batch_outcome(job: Job) -> tuple[str, int, int]:
@@ -290,7 +289,8 @@ def _batch_record(job: Job, head: AcctRecord, now: float) -> AcctRecord:
     state, code, signal = batch_outcome(job)
     ended = state != JobState.RUNNING.value
     end = job.end_time if ended else 0.0
-    own = AcctRecord(
+    return AcctRecord(
+        **_common(job, head.cluster),
         job_id=f"{head.job_id}.{BATCH_STEP}",
         step=BATCH_STEP,
         name=BATCH_STEP,
@@ -312,7 +312,6 @@ def _batch_record(job: Job, head: AcctRecord, now: float) -> AcctRecord:
         total_cpu=job.total_cpu,
         ntasks=1,
     )
-    return _common(job, head.cluster, own)
 
 
 def _step_outcome(job: Job, step: Step) -> tuple[str, float]:
@@ -336,7 +335,8 @@ def _step_record(job: Job, step: Step, head: AcctRecord, now: float) -> AcctReco
     cpus = sum(n.cpus for n in step.nodes)
     gpus = sum(len(n.gpus) for n in step.nodes)
     mem = sum(n.mem for n in step.nodes)
-    own = AcctRecord(
+    return AcctRecord(
+        **_common(job, head.cluster),
         job_id=f"{head.job_id}.{step_id_text(step.step_id)}",
         step=step_id_text(step.step_id),
         name=step.name,
@@ -358,4 +358,3 @@ def _step_record(job: Job, step: Step, head: AcctRecord, now: float) -> AcctReco
         total_cpu=step.total_cpu,
         ntasks=step.ntasks,
     )
-    return _common(job, head.cluster, own)
