@@ -35,7 +35,7 @@ from ctld.store import repo
 from ctld.timelimits import TimeLimits
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound
-from minislurm.model import Allocation, Job, JobScript, PendingJob, RunningJob
+from minislurm.model import Allocation, Job, JobScript, PendingJob, RunningJob, time_limit_end
 from minislurm.requests import (
     CancelRequest,
     HoldAction,
@@ -184,7 +184,7 @@ class JobControl:
         job, _ = self._build(spec, self._state.last_job_id + 1, now)
         snapshot = build_snapshot(self._state, now, self._ranking.weights, self._accounting)
         running = tuple(
-            RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
+            RunningJob(j.job_id, j.allocation, time_limit_end(j))
             for j in self._state.active_jobs()
             if j.allocation is not None
         )

@@ -29,6 +29,7 @@ from minislurm.model import (
     Job,
     JobScript,
     ResourceRequest,
+    time_limit_end,
 )
 from minislurm.requests import Submission
 from minislurm.states import JobEvent, JobState, next_job_state
@@ -579,20 +580,6 @@ def begin_kill(job: Job, outcome: str, now: float) -> Job:
     new = next_job_state(job.job_id, job.state, event, outcome)
     reason = REASON_TIME_LIMIT if outcome == "TIMEOUT" else REASON_NONE
     return replace(job, state=new, kill_outcome=outcome, reason=reason, end_time=now)
-
-
-def time_limit_end(job: Job) -> float:
-    """When a running job's time limit passes, or infinity.
-
-    Args:
-        job: a started job.
-
-    Returns:
-        Epoch seconds.
-    """
-    if job.time_limit == INFINITE:
-        return float("inf")
-    return job.start_time + job.time_limit * 60
 
 
 def warning_time(job: Job) -> float:

@@ -19,7 +19,7 @@ import grpc
 from sqlalchemy.orm import Session, sessionmaker
 
 from ctld.accounting.query import accounting_records
-from ctld.accounting.show import assocs_reply, priorities_reply
+from ctld.accounting.show import assoc_listing, priorities
 from ctld.arrays import task_label
 from ctld.confshow import config_entries
 from ctld.controller import Controller
@@ -220,25 +220,31 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         now = time.time()
         # A thread of its own: a long history takes seconds to read, during which the
         # event loop must go on (heartbeats, scheduling). WAL lets it read beside writes.
-        records = await asyncio.to_thread(self._accounting, request, now)
+        query = convert.record(rq.AcctQuery, request)
+        records = await asyncio.to_thread(self._accounting, query, now)
         return pb.GetAccountingReply(records=records, now=int(now))
 
-    def _accounting(self, request: pb.GetAccountingRequest, now: float) -> list[pb.AcctRecord]:
+    def _accounting(self, query: rq.AcctQuery, now: float) -> list[pb.AcctRecord]:
         with self.sessions() as session, session.begin():
-            return accounting_records(session, request, now, self.ctl.conf.cluster_name)
+            records = accounting_records(session, query, now, self.ctl.conf.cluster_name)
+        return [convert.message(r) for r in records]
 
     @grpc_errors
     async def ManageAssoc(
         self, request: pb.ManageAssocRequest, context: Ctx
     ) -> pb.ManageAssocReply:
-        lines = self.ctl.accounting.manage(request, self.ctl.state.jobs.values())
+        change = convert.record(rq.AssocChange, request)
+        lines = self.ctl.accounting.manage(change, self.ctl.state.jobs.values())
         self.ctl.scheduler.kick()
         return pb.ManageAssocReply(lines=lines)
 
     @grpc_errors
     async def GetAssocs(self, request: pb.GetAssocsRequest, context: Ctx) -> pb.GetAssocsReply:
         self.ctl.ranking.charge_usage(time.time())
-        return assocs_reply(self.ctl.accounting, self.ctl.conf.cluster_name)
+        reply: pb.GetAssocsReply = convert.message(
+            assoc_listing(self.ctl.accounting, self.ctl.conf.cluster_name)
+        )
+        return reply
 
     @grpc_errors
     async def GetPriorities(
@@ -247,14 +253,18 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         now = time.time()
         self.ctl.ranking.charge_usage(now)
         jobs = self.ctl.state.jobs.values()
-        return priorities_reply(jobs, lambda j: self.ctl.ranking.factors(j, now), self.ctl.weights)
+        infos, weights = priorities(
+            jobs, lambda j: self.ctl.ranking.factors(j, now), self.ctl.weights
+        )
+        return pb.GetPrioritiesReply(jobs=[convert.message(i) for i in infos], weights=weights)
 
     @grpc_errors
     async def ManageReservation(
         self, request: pb.ManageReservationRequest, context: Ctx
     ) -> pb.ManageReservationReply:
         accounts = self.ctl.accounting.book.accounts
-        name = self.ctl.resvs.manage(request, accounts, time.time())
+        change = convert.record(rq.ResvChange, request)
+        name = self.ctl.resvs.manage(change, accounts, time.time())
         self.ctl.scheduler.kick()
         return pb.ManageReservationReply(name=name)
 
@@ -264,7 +274,8 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     ) -> pb.GetReservationsReply:
         now = time.time()
         infos = self.ctl.resvs.infos(set(request.names))
-        return pb.GetReservationsReply(reservations=infos, now=int(now))
+        reservations = [convert.message(i) for i in infos]
+        return pb.GetReservationsReply(reservations=reservations, now=int(now))
 
     @grpc_errors
     async def WaitJob(self, request: pb.WaitJobRequest, context: Ctx) -> pb.WaitJobReply:

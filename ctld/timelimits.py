@@ -18,7 +18,7 @@ from ctld.intents import Signal, Terminate
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from ctld.timers import JobTimers
-from minislurm.model import Job
+from minislurm.model import Job, time_limit_end
 from minislurm.states import JobState
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class TimeLimits:
 
     def arm(self, job: Job) -> None:
         """Set a running job's timers: its time limit, and its warning signal."""
-        self._limits.arm(job.job_id, jobops.time_limit_end(job))
+        self._limits.arm(job.job_id, time_limit_end(job))
         self._warnings.arm(job.job_id, jobops.warning_time(job))
 
     def clear(self) -> None:

@@ -2,8 +2,8 @@
 
 Frozen dataclasses: a job's resource request, its allocation, the job record
 itself, and the scheduler's views of nodes and partitions; the records of
-steps, nodes, advance reservations and a requeued job's earlier runs. No I/O
-here.
+steps, nodes, advance reservations and a requeued job's earlier runs; and
+when a job's time limit passes. No I/O here.
 
 Imports only minislurm.states, minislurm.units and the standard library.
 """
@@ -192,6 +192,20 @@ class Job:
     def held(self) -> bool:
         """Whether the job is held (user or admin)."""
         return self.hold != HOLD_NONE
+
+
+def time_limit_end(job: Job) -> float:
+    """When a running job's time limit passes, or infinity.
+
+    Args:
+        job: a started job.
+
+    Returns:
+        Epoch seconds.
+    """
+    if job.time_limit == INFINITE:
+        return float("inf")
+    return job.start_time + job.time_limit * 60
 
 
 @dataclass(frozen=True)

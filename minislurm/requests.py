@@ -1,10 +1,11 @@
 """What the commands and the node agents ask of the controller, as records.
 
 One frozen dataclass per request message the controller acts on (and per
-answer of an agent to the controller's questions, and the steps it
-lists). Each
-field has the name and meaning of the message's field of the same name
-(see ``proto/minislurm/v1/minislurm.proto``): the servicers convert the
+answer of an agent to the controller's questions, the steps it lists, and
+what it answers sacct, sacctmgr, sshare, sprio and scontrol about
+accounting and reservations). Each field has the name and meaning of the
+message's field of the same name (see
+``proto/minislurm/v1/minislurm.proto``): the servicers convert the
 messages with :func:`minislurm.wire.convert.record`, which derives the
 conversion from these field lists, and a unit test checks that they and
 the messages agree. Proto3 ``optional`` fields are None when unset;
@@ -371,3 +372,185 @@ class StepInfo:
     tres: str = ""
     num_cpus: int = 0
     tres_per_node: str = ""
+
+
+@dataclass(frozen=True)
+class AcctQuery:
+    """Which records sacct asks for (``GetAccounting``); the filters are AND-ed."""
+
+    jobs: tuple[str, ...] = ()  # 123, 123_4, 123.batch, 123.0 (empty: all)
+    users: tuple[str, ...] = ()  # names or uids (empty: every user)
+    states: tuple[str, ...] = ()
+    start_after: int = 0  # records active after this time (0: no bound)
+    end_before: int = 0  # records active before this time (0: no bound)
+    jobs_only: bool = False
+    partitions: tuple[str, ...] = ()
+    duplicates: bool = False  # also the earlier runs of requeued jobs
+
+
+@dataclass(frozen=True)
+class AcctRecord:
+    """One line of sacct: a job, its batch step or one of its steps."""
+
+    job_id: str = ""  # as sacct prints JobID: 123, 123_4, 123.batch, 123_4.0
+    job_id_raw: int = 0
+    step: str = ""  # "" for the job, "batch", or the step id
+    name: str = ""
+    partition: str = ""
+    account: str = ""
+    user: str = ""
+    uid: int = 0
+    group: str = ""
+    gid: int = 0
+    state: str = ""
+    cancelled_by: int = 0
+    exit_code: int = 0
+    exit_signal: int = 0
+    derived_exit_code: int = 0
+    derived_exit_signal: int = 0
+    submit_time: int = 0
+    eligible_time: int = 0
+    start_time: int = 0
+    end_time: int = 0
+    elapsed: int = 0
+    nodes: str = ""
+    nnodes: int = 0
+    alloc_cpus: int = 0
+    req_cpus: int = 0
+    alloc_tres: str = ""
+    req_tres: str = ""
+    time_limit: int = 0
+    max_rss: int = 0
+    total_cpu: float = 0.0
+    reason: str = ""
+    restarts: int = 0
+    work_dir: str = ""
+    ntasks: int = 0
+    array_job_id: int = 0
+    array_task_id: int | None = None
+    qos: str = ""
+    cluster: str = ""
+
+
+@dataclass(frozen=True)
+class AssocChange:
+    """sacctmgr add, modify or delete of an account, user or QOS (``ManageAssoc``)."""
+
+    verb: str = ""  # add, modify, delete
+    entity: str = ""  # account, user, qos
+    names: tuple[str, ...] = ()
+    where: dict[str, str] = field(default_factory=dict)
+    settings: dict[str, str] = field(default_factory=dict)
+    requester_uid: int = 0
+
+
+@dataclass(frozen=True)
+class AssocInfo:
+    """An association with its fair-share figures, as sshare and sacctmgr show it."""
+
+    account: str = ""
+    user: str = ""  # "": the account's own association
+    parent: str = ""
+    shares: int = 0
+    max_jobs: int = 0  # -1: not set
+    max_submit: int = 0  # -1: not set
+    grp_tres: str = ""
+    depth: int = 0
+    raw_usage: float = 0.0
+    norm_shares: float = 0.0
+    norm_usage: float = 0.0
+    effective_usage: float = 0.0
+    level_fs: float = 0.0
+    fairshare: float = 0.0
+
+
+@dataclass(frozen=True)
+class AccountInfo:
+    """An account as sacctmgr shows it."""
+
+    name: str = ""
+    description: str = ""
+    organization: str = ""
+
+
+@dataclass(frozen=True)
+class AcctUserInfo:
+    """A user as sacctmgr shows it."""
+
+    name: str = ""
+    default_account: str = ""
+    admin: str = ""
+
+
+@dataclass(frozen=True)
+class QosInfo:
+    """A QOS as sacctmgr shows it."""
+
+    name: str = ""
+    description: str = ""
+    priority: int = 0
+    max_jobs_pu: int = 0  # -1: not set
+    max_submit_pu: int = 0  # -1: not set
+    preempt: str = ""  # comma-separated
+    preempt_mode: str = ""  # "": the cluster's
+
+
+@dataclass(frozen=True)
+class AssocListing:
+    """Every association, account, user and QOS (``GetAssocs``' answer)."""
+
+    assocs: tuple[AssocInfo, ...] = ()  # depth first, as sshare lists them
+    accounts: tuple[AccountInfo, ...] = ()
+    users: tuple[AcctUserInfo, ...] = ()
+    cluster: str = ""
+    qos: tuple[QosInfo, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobPriorityInfo:
+    """A pending job's priority and its normalised factors, as sprio lists them."""
+
+    job_id: int = 0
+    partition: str = ""
+    user: str = ""
+    account: str = ""
+    priority: int = 0
+    age: float = 0.0
+    fairshare: float = 0.0
+    job_size: float = 0.0
+    partition_factor: float = 0.0
+    qos: float = 0.0
+    nice: int = 0
+
+
+@dataclass(frozen=True)
+class ResvChange:
+    """scontrol create, update or delete reservation (``ManageReservation``); None: not given."""
+
+    verb: str = ""  # create, update, delete
+    name: str = ""  # "": a name is made (create)
+    start_time: int | None = None
+    end_time: int | None = None
+    duration: int | None = None  # minutes; -1: UNLIMITED
+    nodes: str | None = None  # a hostlist, or ALL
+    node_count: int | None = None
+    users: str | None = None
+    accounts: str | None = None
+    flags: str | None = None
+    partition: str | None = None
+    requester_uid: int = 0
+
+
+@dataclass(frozen=True)
+class ReservationInfo:
+    """A reservation as scontrol shows it."""
+
+    name: str = ""
+    start_time: int = 0
+    end_time: int = 0  # 0: never
+    nodes: tuple[str, ...] = ()
+    core_count: int = 0
+    partition: str = ""
+    flags: str = ""
+    users: str = ""
+    accounts: str = ""

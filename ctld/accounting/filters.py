@@ -1,4 +1,4 @@
-"""Which accounting records a ``GetAccountingRequest`` asks for (sacct's filters).
+"""Which accounting records an :class:`~minislurm.requests.AcctQuery` asks for (sacct's filters).
 
 A job's records (its line, then its steps, as :func:`ctld.accounting.records.job_records`
 builds them) are chosen together: the job-level filters (user, partition,
@@ -8,7 +8,7 @@ The time window follows slurmdbd: without states, records eligible before
 the end and not ended before the start; with states, the window applies to
 each state in turn (running *during* the window, ended *within* it...).
 
-Pure functions. Imports minislurm's core modules and the generated messages only.
+Pure functions. Imports minislurm's core modules only.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minislurm.errors import InvalidRequest
+from minislurm.requests import AcctQuery, AcctRecord
 from minislurm.states import TERMINAL_JOB_STATES, JobState, parse_job_state
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 STEP_NAMES = frozenset({"batch", "extern", "interactive"})
 _ENDED_STATES = frozenset(state.value for state in TERMINAL_JOB_STATES)
@@ -101,9 +101,7 @@ def parse_states(names: list[str]) -> list[str]:
     return states
 
 
-def select(
-    records: list[pb.AcctRecord], request: pb.GetAccountingRequest, now: float
-) -> list[pb.AcctRecord]:
+def select(records: list[AcctRecord], request: AcctQuery, now: float) -> list[AcctRecord]:
     """The records a request asks for, in their order.
 
     Args:
@@ -121,7 +119,7 @@ def select(
     """
     selectors = [parse_selector(text) for text in request.jobs]
     query = _Query(request, parse_states(list(request.states)), now)
-    chosen: list[pb.AcctRecord] = []
+    chosen: list[AcctRecord] = []
     for group in _groups(records):
         head = group[0]
         if not query.wants_job(head):
@@ -130,8 +128,8 @@ def select(
     return chosen
 
 
-def _groups(records: list[pb.AcctRecord]) -> list[list[pb.AcctRecord]]:
-    groups: list[list[pb.AcctRecord]] = []
+def _groups(records: list[AcctRecord]) -> list[list[AcctRecord]]:
+    groups: list[list[AcctRecord]] = []
     for record in records:
         if not record.step or not groups or groups[-1][0].job_id_raw != record.job_id_raw:
             groups.append([record])
@@ -141,7 +139,7 @@ def _groups(records: list[pb.AcctRecord]) -> list[list[pb.AcctRecord]]:
 
 
 def _picked(
-    record: pb.AcctRecord, head: pb.AcctRecord, selectors: list[JobSelector], jobs_only: bool
+    record: AcctRecord, head: AcctRecord, selectors: list[JobSelector], jobs_only: bool
 ) -> bool:
     if jobs_only and record.step:
         return False
@@ -155,7 +153,7 @@ def _picked(
     return False
 
 
-def matches_job(head: pb.AcctRecord, sel: JobSelector) -> bool:
+def matches_job(head: AcctRecord, sel: JobSelector) -> bool:
     """Whether a job's line is the job a selector names.
 
     ``123`` names job 123 and, when 123 is an array, all its tasks (as
@@ -173,7 +171,7 @@ def matches_job(head: pb.AcctRecord, sel: JobSelector) -> bool:
         return sel.job_id in (head.job_id_raw, head.array_job_id)
     if head.array_job_id != sel.job_id:
         return False
-    if head.HasField("array_task_id"):
+    if head.array_task_id is not None:
         return head.array_task_id == sel.task
     return sel.task in _pending_tasks(head.job_id)
 
@@ -196,7 +194,7 @@ def _pending_tasks(job_id: str) -> set[int]:
 class _Query:
     """The job-level filters of a request."""
 
-    def __init__(self, request: pb.GetAccountingRequest, states: list[str], now: float):
+    def __init__(self, request: AcctQuery, states: list[str], now: float):
         self.users = set(request.users)
         self.partitions = set(request.partitions)
         self.states = states
@@ -204,7 +202,7 @@ class _Query:
         # Given only a start, slurmdbd ends the window now.
         self.end = request.end_before or (int(now) if request.start_after else 0)
 
-    def wants_job(self, head: pb.AcctRecord) -> bool:
+    def wants_job(self, head: AcctRecord) -> bool:
         if self.users and head.user not in self.users and str(head.uid) not in self.users:
             return False
         if self.partitions and head.partition not in self.partitions:
@@ -213,14 +211,14 @@ class _Query:
             return any(self._in_state(head, state) for state in self.states)
         return self._in_window(head)
 
-    def _in_window(self, head: pb.AcctRecord) -> bool:
+    def _in_window(self, head: AcctRecord) -> bool:
         if not self.start and not self.end:
             return True
         if not head.eligible_time or head.eligible_time >= self.end:
             return False
         return not self.start or not head.end_time or head.end_time >= self.start
 
-    def _in_state(self, head: pb.AcctRecord, state: str) -> bool:
+    def _in_state(self, head: AcctRecord, state: str) -> bool:
         start, end = self.start, self.end or 1 << 62
         if not self.start and not self.end:
             return head.state == state

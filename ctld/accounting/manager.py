@@ -31,8 +31,8 @@ from minislurm.arrays import TaskSet
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
 from minislurm.model import Job, PendingJob
+from minislurm.requests import AssocChange
 from minislurm.states import TERMINAL_JOB_STATES, JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +103,7 @@ class Accounting:
 
     # ------------------------------------------------------------ sacctmgr
 
-    def manage(self, request: pb.ManageAssocRequest, jobs: Iterable[Job]) -> list[str]:
+    def manage(self, request: AssocChange, jobs: Iterable[Job]) -> list[str]:
         """sacctmgr add|modify|delete account|user|qos: change, store, and say what changed.
 
         Args:

@@ -6,8 +6,8 @@ query can apply go to :func:`ctld.store.repo.load_accounting`; the records
 are built by :mod:`ctld.accounting.records` (earlier runs of requeued jobs, with
 ``-D``, by :mod:`ctld.accounting.runs`) and chosen exactly by :mod:`ctld.accounting.filters`.
 
-Imports ctld.accounting's records, runs and filters, ctld.store and the generated
-messages; no gRPC server, no clock (``now`` is an argument).
+Imports ctld.accounting's records, runs and filters, ctld.store and minislurm's
+records; no gRPC server, no clock (``now`` is an argument).
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from ctld.accounting.filters import parse_selector, select
 from ctld.accounting.records import job_order, job_records
 from ctld.accounting.runs import run_records
 from ctld.store import repo, runrepo
-from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.requests import AcctQuery, AcctRecord
 
 
 def accounting_records(
-    session: Session, request: pb.GetAccountingRequest, now: float, cluster: str
-) -> list[pb.AcctRecord]:
+    session: Session, request: AcctQuery, now: float, cluster: str
+) -> list[AcctRecord]:
     """Every record a GetAccounting request asks for, in sacct's order.
 
     Args:

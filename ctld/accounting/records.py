@@ -1,25 +1,28 @@
 """Accounting records: what ``sacct`` lists for a job and its steps.
 
 Turns the controller's :class:`~minislurm.model.Job` and
-:class:`~minislurm.model.Step` records into ``AcctRecord`` messages the way
+:class:`~minislurm.model.Step` records into
+:class:`~minislurm.requests.AcctRecord` records the way
 Slurm 22.05's accounting lists them: the job's line, then its ``batch`` step
 (synthesised from the job, which is where we keep the batch script's
-outcome), then its srun steps by id. :mod:`ctld.accounting.filters` applies a
-``GetAccountingRequest``'s filters to them.
+outcome), then its srun steps by id. :mod:`ctld.accounting.filters` applies an
+:class:`~minislurm.requests.AcctQuery`'s filters to them.
 
 Pure functions of their arguments: no database, no clock, no gRPC server.
-Imports minislurm's core modules and the generated messages only.
+Imports minislurm's core modules only.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from minislurm import hostlist, units
 from minislurm.arrays import array_label
 from minislurm.model import Job, Step
+from minislurm.requests import AcctRecord
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.stepids import MAX_NORMAL_STEP, step_id_text
 from minislurm.units import INFINITE
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 BATCH_STEP = "batch"
 NO_REQUESTER = INFINITE  # cancelled_by when no user asked for the cancel (Slurm's NO_VAL)
@@ -30,7 +33,7 @@ SIGTERM = 15
 _KILLED = frozenset({JobState.CANCELLED, JobState.TIMEOUT})
 
 
-def job_records(job: Job, steps: list[Step], now: float, cluster: str) -> list[pb.AcctRecord]:
+def job_records(job: Job, steps: list[Step], now: float, cluster: str) -> list[AcctRecord]:
     """Everything sacct lists for one job, in sacct's order.
 
     Args:
@@ -194,12 +197,13 @@ def _elapsed(start: float, end: float, now: float) -> int:
     return max(int((end or now) - start), 0)
 
 
-def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> pb.AcctRecord:
+def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> AcctRecord:
     state = accounted_state(job)
     started = job.allocation is not None
     code, signal = (0, 0) if state in _KILLED else (job.exit_code, job.exit_signal)
     derived_code, derived_signal = derived_exit(steps)
-    own = pb.AcctRecord(
+    return AcctRecord(
+        **_common(job, cluster),
         job_id=job_id_text(job),
         name=job.name,
         state=state.value,
@@ -227,7 +231,6 @@ def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> pb.Acc
         work_dir=job.work_dir,
         qos=job.qos,
     )
-    return _common(job, cluster, own)
 
 
 def _requester(job: Job, state: JobState) -> int:
@@ -236,23 +239,21 @@ def _requester(job: Job, state: JobState) -> int:
     return NO_REQUESTER
 
 
-def _common(job: Job, cluster: str, own: pb.AcctRecord) -> pb.AcctRecord:
-    """``own`` with the fields a job's records share (who, where, which array task)."""
+def _common(job: Job, cluster: str) -> dict[str, Any]:
+    """The fields a job's records share (who, where, which array task)."""
     task = job.array_task_id if job.array_job_id else None
-    record = pb.AcctRecord(
-        job_id_raw=job.job_id,
-        partition=job.partition,
-        account=job.account,
-        user=job.user,
-        uid=job.uid,
-        group=job.group,
-        gid=job.gid,
-        cluster=cluster,
-        array_job_id=job.array_job_id,
-        array_task_id=task,
-    )
-    record.MergeFrom(own)
-    return record
+    return {
+        "job_id_raw": job.job_id,
+        "partition": job.partition,
+        "account": job.account,
+        "user": job.user,
+        "uid": job.uid,
+        "group": job.group,
+        "gid": job.gid,
+        "cluster": cluster,
+        "array_job_id": job.array_job_id,
+        "array_task_id": task,
+    }
 
 
 def batch_outcome(job: Job) -> tuple[str, int, int]:
@@ -282,13 +283,14 @@ def batch_outcome(job: Job) -> tuple[str, int, int]:
     return JobState.COMPLETED.value, 0, 0
 
 
-def _batch_record(job: Job, head: pb.AcctRecord, now: float) -> pb.AcctRecord:
+def _batch_record(job: Job, head: AcctRecord, now: float) -> AcctRecord:
     assert job.allocation is not None
     first = job.allocation.nodes[0]
     state, code, signal = batch_outcome(job)
     ended = state != JobState.RUNNING.value
     end = job.end_time if ended else 0.0
-    own = pb.AcctRecord(
+    return AcctRecord(
+        **_common(job, head.cluster),
         job_id=f"{head.job_id}.{BATCH_STEP}",
         step=BATCH_STEP,
         name=BATCH_STEP,
@@ -310,7 +312,6 @@ def _batch_record(job: Job, head: pb.AcctRecord, now: float) -> pb.AcctRecord:
         total_cpu=job.total_cpu,
         ntasks=1,
     )
-    return _common(job, head.cluster, own)
 
 
 def _step_outcome(job: Job, step: Step) -> tuple[str, float]:
@@ -329,12 +330,13 @@ def _step_requester(step: Step, state: str) -> int:
     return NO_REQUESTER
 
 
-def _step_record(job: Job, step: Step, head: pb.AcctRecord, now: float) -> pb.AcctRecord:
+def _step_record(job: Job, step: Step, head: AcctRecord, now: float) -> AcctRecord:
     state, end = _step_outcome(job, step)
     cpus = sum(n.cpus for n in step.nodes)
     gpus = sum(len(n.gpus) for n in step.nodes)
     mem = sum(n.mem for n in step.nodes)
-    own = pb.AcctRecord(
+    return AcctRecord(
+        **_common(job, head.cluster),
         job_id=f"{head.job_id}.{step_id_text(step.step_id)}",
         step=step_id_text(step.step_id),
         name=step.name,
@@ -356,4 +358,3 @@ def _step_record(job: Job, step: Step, head: pb.AcctRecord, now: float) -> pb.Ac
         total_cpu=step.total_cpu,
         ntasks=step.ntasks,
     )
-    return _common(job, head.cluster, own)

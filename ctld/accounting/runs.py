@@ -9,8 +9,7 @@ run only; ``sacct -D`` (``--duplicates``) shows every run, the earliest
 first. The job's next run numbers its steps from 0 again.
 
 Pure functions of their arguments: no database, no clock, no gRPC server.
-Imports ctld.accounting.records, ctld.jobs (kill outcomes), minislurm's core modules and the
-generated messages.
+Imports ctld.accounting.records, ctld.jobs (kill outcomes) and minislurm's core modules.
 """
 
 from __future__ import annotations
@@ -21,8 +20,8 @@ from dataclasses import replace
 from ctld.accounting.records import job_records
 from ctld.jobs import KILL_PREEMPT_REQUEUE
 from minislurm.model import EarlierRun, Job, Step
+from minislurm.requests import AcctRecord
 from minislurm.states import ACTIVE_JOB_STATES, JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 REQUEUED = "REQUEUED"  # Slurm's state of a run ended by requeue (not a state a job is in here)
 _LOST = frozenset({JobState.RUNNING, JobState.SUSPENDED})  # requeued from these: its node failed
@@ -64,7 +63,7 @@ def ended_runs(
     return runs
 
 
-def run_records(run: EarlierRun, now: float, cluster: str) -> list[pb.AcctRecord]:
+def run_records(run: EarlierRun, now: float, cluster: str) -> list[AcctRecord]:
     """What ``sacct -D`` lists for an earlier run, in sacct's order.
 
     Args:
@@ -87,8 +86,10 @@ def run_records(run: EarlierRun, now: float, cluster: str) -> list[pb.AcctRecord
             cancelled_by=-1,
         )
     records = job_records(job, list(run.steps), now, cluster)
-    head = records[0]
-    head.state = run.state
-    head.end_time = int(run.ended)
-    head.elapsed = max(int(run.ended - job.start_time), 0)
-    return records
+    head = replace(
+        records[0],
+        state=run.state,
+        end_time=int(run.ended),
+        elapsed=max(int(run.ended - job.start_time), 0),
+    )
+    return [head, *records[1:]]

@@ -1,6 +1,6 @@
-"""The replies of sacctmgr show, sshare and sprio, built from the controller's state.
+"""What sacctmgr show, sshare and sprio are answered, built from the controller's state.
 
-Imports ctld.accounting.manager, ctld.accounting.fairshare, ctld.sched.priority and minislurm.
+Imports ctld.accounting.manager, ctld.sched.priority and minislurm.
 """
 
 from __future__ import annotations
@@ -11,11 +11,18 @@ from collections.abc import Callable, Iterable
 from ctld.accounting.manager import Accounting
 from ctld.sched.priority import Factors, PriorityWeights
 from minislurm.model import Job
+from minislurm.requests import (
+    AccountInfo,
+    AcctUserInfo,
+    AssocInfo,
+    AssocListing,
+    JobPriorityInfo,
+    QosInfo,
+)
 from minislurm.states import JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 
-def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:
+def assoc_listing(accounting: Accounting, cluster: str) -> AssocListing:
     """Every association with its fair-share figures, accounts and users.
 
     Args:
@@ -23,11 +30,11 @@ def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:
         cluster: the cluster name.
 
     Returns:
-        The reply; associations depth first, as sshare lists them.
+        The listing; associations depth first, as sshare lists them.
     """
     book = accounting.book
-    assocs = [
-        pb.AssocInfo(
+    assocs = tuple(
+        AssocInfo(
             account=row.assoc.account,
             user=row.assoc.user,
             parent=row.assoc.parent,
@@ -44,17 +51,17 @@ def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:
             fairshare=row.fairshare,
         )
         for row in accounting.shares()
-    ]
-    accounts = [
-        pb.AccountInfo(name=a.name, description=a.description, organization=a.organization)
+    )
+    accounts = tuple(
+        AccountInfo(name=a.name, description=a.description, organization=a.organization)
         for a in sorted(book.accounts.values(), key=lambda a: a.name)
-    ]
-    users = [
-        pb.AcctUserInfo(name=u.name, default_account=u.default_account, admin=u.admin)
+    )
+    users = tuple(
+        AcctUserInfo(name=u.name, default_account=u.default_account, admin=u.admin)
         for u in sorted(book.users.values(), key=lambda u: u.name)
-    ]
-    qos = [
-        pb.QosInfo(
+    )
+    qos = tuple(
+        QosInfo(
             name=q.name,
             description=q.description,
             priority=q.priority,
@@ -64,15 +71,13 @@ def assocs_reply(accounting: Accounting, cluster: str) -> pb.GetAssocsReply:
             preempt_mode=q.preempt_mode,
         )
         for q in book.qos.values()
-    ]
-    return pb.GetAssocsReply(
-        assocs=assocs, accounts=accounts, users=users, cluster=cluster, qos=qos
     )
+    return AssocListing(assocs=assocs, accounts=accounts, users=users, cluster=cluster, qos=qos)
 
 
-def priorities_reply(
+def priorities(
     jobs: Iterable[Job], factors: Callable[[Job], Factors], weights: PriorityWeights
-) -> pb.GetPrioritiesReply:
+) -> tuple[list[JobPriorityInfo], dict[str, int]]:
     """The factors of every pending job that is not held, as sprio lists them.
 
     Args:
@@ -81,7 +86,7 @@ def priorities_reply(
         weights: the configured weights.
 
     Returns:
-        The reply, by job id.
+        The jobs' factors by job id, and the weights by sprio's names.
     """
     out = []
     for job in sorted(jobs, key=lambda j: j.job_id):
@@ -89,7 +94,7 @@ def priorities_reply(
             continue
         f = factors(job)
         out.append(
-            pb.JobPriorityInfo(
+            JobPriorityInfo(
                 job_id=job.job_id,
                 partition=job.partition,
                 user=job.user,
@@ -110,4 +115,4 @@ def priorities_reply(
         "Partition": weights.partition,
         "QOS": weights.qos,
     }
-    return pb.GetPrioritiesReply(jobs=out, weights=named)
+    return out, named

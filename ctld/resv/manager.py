@@ -4,7 +4,7 @@ Each change is checked by :mod:`ctld.resv.rules`, committed to the
 database, then mirrored in ``state.reservations`` (which the scheduler
 reads); a reservation whose window has closed is deleted, as Slurm does.
 
-Imports ctld.jobs, ctld.resv.rules, ctld.state, ctld.store and minislurm.
+Imports ctld.resv.rules, ctld.state, ctld.store and minislurm.
 """
 
 from __future__ import annotations
@@ -16,16 +16,15 @@ from contextlib import AbstractContextManager
 
 from sqlalchemy.orm import Session
 
-from ctld import jobs as jobops
 from ctld.resv import rules as resvops
 from ctld.resv.rules import Cluster, Request, ResvError
 from ctld.state import ClusterState
 from ctld.store import resvrepo
 from minislurm import hostlist
 from minislurm.errors import PermissionDenied
-from minislurm.model import Resv
+from minislurm.model import Resv, time_limit_end
+from minislurm.requests import ReservationInfo, ResvChange
 from minislurm.states import JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +32,11 @@ Transaction = Callable[[], AbstractContextManager[Session]]
 _HOLDING = (JobState.RUNNING, JobState.COMPLETING, JobState.SUSPENDED)
 
 
-def request_of(msg: pb.ManageReservationRequest) -> Request:
-    """The request's fields as given (absent ones None).
+def request_of(change: ResvChange) -> Request:
+    """The change's fields as given (absent ones None).
 
     Args:
-        msg: the RPC's request.
+        change: what scontrol asked.
 
     Returns:
         The request.
@@ -46,37 +45,38 @@ def request_of(msg: pb.ManageReservationRequest) -> Request:
         ResvError: a malformed node list or flag.
     """
 
-    def names(field: str) -> tuple[str, ...] | None:
-        if not msg.HasField(field):
+    def names(text: str | None) -> tuple[str, ...] | None:
+        if text is None:
             return None
-        return tuple(n for n in str(getattr(msg, field)).split(",") if n)
+        return tuple(n for n in text.split(",") if n)
 
     nodes = None
-    if msg.HasField("nodes"):
+    if change.nodes is not None:
         try:
-            nodes = ("ALL",) if msg.nodes.upper() == "ALL" else tuple(hostlist.expand(msg.nodes))
+            nodes = (
+                ("ALL",) if change.nodes.upper() == "ALL" else tuple(hostlist.expand(change.nodes))
+            )
         except ValueError:
             raise ResvError("Invalid node name specified") from None
     duration = None
-    if msg.HasField("duration"):
-        duration = math.inf if msg.duration < 0 else msg.duration * 60.0
+    if change.duration is not None:
+        duration = math.inf if change.duration < 0 else change.duration * 60.0
+    accounts = names(change.accounts)
     return Request(
-        name=msg.name,
-        start=float(msg.start_time) if msg.HasField("start_time") else None,
-        end=float(msg.end_time) if msg.HasField("end_time") else None,
+        name=change.name,
+        start=float(change.start_time) if change.start_time is not None else None,
+        end=float(change.end_time) if change.end_time is not None else None,
         duration=duration,
         nodes=nodes,
-        node_count=msg.node_count if msg.HasField("node_count") else None,
-        users=names("users"),
-        accounts=tuple(a.lower() for a in names("accounts") or ())
-        if msg.HasField("accounts")
-        else None,
-        flags=resvops.parse_flags(msg.flags) if msg.HasField("flags") else None,
-        partition=msg.partition if msg.HasField("partition") else None,
+        node_count=change.node_count,
+        users=names(change.users),
+        accounts=None if accounts is None else tuple(a.lower() for a in accounts),
+        flags=resvops.parse_flags(change.flags) if change.flags is not None else None,
+        partition=change.partition,
     )
 
 
-def info(resv: Resv, cpus: dict[str, int]) -> pb.ReservationInfo:
+def info(resv: Resv, cpus: dict[str, int]) -> ReservationInfo:
     """A reservation as scontrol shows it.
 
     Args:
@@ -84,13 +84,13 @@ def info(resv: Resv, cpus: dict[str, int]) -> pb.ReservationInfo:
         cpus: CPUs by node (for CoreCnt).
 
     Returns:
-        The message.
+        The record.
     """
-    return pb.ReservationInfo(
+    return ReservationInfo(
         name=resv.name,
         start_time=int(resv.start),
         end_time=0 if math.isinf(resv.end) else int(resv.end),
-        nodes=list(resv.nodes),
+        nodes=tuple(resv.nodes),
         core_count=sum(cpus.get(n, 0) for n in resv.nodes),
         partition=resv.partition,
         flags=",".join(resv.flags),
@@ -127,19 +127,17 @@ class Reservations:
         for job in self.state.active_jobs():
             if job.allocation is None or job.state not in _HOLDING:
                 continue
-            until = jobops.time_limit_end(job)
+            until = time_limit_end(job)
             for node in job.allocation.node_names:
                 busy[node] = max(busy.get(node, -math.inf), until)
         parts = {p.name: p.nodes for p in self.state.partitions.values()}
         return Cluster(tuple(self.state.nodes), parts, self._default_partition, accounts, busy)
 
-    def manage(
-        self, msg: pb.ManageReservationRequest, accounts: Collection[str], now: float
-    ) -> str:
+    def manage(self, msg: ResvChange, accounts: Collection[str], now: float) -> str:
         """scontrol create|update|delete reservation.
 
         Args:
-            msg: the request.
+            msg: the change.
             accounts: the accounts that exist.
             now: the time.
 
@@ -194,14 +192,14 @@ class Reservations:
             del self.state.reservations[name]
         return True
 
-    def infos(self, names: Collection[str]) -> list[pb.ReservationInfo]:
+    def infos(self, names: Collection[str]) -> list[ReservationInfo]:
         """The reservations by name (all when ``names`` is empty).
 
         Args:
             names: the names wanted.
 
         Returns:
-            Their messages, by start time.
+            Their records, by start time.
         """
         cpus = {n.name: n.cpus for n in self.state.nodes.values()}
         chosen = [r for r in self.state.reservations.values() if not names or r.name in names]

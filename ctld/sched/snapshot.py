@@ -8,9 +8,8 @@ controller builds it from its in-memory state before each pass; the trace
 simulator builds it the same way from its own.
 
 Pure: no I/O, no clock (``now`` is an argument). Imports ctld.sched,
-ctld.state, ctld.depend, ctld.jobs (a job's end), ctld.resv.rules and
-minislurm; accounting is what :class:`Associations` says, so the
-simulator needs no database.
+ctld.state, ctld.depend, ctld.resv.rules and minislurm; accounting is what
+:class:`Associations` says, so the simulator needs no database.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ctld import jobs as jobops
 from ctld.depend import wait_reason
 from ctld.resv.rules import JobLimits, job_limits
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_priority
@@ -36,6 +34,7 @@ from minislurm.model import (
     ResourceRequest,
     RunningJob,
     Snapshot,
+    time_limit_end,
 )
 from minislurm.states import NodeFlag, NodeState
 
@@ -232,7 +231,7 @@ def build_snapshot(
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
     holding = tuple(
-        RunningJob(j.job_id, j.allocation, jobops.time_limit_end(j))
+        RunningJob(j.job_id, j.allocation, time_limit_end(j))
         for j in active
         if j.allocation is not None
     )

@@ -53,6 +53,17 @@ RECORDS: dict[type[Any], Any] = {
     requests.NodeStepStat: pb.NodeStepStat,
     requests.StepNode: pb.StepNode,
     requests.StepInfo: pb.StepInfo,
+    requests.AcctQuery: pb.GetAccountingRequest,
+    requests.AcctRecord: pb.AcctRecord,
+    requests.AssocChange: pb.ManageAssocRequest,
+    requests.AssocInfo: pb.AssocInfo,
+    requests.AccountInfo: pb.AccountInfo,
+    requests.AcctUserInfo: pb.AcctUserInfo,
+    requests.QosInfo: pb.QosInfo,
+    requests.AssocListing: pb.GetAssocsReply,
+    requests.JobPriorityInfo: pb.JobPriorityInfo,
+    requests.ResvChange: pb.ManageReservationRequest,
+    requests.ReservationInfo: pb.ReservationInfo,
 }
 
 

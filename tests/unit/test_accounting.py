@@ -25,7 +25,9 @@ from ctld.accounting.records import (
 )
 from minislurm.errors import InvalidRequest
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest, Step, StepNodeAlloc
+from minislurm.requests import AcctQuery, AcctRecord
 from minislurm.states import JobState
+from minislurm.wire import convert
 from minislurm.wire.protowire import decode
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
@@ -173,26 +175,26 @@ HIDDEN: list[tuple[Job, list[Step]]] = [
 ]
 
 
-def records_of(jobs: list[tuple[Job, list[Step]]]) -> list[pb.AcctRecord]:
-    out: list[pb.AcctRecord] = []
+def records_of(jobs: list[tuple[Job, list[Step]]]) -> list[AcctRecord]:
+    out: list[AcctRecord] = []
     for one, steps in jobs:
         out.extend(job_records(one, steps, NOW, "anchor"))
     return out
 
 
-def render(records: list[pb.AcctRecord], spec: str, parsable2: bool = False) -> str:
+def render(records: list[AcctRecord], spec: str, parsable2: bool = False) -> str:
     """What the sacct command prints for these records (header included)."""
     columns = sacct_layout.parse_columns(spec)
     layout = sacct_layout.Layout(parsable=parsable2)
     lines = sacct_layout.header_lines(columns, layout)
     for record in records:
-        message = decode("minislurm.v1.AcctRecord", record.SerializeToString())
+        message = decode("minislurm.v1.AcctRecord", convert.message(record).SerializeToString())
         lines.append(sacct_layout.record_line(columns, message, NOW, layout))
     return "".join(line + "\n" for line in lines)
 
 
-def window(**fields: Any) -> pb.GetAccountingRequest:
-    return pb.GetAccountingRequest(**fields)
+def window(**fields: Any) -> AcctQuery:
+    return convert.record(AcctQuery, pb.GetAccountingRequest(**fields))
 
 
 # --------------------------------------------------------------------------- the reference outputs
@@ -229,7 +231,7 @@ def test_allocations_only_with_widths_matches_sacct():
 # --------------------------------------------------------------------------- records
 
 
-def by_id(records: list[pb.AcctRecord]) -> dict[str, pb.AcctRecord]:
+def by_id(records: list[AcctRecord]) -> dict[str, AcctRecord]:
     return {r.job_id: r for r in records}
 
 
@@ -281,7 +283,7 @@ def test_array_task_ids():
     task = records["8_0"]
     assert (task.job_id_raw, task.array_job_id, task.array_task_id) == (9, 8, 0)
     assert records["8_3.batch"].job_id_raw == 8
-    assert not records["2"].HasField("array_task_id")
+    assert records["2"].array_task_id is None
 
 
 def test_pending_array_record_shows_its_pending_tasks_and_throttle():
@@ -365,7 +367,7 @@ def test_job_order_is_submit_time_then_array_tasks_by_task():
 # --------------------------------------------------------------------------- selection
 
 
-def ids(records: list[pb.AcctRecord]) -> list[str]:
+def ids(records: list[AcctRecord]) -> list[str]:
     return [r.job_id for r in records]
 
 

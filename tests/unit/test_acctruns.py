@@ -29,8 +29,8 @@ from ctld.accounting.runs import REQUEUED, ended_runs, run_records
 from ctld.requeue import preempted, requested, requeued
 from ctld.store import repo, runrepo
 from minislurm.model import HOLD_NONE, EarlierRun, Job, Step
+from minislurm.requests import AcctRecord
 from minislurm.states import JobState
-from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = T0 + 300
 
@@ -48,7 +48,7 @@ def runs_after(old: Job, new: Job, steps: list[Step], now: float) -> list[Earlie
     return ended_runs({old.job_id: old}, by_id, ended, [new], now)
 
 
-def table(records: list[pb.AcctRecord]) -> list[str]:
+def table(records: list[AcctRecord]) -> list[str]:
     return [f"{r.job_id}|{r.state}|{r.exit_code}:{r.exit_signal}|{r.nodes}" for r in records]
 
 

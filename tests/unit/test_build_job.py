@@ -21,7 +21,6 @@ from ctld.jobs import (
     node_failed,
     resolve_request,
     start,
-    time_limit_end,
     warning_time,
 )
 from ctld.state import ClusterState
@@ -35,6 +34,7 @@ from minislurm.model import (
     Node,
     NodeAlloc,
     ResourceRequest,
+    time_limit_end,
 )
 from minislurm.requests import Submission
 from minislurm.states import JobState

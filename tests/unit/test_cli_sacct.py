@@ -17,7 +17,9 @@ import pytest
 
 from cli import common, sacct, sacct_fields, sacct_layout, timespec
 from ctld.accounting.filters import select
+from minislurm.requests import AcctQuery, AcctRecord
 from minislurm.units import INFINITE
+from minislurm.wire import convert
 from minislurm.wire.protowire import Message, decode
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
@@ -153,8 +155,9 @@ class FakeController:
     def __call__(self, method: str, **fields: Any) -> Message:
         assert method == "GetAccounting"
         self.requests.append(fields)
-        request = pb.GetAccountingRequest(**fields)
-        reply = pb.GetAccountingReply(records=select(self.data, request, NOW), now=NOW)
+        query = convert.record(AcctQuery, pb.GetAccountingRequest(**fields))
+        chosen = select([convert.record(AcctRecord, r) for r in self.data], query, NOW)
+        reply = pb.GetAccountingReply(records=[convert.message(r) for r in chosen], now=NOW)
         return decode("minislurm.v1.GetAccountingReply", reply.SerializeToString())
 
 
