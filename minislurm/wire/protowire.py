@@ -463,9 +463,14 @@ def _unpack(op: int, fixed: Any, data: bytes, pos: int, stop: int) -> list[Any]:
 
 def _skip(t: _Type, data: bytes, pos: int, key: int) -> int:
     """Skip an unknown field's value; return the offset after it."""
-    wire = key & 7
     if key >> 3 == 0:
         raise ValueError(f"{t.name}: field number 0 on the wire")
+    return _skip_value(t, data, pos, key)
+
+
+def _skip_value(t: _Type, data: bytes, pos: int, key: int) -> int:
+    """Skip the value of ``key``, of any field number (inside a group, as the runtime)."""
+    wire = key & 7
     if wire == 0:
         _, pos = _varint(data, pos + 1, data[pos]) if data[pos] > 127 else (0, pos + 1)
         return pos
@@ -487,7 +492,7 @@ def _skip(t: _Type, data: bytes, pos: int, key: int) -> int:
                 if inner >> 3 != key >> 3:
                     raise ValueError(f"{t.name}: mismatched end-group on the wire")
                 return pos
-            pos = _skip(t, data, pos, inner)
+            pos = _skip_value(t, data, pos, inner)
     raise ValueError(f"{t.name}: invalid wire type {wire} on the wire")
 
 
