@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Protocol
 
 import grpc
@@ -84,6 +85,7 @@ class IntentRunner:
         )
         self.registered: set[str] = set()  # agents seen since this controller started
         self._tasks: set[asyncio.Task[None]] = set()
+        self._launches: dict[int, asyncio.Task[None]] = {}  # launches under way, by job id
         self._outcomes: Outcomes | None = None
         self._site = BatchSite(
             settings.conf.cluster_name,
@@ -97,11 +99,28 @@ class IntentRunner:
         self._outcomes = outcomes
 
     def run(self, intents: Iterable[Intent]) -> None:
-        """Carry out intents, each in a task of its own on the running loop."""
+        """Carry out intents, each in a task of its own on the running loop.
+
+        A kill or signal of a job whose launch is under way waits for the
+        launch's answer first: sent beside it, it could reach the batch host
+        before the launch does, find no such job there, and be lost.
+        """
         for intent in intents:
             task = asyncio.get_running_loop().create_task(self._carry_out(intent))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+            if isinstance(intent, Launch):
+                self._launches[intent.job_id] = task
+                task.add_done_callback(partial(self._launch_done, intent.job_id))
+
+    def _launch_done(self, job_id: int, task: asyncio.Task[None]) -> None:
+        if self._launches.get(job_id) is task:
+            del self._launches[job_id]
+
+    async def _after_launch(self, job_id: int) -> None:
+        launch = self._launches.get(job_id)
+        if launch is not None:
+            await asyncio.wait([launch])
 
     async def close(self) -> None:
         """Cancel the intents under way and close the channels to the agents."""
@@ -145,11 +164,13 @@ class IntentRunner:
             if isinstance(intent, Launch):
                 await self._launch(intent.job_id, self._outcomes)
             elif isinstance(intent, Terminate):
+                await self._after_launch(intent.job_id)
                 await asyncio.gather(*(self._terminate_on(intent, node) for node in intent.nodes))
                 self._outcomes.terminated(intent.job_id)
             elif isinstance(intent, SignalStep):
                 await self._signal_step(intent)
             else:
+                await self._after_launch(intent.job_id)
                 await asyncio.gather(*(self._signal_on(intent, node) for node in intent.nodes))
         except Exception:
             log.exception("intent %s failed", intent)
