@@ -36,7 +36,7 @@ from ctld.state import ClusterState
 from ctld.stepctl import StepControl
 from ctld.store import repo
 from ctld.timelimits import TimeLimits
-from minislurm.states import JobState
+from minislurm.states import JobState, kill_name
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +120,7 @@ class Controller:
                 self.limits.arm(job)
             elif job.state is JobState.COMPLETING and job.allocation is not None:
                 self.runner.run(
-                    [Terminate(job.job_id, job.allocation.node_names, job.kill_outcome)]
+                    [Terminate(job.job_id, job.allocation.node_names, kill_name(job.kill_event))]
                 )
         self.scheduler.start()
         self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())

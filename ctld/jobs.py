@@ -31,7 +31,7 @@ from minislurm.model import (
     ResourceRequest,
 )
 from minislurm.requests import Submission
-from minislurm.states import JobEvent, JobState, next_job_state
+from minislurm.states import JobEvent, JobState, kill_end, next_job_state
 from minislurm.units import INFINITE
 
 NOT_AVAILABLE = "Requested node configuration is not available"
@@ -50,10 +50,6 @@ REASON_TIME_LIMIT = "TimeLimit"
 REASON_LAUNCH_FAILED = "JobLaunchFailure"
 REASON_DEADLINE = "DeadLine"
 REASON_DEP_NEVER = "DependencyNeverSatisfied"
-KILL_PREEMPTED = "PREEMPTED"  # a preempted job's kill_outcome: it ends PREEMPTED
-KILL_PREEMPT_REQUEUE = "PREEMPT_REQUEUE"  # ... it goes back to the queue
-_PREEMPT_KILLS = (KILL_PREEMPTED, KILL_PREEMPT_REQUEUE)
-_KILL_ENDS = {"TIMEOUT": JobEvent.TIMED_OUT, KILL_PREEMPTED: JobEvent.PREEMPTED}  # else KILLED
 
 
 def rejected(*lines: str) -> InvalidRequest:
@@ -479,7 +475,7 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
         The job in its final state, with Slurm's reason and exit code.
     """
     if job.state is JobState.COMPLETING:
-        event = _KILL_ENDS.get(job.kill_outcome, JobEvent.KILLED)
+        event = kill_end(job.kill_event or JobEvent.CANCEL)
         reason = REASON_TIME_LIMIT if event is JobEvent.TIMED_OUT else REASON_NONE
     elif launch_failed:
         event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
@@ -555,13 +551,13 @@ def settled_dependency(job: Job, dep: Dependency, now: float) -> Job:
     return new
 
 
-def begin_kill(job: Job, outcome: str, now: float) -> Job:
+def begin_kill(job: Job, event: JobEvent, now: float) -> Job:
     """A running job that must be killed: it holds its nodes until they confirm.
 
     Args:
         job: a RUNNING job.
-        outcome: CANCELLED or TIMEOUT, the state it ends in; or KILL_PREEMPTED
-            or KILL_PREEMPT_REQUEUE, a preemption's.
+        event: what began the kill (CANCEL, TIME_LIMIT, PREEMPT, PREEMPT_REQUEUE,
+            REQUEUE); it decides the state the job ends in when its nodes confirm.
         now: the time of the decision.
 
     Returns:
@@ -572,13 +568,9 @@ def begin_kill(job: Job, outcome: str, now: float) -> Job:
     """
     if job.state is not JobState.RUNNING:
         raise InvalidTransition(f"job={job.job_id} {job.state.value} is not running")
-    if outcome in _PREEMPT_KILLS:
-        event = JobEvent.PREEMPT
-    else:
-        event = JobEvent.TIME_LIMIT if outcome == "TIMEOUT" else JobEvent.CANCEL
-    new = next_job_state(job.job_id, job.state, event, outcome)
-    reason = REASON_TIME_LIMIT if outcome == "TIMEOUT" else REASON_NONE
-    return replace(job, state=new, kill_outcome=outcome, reason=reason, end_time=now)
+    new = next_job_state(job.job_id, job.state, event, event.value)
+    reason = REASON_TIME_LIMIT if event is JobEvent.TIME_LIMIT else REASON_NONE
+    return replace(job, state=new, kill_event=event, reason=reason, end_time=now)
 
 
 def time_limit_end(job: Job) -> float:

@@ -26,9 +26,15 @@ from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_NONE, HOLD_USER, Job
 from minislurm.requests import HoldAction, HoldRequest
-from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_state
+from minislurm.states import (
+    ACTIVE_JOB_STATES,
+    KILL_NAMES,
+    JobEvent,
+    JobState,
+    kill_ends_in,
+    next_job_state,
+)
 
-KILL_OUTCOME = "REQUEUE"  # a COMPLETING job's kill_outcome while its requeue's kill runs
 REASON_BEGIN_TIME = "BeginTime"
 SIGTERM = 15  # what Slurm shows a cancelled or timed-out job killed by (ExitCode 0:15)
 NOT_BATCH = "Only batch jobs are accepted or processed"
@@ -57,7 +63,7 @@ def requeueing(job: Job) -> bool:
     Returns:
         True for ``scontrol requeue`` of a running job and a preemption that requeues.
     """
-    return job.kill_outcome in (KILL_OUTCOME, jobops.KILL_PREEMPT_REQUEUE)
+    return job.kill_event is not None and kill_ends_in(job.kill_event) is JobState.PENDING
 
 
 def preempted(job: Job, mode: str, now: float) -> Job:
@@ -76,8 +82,8 @@ def preempted(job: Job, mode: str, now: float) -> Job:
         The COMPLETING job.
     """
     requeue = mode == "REQUEUE" and may_requeue(job)
-    outcome = jobops.KILL_PREEMPT_REQUEUE if requeue else jobops.KILL_PREEMPTED
-    return jobops.begin_kill(job, outcome, now)
+    event = JobEvent.PREEMPT_REQUEUE if requeue else JobEvent.PREEMPT
+    return jobops.begin_kill(job, event, now)
 
 
 def requeued(job: Job, now: float, delay: float) -> Job:
@@ -118,7 +124,7 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         end_time=0.0,
         exit_code=0,
         exit_signal=0,
-        kill_outcome="",
+        kill_event=None,
         launched=False,
         warn_sent=False,
         max_rss=0,
@@ -174,7 +180,7 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
     held = replace(job, hold=hold, reason=REASON_REQUEUE_HELD) if hold != HOLD_NONE else job
     if job.state is JobState.RUNNING:
         new = next_job_state(job.job_id, job.state, JobEvent.REQUEUE, "scontrol requeue")
-        return replace(held, state=new, kill_outcome=KILL_OUTCOME, end_time=now)
+        return replace(held, state=new, kill_event=JobEvent.REQUEUE, end_time=now)
     if job.state is JobState.COMPLETING:
         raise InvalidTransition(jobops.ALREADY_DONE)
     return requeued(held, now, delay)
@@ -213,6 +219,8 @@ def request(
             continue
         out.changed[job.job_id] = new
         if new.state is JobState.COMPLETING and job.allocation is not None:
-            out.intents.append(Terminate(job.job_id, job.allocation.node_names, KILL_OUTCOME))
+            out.intents.append(
+                Terminate(job.job_id, job.allocation.node_names, KILL_NAMES[JobEvent.REQUEUE])
+            )
         out.results.append((job.job_id, ref, ""))
     return out

@@ -27,7 +27,7 @@ from ctld.timelimits import TimeLimits
 from minislurm.config import SlurmConfig
 from minislurm.depend import parse_dependency
 from minislurm.model import Job, Plan, Snapshot
-from minislurm.states import JobState
+from minislurm.states import KILL_NAMES, JobEvent, JobState, kill_name
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +108,11 @@ class Starts:
         )
         self._ledger.commit(victims)
         for job in victims:
-            log.info("job=%d preempted (%s)", job.job_id, job.kill_outcome)
+            log.info("job=%d preempted (%s)", job.job_id, kill_name(job.kill_event))
         nodes = [(j.job_id, j.allocation.node_names) for j in victims if j.allocation]
-        self._runner.run(Terminate(job_id, names, jobops.KILL_PREEMPTED) for job_id, names in nodes)
+        self._runner.run(
+            Terminate(job_id, names, KILL_NAMES[JobEvent.PREEMPT]) for job_id, names in nodes
+        )
 
     def settle(self, now: float) -> None:
         """Before a pass: settle dependencies, end jobs whose deadline passed (one commit)."""

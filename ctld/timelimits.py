@@ -19,7 +19,7 @@ from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from ctld.timers import JobTimers
 from minislurm.model import Job
-from minislurm.states import JobState
+from minislurm.states import KILL_NAMES, JobEvent, JobState
 
 log = logging.getLogger(__name__)
 
@@ -71,5 +71,7 @@ class TimeLimits:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
-        self._ledger.commit([jobops.begin_kill(job, "TIMEOUT", time.time())])
-        self._runner.run([Terminate(job_id, job.allocation.node_names, "TIMEOUT")])
+        self._ledger.commit([jobops.begin_kill(job, JobEvent.TIME_LIMIT, time.time())])
+        self._runner.run(
+            [Terminate(job_id, job.allocation.node_names, KILL_NAMES[JobEvent.TIME_LIMIT])]
+        )

@@ -110,6 +110,7 @@ class JobEvent(StrEnum):
     REQUEUED = "REQUEUED"  # its node confirmed that kill, or failed under a requeueable job
     PREEMPT = "PREEMPT"  # a job of higher standing takes its resources: kill begins
     PREEMPTED = "PREEMPTED"  # the node confirmed a kill begun by PREEMPT (not to be requeued)
+    PREEMPT_REQUEUE = "PREEMPT_REQUEUE"  # as PREEMPT, for a job that then goes back to the queue
 
 
 _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
@@ -126,6 +127,7 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.COMPLETING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
     (JobState.RUNNING, JobEvent.REQUEUE): JobState.COMPLETING,
     (JobState.RUNNING, JobEvent.PREEMPT): JobState.COMPLETING,
+    (JobState.RUNNING, JobEvent.PREEMPT_REQUEUE): JobState.COMPLETING,
     (JobState.COMPLETING, JobEvent.PREEMPTED): JobState.PREEMPTED,
     (JobState.RUNNING, JobEvent.REQUEUED): JobState.PENDING,
     (JobState.COMPLETING, JobEvent.REQUEUED): JobState.PENDING,
@@ -142,6 +144,68 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
         )
     },
 }
+
+
+# A COMPLETING job's kill: the event that began it decides the event its node's
+# confirmation is, so the job's end is the table's (COMPLETING, end event) entry.
+_KILL_ENDS: dict[JobEvent, JobEvent] = {
+    JobEvent.CANCEL: JobEvent.KILLED,
+    JobEvent.TIME_LIMIT: JobEvent.TIMED_OUT,
+    JobEvent.PREEMPT: JobEvent.PREEMPTED,
+    JobEvent.PREEMPT_REQUEUE: JobEvent.REQUEUED,
+    JobEvent.REQUEUE: JobEvent.REQUEUED,
+}
+# The name a kill goes by in the database and to the nodes (stepd's "CANCELLED ... DUE TO").
+KILL_NAMES: dict[JobEvent, str] = {
+    JobEvent.CANCEL: "CANCELLED",
+    JobEvent.TIME_LIMIT: "TIMEOUT",
+    JobEvent.PREEMPT: "PREEMPTED",
+    JobEvent.PREEMPT_REQUEUE: "PREEMPT_REQUEUE",
+    JobEvent.REQUEUE: "REQUEUE",
+}
+KILL_EVENTS = {name: event for event, name in KILL_NAMES.items()}
+
+
+def kill_name(begun: JobEvent | None) -> str:
+    """The name of the kill ``begun`` began, as the database and the nodes know it.
+
+    Args:
+        begun: the event that began a job's kill, None when no kill began.
+
+    Returns:
+        CANCELLED, TIMEOUT, PREEMPTED, PREEMPT_REQUEUE or REQUEUE; "" for None.
+    """
+    return KILL_NAMES[begun] if begun is not None else ""
+
+
+def kill_end(begun: JobEvent) -> JobEvent:
+    """The event a COMPLETING job takes when its nodes confirm the kill ``begun`` began.
+
+    Args:
+        begun: the event that began the kill (CANCEL, TIME_LIMIT, PREEMPT...).
+
+    Returns:
+        KILLED, TIMED_OUT, PREEMPTED or REQUEUED.
+
+    Raises:
+        InvalidTransition: ``begun`` does not begin a kill.
+    """
+    try:
+        return _KILL_ENDS[begun]
+    except KeyError:
+        raise InvalidTransition(f"{begun.value} does not begin a kill") from None
+
+
+def kill_ends_in(begun: JobEvent) -> JobState:
+    """The state a COMPLETING job reaches when the kill ``begun`` began is confirmed.
+
+    Args:
+        begun: the event that began the kill.
+
+    Returns:
+        CANCELLED, TIMEOUT, PREEMPTED, or PENDING for a kill that requeues.
+    """
+    return _JOB_TRANSITIONS[(JobState.COMPLETING, kill_end(begun))]
 
 
 def next_job_state(job_id: int, state: JobState, event: JobEvent, reason: str = "") -> JobState:

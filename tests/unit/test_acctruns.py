@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from test_accounting import T0, ran, step
 
@@ -28,8 +28,9 @@ from ctld import steps as stepops
 from ctld.accounting.runs import REQUEUED, ended_runs, run_records
 from ctld.requeue import preempted, requested, requeued
 from ctld.store import repo, runrepo
+from ctld.store.models import JobRow
 from minislurm.model import HOLD_NONE, EarlierRun, Job, Step
-from minislurm.states import JobState
+from minislurm.states import JobEvent, JobState
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
 NOW = T0 + 300
@@ -127,3 +128,20 @@ def test_runs_are_stored_with_their_steps_and_taken_off_the_job(tmp_path: Path) 
     with Session(engine) as s:
         assert repo.load_steps(s, [5]) == []
         assert runrepo.load_runs(s, [5, 6]) == {5: [run]}
+
+
+def test_a_kill_in_progress_is_stored_under_its_name_and_loaded_back(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    repo.create_schema(engine)
+    running = ran(7, "j.sh", JobState.RUNNING, requeue=True, batch=True)
+    killing = preempted(running, "REQUEUE", T0 + 15)
+    with Session(engine) as s, s.begin():
+        repo.insert_records(s, [killing])
+    with Session(engine) as s:
+        column = s.scalar(select(JobRow.kill_outcome).where(JobRow.job_id == 7))
+        (loaded,) = repo.load_jobs(s, 0.0)
+    assert (column, loaded.kill_event, loaded) == (
+        "PREEMPT_REQUEUE",
+        JobEvent.PREEMPT_REQUEUE,
+        killing,
+    )

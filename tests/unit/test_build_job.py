@@ -37,7 +37,7 @@ from minislurm.model import (
     ResourceRequest,
 )
 from minislurm.requests import Submission
-from minislurm.states import JobState
+from minislurm.states import KILL_EVENTS, JobEvent, JobState, kill_name
 from minislurm.units import INFINITE
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
@@ -532,7 +532,7 @@ def test_ended_running_job_gets_slurms_state_reason_and_exit_code(
 def test_a_killed_job_ends_as_what_its_kill_was_for(
     outcome: str, state: JobState, reason: str
 ) -> None:
-    killing = begin_kill(running_job(), outcome, NOW + 30)
+    killing = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
     assert killing.state is JobState.COMPLETING
     job = ended(killing, 0, 15, NOW + 35)
     assert (job.state, job.reason, job.exit_code, job.exit_signal) == (state, reason, 0, 15)
@@ -540,8 +540,8 @@ def test_a_killed_job_ends_as_what_its_kill_was_for(
 
 @pytest.mark.parametrize(("outcome", "reason"), [("TIMEOUT", "TimeLimit"), ("CANCELLED", "None")])
 def test_begin_kill_moves_a_running_job_to_completing(outcome: str, reason: str) -> None:
-    job = begin_kill(running_job(), outcome, NOW + 30)
-    assert (job.state, job.kill_outcome, job.reason, job.end_time) == (
+    job = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
+    assert (job.state, kill_name(job.kill_event), job.reason, job.end_time) == (
         JobState.COMPLETING,
         outcome,
         reason,
@@ -555,8 +555,8 @@ def test_begin_kill_moves_a_running_job_to_completing(outcome: str, reason: str)
     [
         (JobState.PENDING, lambda j: ended(j, 0, 0, NOW)),
         (JobState.COMPLETED, lambda j: ended(j, 0, 0, NOW)),
-        (JobState.PENDING, lambda j: begin_kill(j, "TIMEOUT", NOW)),
-        (JobState.COMPLETING, lambda j: begin_kill(j, "TIMEOUT", NOW)),
+        (JobState.PENDING, lambda j: begin_kill(j, JobEvent.TIME_LIMIT, NOW)),
+        (JobState.COMPLETING, lambda j: begin_kill(j, JobEvent.TIME_LIMIT, NOW)),
         (JobState.COMPLETING, lambda j: cancel_pending(j, NOW)),
         (JobState.CANCELLED, lambda j: cancel_pending(j, NOW)),
         (JobState.PENDING, lambda j: node_failed(j, NOW)),

@@ -11,7 +11,7 @@ from ctld import nodes as nodeops
 from ctld import requeue
 from minislurm.errors import InvalidTransition
 from minislurm.model import HOLD_ADMIN, HOLD_USER, Allocation, Job, Node, NodeAlloc, ResourceRequest
-from minislurm.states import JobState, NodeFlag, NodeState
+from minislurm.states import KILL_EVENTS, JobEvent, JobState, NodeFlag, NodeState, kill_name
 
 NOW = 1_000_000.0
 ALLOC = Allocation((NodeAlloc("n1", 1, 100), NodeAlloc("n2", 1, 100)))
@@ -55,14 +55,14 @@ def test_a_lost_job_that_may_not_be_requeued_ends_node_fail(changes: dict[str, o
 def test_a_job_being_killed_when_its_node_fails_ends_as_its_kill_meant(
     outcome: str, final: JobState
 ) -> None:
-    killing = job(JobState.COMPLETING, kill_outcome=outcome)
+    killing = job(JobState.COMPLETING, kill_event=KILL_EVENTS[outcome])
     ended = requeue.lost(killing, NOW, 5.0)
     assert (ended.state, ended.exit_code, ended.exit_signal, ended.restarts) == (final, 0, 15, 0)
 
 
 def test_scontrol_requeue_of_a_running_job_starts_its_kill() -> None:
     new = requeue.requested(job(), "", NOW, 5.0)
-    assert (new.state, new.kill_outcome) == (JobState.COMPLETING, requeue.KILL_OUTCOME)
+    assert (new.state, new.kill_event) == (JobState.COMPLETING, JobEvent.REQUEUE)
     back = requeue.requeued(new, NOW + 1, 5.0)
     assert (back.state, back.restarts, back.reason) == (JobState.PENDING, 1, "BeginTime")
 
@@ -100,8 +100,8 @@ def test_a_held_running_job_requeued_waits_with_its_holds_reason() -> None:
         (job(JobState.PENDING), requeue.PENDING_ALREADY),
         (job(batch=False), requeue.NOT_BATCH),
         (job(requeue=False), requeue.DISABLED),
-        (job(JobState.COMPLETING, kill_outcome="CANCELLED"), "already completing"),
-        (job(JobState.COMPLETING, kill_outcome=requeue.KILL_OUTCOME), requeue.PENDING_ALREADY),
+        (job(JobState.COMPLETING, kill_event=JobEvent.CANCEL), "already completing"),
+        (job(JobState.COMPLETING, kill_event=JobEvent.REQUEUE), requeue.PENDING_ALREADY),
     ],
 )
 def test_requeue_refuses_what_slurm_refuses(record: Job, message: str) -> None:
@@ -144,7 +144,7 @@ def test_a_preempted_job_is_killed_to_be_requeued_only_when_it_may_be(
     mode: str, changes: dict[str, object], outcome: str
 ) -> None:
     killing = requeue.preempted(job(**changes), mode, NOW)
-    assert (killing.state, killing.kill_outcome, killing.end_time) == (
+    assert (killing.state, kill_name(killing.kill_event), killing.end_time) == (
         JobState.COMPLETING,
         outcome,
         NOW,
