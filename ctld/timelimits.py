@@ -14,12 +14,12 @@ import time
 from dataclasses import replace
 
 from ctld import jobs as jobops
-from ctld.intents import Signal, Terminate
+from ctld.intents import Signal
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from ctld.timers import JobTimers
 from minislurm.model import Job
-from minislurm.states import KILL_NAMES, JobEvent, JobState
+from minislurm.states import JobEvent, JobState
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,6 @@ class TimeLimits:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
-        self._ledger.commit([jobops.begin_kill(job, JobEvent.TIME_LIMIT, time.time())])
-        self._runner.run(
-            [Terminate(job_id, job.allocation.node_names, KILL_NAMES[JobEvent.TIME_LIMIT])]
-        )
+        killing, kill = jobops.begin_kill(job, JobEvent.TIME_LIMIT, time.time())
+        self._ledger.commit([killing])
+        self._runner.run(kill)

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from ctld.intents import Terminate
 from ctld.jobs import (
     NOT_AVAILABLE,
     begin_kill,
@@ -532,7 +533,7 @@ def test_ended_running_job_gets_slurms_state_reason_and_exit_code(
 def test_a_killed_job_ends_as_what_its_kill_was_for(
     outcome: str, state: JobState, reason: str
 ) -> None:
-    killing = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
+    killing, _ = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
     assert killing.state is JobState.COMPLETING
     job = ended(killing, 0, 15, NOW + 35)
     assert (job.state, job.reason, job.exit_code, job.exit_signal) == (state, reason, 0, 15)
@@ -540,13 +541,14 @@ def test_a_killed_job_ends_as_what_its_kill_was_for(
 
 @pytest.mark.parametrize(("outcome", "reason"), [("TIMEOUT", "TimeLimit"), ("CANCELLED", "None")])
 def test_begin_kill_moves_a_running_job_to_completing(outcome: str, reason: str) -> None:
-    job = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
+    job, kill = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
     assert (job.state, kill_name(job.kill_event), job.reason, job.end_time) == (
         JobState.COMPLETING,
         outcome,
         reason,
         NOW + 30,
     )
+    assert kill == [Terminate(job.job_id, ("n1",), outcome)]  # asked of its nodes after commit
     assert job.allocation == ALLOC  # it holds its nodes until they confirm
 
 

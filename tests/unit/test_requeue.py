@@ -9,6 +9,7 @@ import pytest
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld import requeue
+from ctld.intents import Terminate
 from minislurm.errors import InvalidTransition
 from minislurm.model import HOLD_ADMIN, HOLD_USER, Allocation, Job, Node, NodeAlloc, ResourceRequest
 from minislurm.states import KILL_EVENTS, JobEvent, JobState, NodeFlag, NodeState, kill_name
@@ -61,14 +62,16 @@ def test_a_job_being_killed_when_its_node_fails_ends_as_its_kill_meant(
 
 
 def test_scontrol_requeue_of_a_running_job_starts_its_kill() -> None:
-    new = requeue.requested(job(), "", NOW, 5.0)
+    new, kill = requeue.requested(job(), "", NOW, 5.0)
     assert (new.state, new.kill_event) == (JobState.COMPLETING, JobEvent.REQUEUE)
+    assert kill == [Terminate(7, ("n1", "n2"), "REQUEUE")]
     back = requeue.requeued(new, NOW + 1, 5.0)
     assert (back.state, back.restarts, back.reason) == (JobState.PENDING, 1, "BeginTime")
 
 
 def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
-    new = requeue.requested(job(JobState.COMPLETED), HOLD_USER, NOW, 5.0)
+    new, kill = requeue.requested(job(JobState.COMPLETED), HOLD_USER, NOW, 5.0)
+    assert kill == []  # nothing runs to be killed
     assert (new.state, new.reason, new.hold, new.eligible_time) == (
         JobState.PENDING,
         "job requeued in held state",  # Slurm's words (scontrol shows them with underscores)
@@ -78,7 +81,7 @@ def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
 
 
 def test_requeuehold_of_a_running_job_says_so_from_its_kill_to_its_requeue() -> None:
-    killing = requeue.requested(job(), HOLD_USER, NOW, 5.0)
+    killing, _ = requeue.requested(job(), HOLD_USER, NOW, 5.0)
     assert (killing.state, killing.reason) == (JobState.COMPLETING, "job requeued in held state")
     back = requeue.requeued(killing, NOW + 1, 5.0)
     assert (back.state, back.reason, back.hold) == (
@@ -90,7 +93,7 @@ def test_requeuehold_of_a_running_job_says_so_from_its_kill_to_its_requeue() -> 
 
 def test_a_held_running_job_requeued_waits_with_its_holds_reason() -> None:
     held = replace(job(), hold=HOLD_ADMIN, reason="JobHeldAdmin")
-    back = requeue.requeued(requeue.requested(held, "", NOW, 5.0), NOW + 1, 5.0)
+    back = requeue.requeued(requeue.requested(held, "", NOW, 5.0)[0], NOW + 1, 5.0)
     assert (back.state, back.reason, back.eligible_time) == (JobState.PENDING, "JobHeldAdmin", 0.0)
 
 
@@ -143,23 +146,24 @@ def test_a_controller_restart_counts_silence_from_its_start() -> None:
 def test_a_preempted_job_is_killed_to_be_requeued_only_when_it_may_be(
     mode: str, changes: dict[str, object], outcome: str
 ) -> None:
-    killing = requeue.preempted(job(**changes), mode, NOW)
+    killing, kill = requeue.preempted(job(**changes), mode, NOW)
     assert (killing.state, kill_name(killing.kill_event), killing.end_time) == (
         JobState.COMPLETING,
         outcome,
         NOW,
     )
     assert requeue.requeueing(killing) == (outcome == "PREEMPT_REQUEUE")
+    assert kill == [Terminate(7, ("n1", "n2"), outcome)]
 
 
 def test_a_preempted_job_ends_preempted_or_back_in_the_queue() -> None:
-    cancelled = jobops.ended(requeue.preempted(job(), "CANCEL", NOW), 0, 15, NOW + 1)
+    cancelled = jobops.ended(requeue.preempted(job(), "CANCEL", NOW)[0], 0, 15, NOW + 1)
     assert (cancelled.state, cancelled.reason, cancelled.exit_signal) == (
         JobState.PREEMPTED,
         "None",
         15,
     )
-    back = requeue.requeued(requeue.preempted(job(), "REQUEUE", NOW), NOW + 1, 5.0)
+    back = requeue.requeued(requeue.preempted(job(), "REQUEUE", NOW)[0], NOW + 1, 5.0)
     assert (back.state, back.reason, back.restarts) == (JobState.PENDING, "BeginTime", 1)
-    lost = requeue.lost(requeue.preempted(job(), "REQUEUE", NOW), NOW + 1, 5.0)
+    lost = requeue.lost(requeue.preempted(job(), "REQUEUE", NOW)[0], NOW + 1, 5.0)
     assert (lost.state, lost.restarts) == (JobState.PENDING, 1)
