@@ -51,6 +51,7 @@ REASON_HELD_ADMIN = "JobHeldAdmin"
 REASON_NONZERO_EXIT = "NonZeroExitCode"
 REASON_TIME_LIMIT = "TimeLimit"
 REASON_LAUNCH_FAILED = "JobLaunchFailure"
+REASON_OUT_OF_MEMORY = "OutOfMemory"  # Slurm's FAIL_OOM
 REASON_DEADLINE = "DeadLine"
 REASON_DEP_NEVER = "DependencyNeverSatisfied"
 
@@ -510,7 +511,14 @@ def start(job: Job, alloc: Allocation, now: float) -> Job:
     return started
 
 
-def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool = False) -> Job:
+def ended(
+    job: Job,
+    exit_code: int,
+    signal: int,
+    now: float,
+    launch_failed: bool = False,
+    out_of_memory: bool = False,
+) -> Job:
     """The job after its batch script ended on its node.
 
     Args:
@@ -519,6 +527,8 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
         signal: the signal that killed it, 0 if none.
         now: end time.
         launch_failed: the node could not start the script at all.
+        out_of_memory: the node killed it for going over its memory (it ends
+            OUT_OF_MEMORY; no node enforces memory yet, so none reports it).
 
     Returns:
         The job in its final state, with Slurm's reason and exit code.
@@ -528,6 +538,8 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
         reason = REASON_TIME_LIMIT if event is JobEvent.TIMED_OUT else REASON_NONE
     elif launch_failed:
         event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
+    elif out_of_memory:
+        event, reason = JobEvent.OUT_OF_MEMORY, REASON_OUT_OF_MEMORY
     elif exit_code == 0 and signal == 0:
         event, reason = JobEvent.EXIT_OK, job.reason if job.held else REASON_NONE
     else:

@@ -20,7 +20,15 @@ log = logging.getLogger(__name__)
 
 
 class JobState(StrEnum):
-    """Slurm's job states (base states; COMPLETING is a state of ours)."""
+    """Slurm's job states (base states; COMPLETING is a state of ours).
+
+    Every state is reached through the transition table but SUSPENDED and
+    BOOT_FAIL: there is no ``scontrol suspend`` and no node boots for a job
+    here. Their names stay because Slurm's commands accept them where they
+    filter by state (``squeue -t``, ``sacct -s``, ``scancel -t``) and show them.
+    OUT_OF_MEMORY is reached when a node reports a job killed for its memory,
+    which no node does until memory is enforced.
+    """
 
     PENDING = "PENDING"
     RUNNING = "RUNNING"
@@ -100,6 +108,7 @@ class JobEvent(StrEnum):
     START = "START"  # the scheduler allocated nodes
     EXIT_OK = "EXIT_OK"  # the batch script exited 0
     EXIT_FAIL = "EXIT_FAIL"  # non-zero exit, killed by a signal, or launch failure
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"  # its node killed it for going over its memory
     CANCEL = "CANCEL"  # scancel of a pending job; of a running one: kill begins
     TIME_LIMIT = "TIME_LIMIT"  # the time limit passed: kill begins
     KILLED = "KILLED"  # the node confirmed a kill begun by CANCEL
@@ -119,6 +128,7 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.PENDING, JobEvent.DEADLINE): JobState.DEADLINE,
     (JobState.RUNNING, JobEvent.EXIT_OK): JobState.COMPLETED,
     (JobState.RUNNING, JobEvent.EXIT_FAIL): JobState.FAILED,
+    (JobState.RUNNING, JobEvent.OUT_OF_MEMORY): JobState.OUT_OF_MEMORY,
     (JobState.RUNNING, JobEvent.CANCEL): JobState.COMPLETING,
     (JobState.RUNNING, JobEvent.TIME_LIMIT): JobState.COMPLETING,
     (JobState.RUNNING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,

@@ -521,6 +521,16 @@ def test_ended_running_job_gets_slurms_state_reason_and_exit_code(
     assert (job.exit_code, job.exit_signal, job.end_time) == (exit_code, signal, NOW + 60)
 
 
+def test_a_job_its_node_killed_for_its_memory_ends_out_of_memory() -> None:
+    job = ended(running_job(), 0, 9, NOW + 60, out_of_memory=True)
+    assert (job.state, job.reason, job.exit_code, job.exit_signal) == (
+        JobState.OUT_OF_MEMORY,
+        "OutOfMemory",
+        0,
+        9,
+    )
+
+
 @pytest.mark.parametrize(
     ("outcome", "state", "reason"),
     [

@@ -44,6 +44,7 @@ LEGAL_JOB_TRANSITIONS = {
     (J.PENDING, E.DEADLINE): J.DEADLINE,
     (J.RUNNING, E.EXIT_OK): J.COMPLETED,
     (J.RUNNING, E.EXIT_FAIL): J.FAILED,
+    (J.RUNNING, E.OUT_OF_MEMORY): J.OUT_OF_MEMORY,
     (J.RUNNING, E.CANCEL): J.COMPLETING,
     (J.RUNNING, E.TIME_LIMIT): J.COMPLETING,
     (J.RUNNING, E.NODE_FAIL): J.NODE_FAIL,
@@ -143,6 +144,21 @@ def test_every_event_that_begins_a_kill_has_an_end_and_a_name() -> None:
     assert kill_name(None) == ""
     with pytest.raises(InvalidTransition, match="EXIT_OK does not begin a kill"):
         kill_end(E.EXIT_OK)
+
+
+def test_every_job_state_but_suspended_and_boot_fail_is_reached_from_pending() -> None:
+    reached, frontier = {J.PENDING}, [J.PENDING]
+    while frontier:
+        state = frontier.pop()
+        for event in JobEvent:
+            try:
+                new = next_job_state(42, state, event)
+            except InvalidTransition:
+                continue
+            if new not in reached:
+                reached.add(new)
+                frontier.append(new)
+    assert set(JobState) - reached == {J.SUSPENDED, J.BOOT_FAIL}  # parsed, never produced
 
 
 def test_next_job_state_logs_the_change_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
