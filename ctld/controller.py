@@ -20,9 +20,9 @@ import time
 
 from sqlalchemy import Engine
 
+from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld.accounting.manager import Accounting
-from ctld.intents import Terminate
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.nodectl import NodeControl
@@ -119,9 +119,7 @@ class Controller:
             if job.state is JobState.RUNNING:
                 self.limits.arm(job)
             elif job.state is JobState.COMPLETING and job.allocation is not None:
-                self.runner.run(
-                    [Terminate(job.job_id, job.allocation.node_names, job.kill_outcome)]
-                )
+                self.runner.run(jobops.kill_intents(job))
         self.scheduler.start()
         self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())
 

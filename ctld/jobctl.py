@@ -436,6 +436,7 @@ class JobControl:
             status.signal,
             time.time(),
             launch_failed=status.outcome == "LAUNCH_FAILED",
+            out_of_memory=status.outcome == "OUT_OF_MEMORY",
         )
         done = replace(done, max_rss=status.max_rss, total_cpu=status.total_cpu)
         self._ledger.commit([done])

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field, replace
 from ctld import arrays as arrayops
 from ctld import holds, jobupdate
 from ctld import jobs as jobops
-from ctld.intents import Intent, Signal, SignalStep, Terminate
+from ctld.intents import Intent, Signal, SignalStep
 from ctld.selection import Selection, select, split_waiting
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import Job, Step
 from minislurm.requests import CancelRequest, HoldRequest, JobQuery, JobUpdate
-from minislurm.states import TERMINAL_JOB_STATES, JobState
+from minislurm.states import TERMINAL_JOB_STATES, JobEvent, JobState
 
 INVALID_ID = "Invalid job id specified"
 INVALID_USER = "Invalid user id"  # Slurm's refusal of a step to one not its job's owner
@@ -203,8 +203,9 @@ def _cancel_one(
         out.changed[job.job_id] = replace(jobops.cancel_pending(job, now), cancelled_by=by)
         return ""
     assert alloc is not None
-    out.changed[job.job_id] = replace(jobops.begin_kill(job, "CANCELLED", now), cancelled_by=by)
-    out.intents.append(Terminate(job.job_id, alloc.node_names, "CANCELLED"))
+    killing, kill = jobops.begin_kill(job, JobEvent.CANCEL, now)
+    out.changed[job.job_id] = replace(killing, cancelled_by=by)
+    out.intents += kill
     return ""
 
 

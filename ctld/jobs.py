@@ -2,11 +2,13 @@
 
 ``build_job`` checks each field of a :class:`~minislurm.requests.Submission` against the
 configuration and the nodes (clients can be bypassed) and raises
-:class:`~minislurm.errors.InvalidRequest` with Slurm's words; the other
-functions return a job's next record, moving its state only through
-:func:`minislurm.states.next_job_state`.
+:class:`~minislurm.errors.InvalidRequest` with Slurm's words. :func:`apply_event`
+is the one writer of a job's state: it moves the job through the transition
+table (:func:`minislurm.states.next_job_state`) and returns the intents the
+move asks of the nodes; the other functions here are the events Slurm knows,
+each a call of it.
 
-Imports minislurm and ctld.state; no database, no gRPC server.
+Imports minislurm, ctld.state and ctld.intents; no database, no gRPC server.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
+from ctld.intents import Intent, Terminate
 from ctld.joboptions import check_against_nodes, checked_options
 from ctld.state import ClusterState
 from minislurm import hostlist, jobopts, units
@@ -32,7 +35,7 @@ from minislurm.model import (
     time_limit_end,
 )
 from minislurm.requests import Submission
-from minislurm.states import JobEvent, JobState, next_job_state
+from minislurm.states import JobEvent, JobState, kill_end, kill_name, next_job_state
 from minislurm.units import INFINITE
 
 NOT_AVAILABLE = "Requested node configuration is not available"
@@ -49,12 +52,9 @@ REASON_HELD_ADMIN = "JobHeldAdmin"
 REASON_NONZERO_EXIT = "NonZeroExitCode"
 REASON_TIME_LIMIT = "TimeLimit"
 REASON_LAUNCH_FAILED = "JobLaunchFailure"
+REASON_OUT_OF_MEMORY = "OutOfMemory"  # Slurm's FAIL_OOM
 REASON_DEADLINE = "DeadLine"
 REASON_DEP_NEVER = "DependencyNeverSatisfied"
-KILL_PREEMPTED = "PREEMPTED"  # a preempted job's kill_outcome: it ends PREEMPTED
-KILL_PREEMPT_REQUEUE = "PREEMPT_REQUEUE"  # ... it goes back to the queue
-_PREEMPT_KILLS = (KILL_PREEMPTED, KILL_PREEMPT_REQUEUE)
-_KILL_ENDS = {"TIMEOUT": JobEvent.TIMED_OUT, KILL_PREEMPTED: JobEvent.PREEMPTED}  # else KILLED
 
 
 def rejected(*lines: str) -> InvalidRequest:
@@ -443,6 +443,51 @@ def _notices(spec: Submission) -> dict[str, Any]:
 # ---------------------------------------------------------------- transitions
 
 
+def apply_event(
+    job: Job, event: JobEvent, why: str = "", **changes: Any
+) -> tuple[Job, list[Intent]]:
+    """The job after ``event``: the one place a job's state changes.
+
+    An event that moves a running job to COMPLETING begins its kill: the job
+    keeps that event as ``kill_event``, which decides the state it ends in
+    once its nodes confirm, and the nodes are asked to kill it. No other
+    event asks anything of the nodes here (the scheduling pass that starts
+    jobs asks for their launches).
+
+    Args:
+        job: the job.
+        event: what happened.
+        why: for the log line (the event's name when empty).
+        changes: the other fields the event changes (``reason`` is Slurm's, shown).
+
+    Returns:
+        The job in its new state, and the intents to carry out once it is committed.
+
+    Raises:
+        InvalidTransition: the event is not legal in the job's state.
+    """
+    new = next_job_state(job.job_id, job.state, event, why)
+    if new is not JobState.COMPLETING:
+        return replace(job, state=new, **changes), []
+    killing = replace(job, state=new, kill_event=event, **changes)
+    return killing, kill_intents(killing)
+
+
+def kill_intents(job: Job) -> list[Intent]:
+    """What asks the nodes of a COMPLETING job to kill it (again, after a restart).
+
+    Args:
+        job: the job.
+
+    Returns:
+        A Terminate of the job on its nodes, named after its kill; none for a
+        job that is not being killed.
+    """
+    if job.state is not JobState.COMPLETING or job.allocation is None:
+        return []
+    return [Terminate(job.job_id, job.allocation.node_names, kill_name(job.kill_event))]
+
+
 def start(job: Job, alloc: Allocation, now: float) -> Job:
     """The job after the scheduler gave it ``alloc``.
 
@@ -454,19 +499,27 @@ def start(job: Job, alloc: Allocation, now: float) -> Job:
     Returns:
         The RUNNING job.
     """
-    new = next_job_state(job.job_id, job.state, JobEvent.START, "scheduled")
-    return replace(
+    started, _ = apply_event(
         job,
-        state=new,
+        JobEvent.START,
+        "scheduled",
         allocation=alloc,
         start_time=now,
         reason=REASON_NONE,
         last_sched_eval=now,
         warn_sent=False,
     )
+    return started
 
 
-def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool = False) -> Job:
+def ended(
+    job: Job,
+    exit_code: int,
+    signal: int,
+    now: float,
+    launch_failed: bool = False,
+    out_of_memory: bool = False,
+) -> Job:
     """The job after its batch script ended on its node.
 
     Args:
@@ -475,23 +528,27 @@ def ended(job: Job, exit_code: int, signal: int, now: float, launch_failed: bool
         signal: the signal that killed it, 0 if none.
         now: end time.
         launch_failed: the node could not start the script at all.
+        out_of_memory: the node killed it for going over its memory (it ends
+            OUT_OF_MEMORY; no node enforces memory yet, so none reports it).
 
     Returns:
         The job in its final state, with Slurm's reason and exit code.
     """
     if job.state is JobState.COMPLETING:
-        event = _KILL_ENDS.get(job.kill_outcome, JobEvent.KILLED)
+        event = kill_end(job.kill_event or JobEvent.CANCEL)
         reason = REASON_TIME_LIMIT if event is JobEvent.TIMED_OUT else REASON_NONE
     elif launch_failed:
         event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
+    elif out_of_memory:
+        event, reason = JobEvent.OUT_OF_MEMORY, REASON_OUT_OF_MEMORY
     elif exit_code == 0 and signal == 0:
         event, reason = JobEvent.EXIT_OK, job.reason if job.held else REASON_NONE
     else:
         event, reason = JobEvent.EXIT_FAIL, REASON_NONZERO_EXIT
-    new = next_job_state(job.job_id, job.state, event, reason)
-    return replace(
-        job, state=new, reason=reason, exit_code=exit_code, exit_signal=signal, end_time=now
+    done, _ = apply_event(
+        job, event, reason, reason=reason, exit_code=exit_code, exit_signal=signal, end_time=now
     )
+    return done
 
 
 def cancel_pending(job: Job, now: float) -> Job:
@@ -509,8 +566,8 @@ def cancel_pending(job: Job, now: float) -> Job:
     """
     if job.state is not JobState.PENDING:
         raise InvalidTransition(f"job={job.job_id} {job.state.value} is not pending")
-    new = next_job_state(job.job_id, job.state, JobEvent.CANCEL, "scancel")
-    return replace(job, state=new, end_time=now, start_time=now)
+    cancelled, _ = apply_event(job, JobEvent.CANCEL, "scancel", end_time=now, start_time=now)
+    return cancelled
 
 
 def missed_deadline(job: Job, now: float) -> Job:
@@ -523,8 +580,15 @@ def missed_deadline(job: Job, now: float) -> Job:
     Returns:
         The job in state DEADLINE (reason ``DeadLine``, as Slurm shows it).
     """
-    new = next_job_state(job.job_id, job.state, JobEvent.DEADLINE, REASON_DEADLINE)
-    return replace(job, state=new, reason=REASON_DEADLINE, end_time=now, start_time=now)
+    missed, _ = apply_event(
+        job,
+        JobEvent.DEADLINE,
+        REASON_DEADLINE,
+        reason=REASON_DEADLINE,
+        end_time=now,
+        start_time=now,
+    )
+    return missed
 
 
 def _eligible_time(spec: Submission, now: float) -> float:
@@ -556,30 +620,25 @@ def settled_dependency(job: Job, dep: Dependency, now: float) -> Job:
     return new
 
 
-def begin_kill(job: Job, outcome: str, now: float) -> Job:
+def begin_kill(job: Job, event: JobEvent, now: float) -> tuple[Job, list[Intent]]:
     """A running job that must be killed: it holds its nodes until they confirm.
 
     Args:
         job: a RUNNING job.
-        outcome: CANCELLED or TIMEOUT, the state it ends in; or KILL_PREEMPTED
-            or KILL_PREEMPT_REQUEUE, a preemption's.
+        event: what began the kill (CANCEL, TIME_LIMIT, PREEMPT, PREEMPT_REQUEUE,
+            REQUEUE); it decides the state the job ends in when its nodes confirm.
         now: the time of the decision.
 
     Returns:
-        The COMPLETING job.
+        The COMPLETING job, and the kill to ask of its nodes.
 
     Raises:
         InvalidTransition: the job is not running.
     """
     if job.state is not JobState.RUNNING:
         raise InvalidTransition(f"job={job.job_id} {job.state.value} is not running")
-    if outcome in _PREEMPT_KILLS:
-        event = JobEvent.PREEMPT
-    else:
-        event = JobEvent.TIME_LIMIT if outcome == "TIMEOUT" else JobEvent.CANCEL
-    new = next_job_state(job.job_id, job.state, event, outcome)
-    reason = REASON_TIME_LIMIT if outcome == "TIMEOUT" else REASON_NONE
-    return replace(job, state=new, kill_outcome=outcome, reason=reason, end_time=now)
+    reason = REASON_TIME_LIMIT if event is JobEvent.TIME_LIMIT else REASON_NONE
+    return apply_event(job, event, kill_name(event), reason=reason, end_time=now)
 
 
 def warning_time(job: Job) -> float:
@@ -606,5 +665,5 @@ def node_failed(job: Job, now: float) -> Job:
     Returns:
         The NODE_FAIL job.
     """
-    new = next_job_state(job.job_id, job.state, JobEvent.NODE_FAIL, "NodeFail")
-    return replace(job, state=new, reason="NodeFail", end_time=now)
+    lost, _ = apply_event(job, JobEvent.NODE_FAIL, "NodeFail", reason="NodeFail", end_time=now)
+    return lost

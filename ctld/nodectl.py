@@ -24,7 +24,7 @@ from ctld.store import repo
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
 from minislurm.requests import Heartbeat, JobStatus, NodeUpdate, Registration
-from minislurm.states import ACTIVE_JOB_STATES, JobState
+from minislurm.states import ACTIVE_JOB_STATES, JobState, kill_name
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class NodeControl:
             ):
                 kill.append(job_id)
             elif job.state is JobState.COMPLETING:
-                intents.append(Terminate(job_id, (node,), job.kill_outcome))
+                intents.append(Terminate(job_id, (node,), kill_name(job.kill_event)))
         for job in list(self._state.active_jobs()):
             if job.allocation is None or job.allocation.node_names[0] != node:
                 continue

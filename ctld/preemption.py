@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from ctld import requeue as requeueops
+from ctld.intents import Intent
 from ctld.sched.preempt import WAITING_FOR_RESOURCES, Preemptee, Relation, choose
 from ctld.state import ClusterState
 from minislurm.accounts import Qos
@@ -111,7 +112,7 @@ def victims(
     decided: Plan,
     now: float,
     priority: Callable[[Job, float], int],
-) -> list[Job]:
+) -> tuple[list[Job], list[Intent]]:
     """The running jobs that waiting jobs preempt after a pass, their kills begun.
 
     Args:
@@ -124,11 +125,11 @@ def victims(
         priority: a job's priority now (candidates go lowest first).
 
     Returns:
-        The victims' new (COMPLETING) records.
+        The victims' new (COMPLETING) records, and the kills to ask of their nodes.
     """
     waiting = WAITING_FOR_RESOURCES.intersection(decided.reasons.values())
     if not enabled(conf) or not waiting:
-        return []
+        return [], []
     exempt = conf.preempt_exempt_time * 60
     candidates = []
     dying = []
@@ -146,11 +147,14 @@ def victims(
         ):
             candidates.append(entry)
     if not candidates:
-        return []
+        return [], []
     chosen = choose(snapshot, decided, candidates, relation(state, conf, qos), dying)
-    out = []
+    killing: list[Job] = []
+    intents: list[Intent] = []
     for preemption in chosen:
         for victim_id in preemption.victims:
             job = state.jobs[victim_id]
-            out.append(requeueops.preempted(job, mode_of(job, conf, qos), now))
-    return out
+            victim, kill = requeueops.preempted(job, mode_of(job, conf, qos), now)
+            killing.append(victim)
+            intents += kill
+    return killing, intents

@@ -19,16 +19,15 @@ from dataclasses import replace
 
 from ctld import jobs as jobops
 from ctld.holds import REASON_REQUEUE_HELD, held_reason
-from ctld.intents import Terminate
+from ctld.intents import Intent
 from ctld.jobrequests import INVALID_ID, Outcome, authorize
 from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_NONE, HOLD_USER, Job
 from minislurm.requests import HoldAction, HoldRequest
-from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, next_job_state
+from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, kill_ends_in
 
-KILL_OUTCOME = "REQUEUE"  # a COMPLETING job's kill_outcome while its requeue's kill runs
 REASON_BEGIN_TIME = "BeginTime"
 SIGTERM = 15  # what Slurm shows a cancelled or timed-out job killed by (ExitCode 0:15)
 NOT_BATCH = "Only batch jobs are accepted or processed"
@@ -57,10 +56,10 @@ def requeueing(job: Job) -> bool:
     Returns:
         True for ``scontrol requeue`` of a running job and a preemption that requeues.
     """
-    return job.kill_outcome in (KILL_OUTCOME, jobops.KILL_PREEMPT_REQUEUE)
+    return job.kill_event is not None and kill_ends_in(job.kill_event) is JobState.PENDING
 
 
-def preempted(job: Job, mode: str, now: float) -> Job:
+def preempted(job: Job, mode: str, now: float) -> tuple[Job, list[Intent]]:
     """A running job preempted: its kill begins (Slurm's PreemptMode).
 
     Under REQUEUE a batch job that may be requeued goes back to the queue
@@ -73,11 +72,11 @@ def preempted(job: Job, mode: str, now: float) -> Job:
         now: the time.
 
     Returns:
-        The COMPLETING job.
+        The COMPLETING job, and the kill to ask of its nodes.
     """
     requeue = mode == "REQUEUE" and may_requeue(job)
-    outcome = jobops.KILL_PREEMPT_REQUEUE if requeue else jobops.KILL_PREEMPTED
-    return jobops.begin_kill(job, outcome, now)
+    event = JobEvent.PREEMPT_REQUEUE if requeue else JobEvent.PREEMPT
+    return jobops.begin_kill(job, event, now)
 
 
 def requeued(job: Job, now: float, delay: float) -> Job:
@@ -96,7 +95,6 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         InvalidTransition: the job cannot be requeued from its state.
     """
     event = JobEvent.REQUEUED if job.state in ACTIVE_JOB_STATES else JobEvent.REQUEUE
-    new = next_job_state(job.job_id, job.state, event, "requeue")
     # Slurm shows a requeuehold's delay as EligibleTime, not that of a job held before.
     eligible = now + delay
     if not job.held:
@@ -105,9 +103,10 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         reason = job.reason
     else:
         reason, eligible = held_reason(job.hold), 0.0
-    return replace(
+    back, _ = jobops.apply_event(
         job,
-        state=new,
+        event,
+        "requeue",
         reason=reason,
         restarts=job.restarts + 1,
         submit_time=now,  # Slurm's too: the new run's record is submitted by the requeue
@@ -118,13 +117,14 @@ def requeued(job: Job, now: float, delay: float) -> Job:
         end_time=0.0,
         exit_code=0,
         exit_signal=0,
-        kill_outcome="",
+        kill_event=None,
         launched=False,
         warn_sent=False,
         max_rss=0,
         total_cpu=0.0,
         cancelled_by=-1,
     )
+    return back
 
 
 def lost(job: Job, now: float, delay: float) -> Job:
@@ -146,7 +146,7 @@ def lost(job: Job, now: float, delay: float) -> Job:
     return jobops.node_failed(job, now)
 
 
-def requested(job: Job, hold: str, now: float, delay: float) -> Job:
+def requested(job: Job, hold: str, now: float, delay: float) -> tuple[Job, list[Intent]]:
     """The job after ``scontrol requeue`` (``hold`` empty) or ``requeuehold``.
 
     A running job starts its kill and is requeued when its node confirms;
@@ -159,7 +159,7 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
         delay: RequeueDelay, seconds.
 
     Returns:
-        The COMPLETING or PENDING job.
+        The COMPLETING job and its kill to ask of its nodes, or the PENDING job.
 
     Raises:
         InvalidTransition: a job that is not a batch job, may not be
@@ -173,11 +173,10 @@ def requested(job: Job, hold: str, now: float, delay: float) -> Job:
         raise InvalidTransition(PENDING_ALREADY)  # Slurm says so of a requeue in progress too
     held = replace(job, hold=hold, reason=REASON_REQUEUE_HELD) if hold != HOLD_NONE else job
     if job.state is JobState.RUNNING:
-        new = next_job_state(job.job_id, job.state, JobEvent.REQUEUE, "scontrol requeue")
-        return replace(held, state=new, kill_outcome=KILL_OUTCOME, end_time=now)
+        return jobops.apply_event(held, JobEvent.REQUEUE, "scontrol requeue", end_time=now)
     if job.state is JobState.COMPLETING:
         raise InvalidTransition(jobops.ALREADY_DONE)
-    return requeued(held, now, delay)
+    return requeued(held, now, delay), []
 
 
 def request(
@@ -207,12 +206,11 @@ def request(
     for ref, job in chosen.jobs:
         try:
             authorize(job, req.requester_uid, operators)
-            new = requested(job, hold, now, delay)
+            new, intents = requested(job, hold, now, delay)
         except (PermissionDenied, InvalidTransition) as err:
             out.results.append((job.job_id, ref, str(err)))
             continue
         out.changed[job.job_id] = new
-        if new.state is JobState.COMPLETING and job.allocation is not None:
-            out.intents.append(Terminate(job.job_id, job.allocation.node_names, KILL_OUTCOME))
+        out.intents += intents
         out.results.append((job.job_id, ref, ""))
     return out

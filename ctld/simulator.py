@@ -21,7 +21,7 @@ time limit (in whole minutes, as Slurm keeps it). :func:`summarize` computes
 the usual measures (utilization, waits, bounded slowdown with a 10 s
 threshold).
 
-Imports ctld.sched, ctld.state and minislurm.
+Imports ctld.jobs, ctld.sched, ctld.state and minislurm.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from ctld import jobs as jobops
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
@@ -49,7 +50,7 @@ from minislurm.model import (
     Resv,
     Snapshot,
 )
-from minislurm.states import JobState, NodeState
+from minislurm.states import JobEvent, JobState, NodeState, kill_end
 from minislurm.swf import read_swf, trace_jobs
 from minislurm.units import INFINITE
 
@@ -227,8 +228,7 @@ def simulate(
             done = running.pop(job.job.job_id)
             machine.take(done.allocation, -1)
             records.append(_record(done, now))
-            ended = JobState.TIMEOUT if job.run_time >= job.limit else JobState.COMPLETED
-            state.put_job(replace(state.jobs[job.job.job_id], state=ended, end_time=now))
+            state.put_job(_ended(state.jobs[job.job.job_id], job.run_time >= job.limit, now))
         if on_pass is None and not machine.may_start(needs):
             samples.append(Sample(now, len(pending), machine.busy_cpus))
             continue
@@ -246,9 +246,10 @@ def simulate(
             needs.change(job.job.request, -1)
             machine.take(start.allocation, 1)
             running[start.job_id] = _Running(job, now, start.allocation)
-            started = replace(
+            started, _ = jobops.apply_event(
                 state.jobs[start.job_id],
-                state=JobState.RUNNING,
+                JobEvent.START,
+                "scheduled",
                 start_time=now,
                 allocation=start.allocation,
             )
@@ -266,6 +267,16 @@ def simulate(
         wall_seconds=time.perf_counter() - began,
         unfinished=len(pending),
     )
+
+
+def _ended(job: Job, timed_out: bool, now: float) -> Job:
+    """A virtual job at its end: COMPLETED, or TIMEOUT through the kill its limit begins."""
+    event = JobEvent.EXIT_OK
+    if timed_out:
+        job, _ = jobops.apply_event(job, JobEvent.TIME_LIMIT)  # no nodes to ask
+        event = kill_end(JobEvent.TIME_LIMIT)
+    done, _ = jobops.apply_event(job, event, end_time=now)
+    return done
 
 
 def _record(done: _Running, now: float) -> JobRecord:

@@ -18,7 +18,7 @@ from ctld import depend as depops
 from ctld import jobs as jobops
 from ctld import preemption
 from ctld.accounting.manager import Accounting
-from ctld.intents import Launch, Terminate
+from ctld.intents import Launch
 from ctld.ledger import Ledger
 from ctld.ranking import Ranking
 from ctld.runner import IntentRunner
@@ -27,7 +27,7 @@ from ctld.timelimits import TimeLimits
 from minislurm.config import SlurmConfig
 from minislurm.depend import parse_dependency
 from minislurm.model import Job, Plan, Snapshot
-from minislurm.states import JobState
+from minislurm.states import JobState, kill_name
 
 log = logging.getLogger(__name__)
 
@@ -103,14 +103,13 @@ class Starts:
         if not self._preempting:
             return
         qos = self._accounting.book.qos
-        victims = preemption.victims(
+        victims, kills = preemption.victims(
             self._state, self._conf, qos, snapshot, decided, now, self._ranking.priority
         )
         self._ledger.commit(victims)
         for job in victims:
-            log.info("job=%d preempted (%s)", job.job_id, job.kill_outcome)
-        nodes = [(j.job_id, j.allocation.node_names) for j in victims if j.allocation]
-        self._runner.run(Terminate(job_id, names, jobops.KILL_PREEMPTED) for job_id, names in nodes)
+            log.info("job=%d preempted (%s)", job.job_id, kill_name(job.kill_event))
+        self._runner.run(kills)
 
     def settle(self, now: float) -> None:
         """Before a pass: settle dependencies, end jobs whose deadline passed (one commit)."""

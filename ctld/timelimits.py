@@ -14,12 +14,12 @@ import time
 from dataclasses import replace
 
 from ctld import jobs as jobops
-from ctld.intents import Signal, Terminate
+from ctld.intents import Signal
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from ctld.timers import JobTimers
 from minislurm.model import Job, time_limit_end
-from minislurm.states import JobState
+from minislurm.states import JobEvent, JobState
 
 log = logging.getLogger(__name__)
 
@@ -71,5 +71,6 @@ class TimeLimits:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
-        self._ledger.commit([jobops.begin_kill(job, "TIMEOUT", time.time())])
-        self._runner.run([Terminate(job_id, job.allocation.node_names, "TIMEOUT")])
+        killing, kill = jobops.begin_kill(job, JobEvent.TIME_LIMIT, time.time())
+        self._ledger.commit([killing])
+        self._runner.run(kill)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from minislurm.states import JobState, NodeFlag, NodeState
+from minislurm.states import JobEvent, JobState, NodeFlag, NodeState
 from minislurm.units import INFINITE
 
 
@@ -149,7 +149,7 @@ class Job:
     allocation: Allocation | None = None
     exit_code: int = 0
     exit_signal: int = 0
-    kill_outcome: str = ""  # why a COMPLETING job is being killed: CANCELLED, TIMEOUT
+    kill_event: JobEvent | None = None  # the event that began a COMPLETING job's kill
     work_dir: str = ""
     submit_dir: str = ""
     stdout: str = ""  # pattern as submitted

@@ -183,7 +183,7 @@ class JobStatus:
     signal: int = 0
     start_time: int = 0
     end_time: int = 0
-    outcome: str = ""
+    outcome: str = ""  # "" (ran to its end), CANCELLED, TIMEOUT, LAUNCH_FAILED, OUT_OF_MEMORY...
     message: str = ""
     max_rss: int = 0
     total_cpu: float = 0.0

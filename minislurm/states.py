@@ -20,7 +20,15 @@ log = logging.getLogger(__name__)
 
 
 class JobState(StrEnum):
-    """Slurm's job states (base states; COMPLETING is a state of ours)."""
+    """Slurm's job states (base states; COMPLETING is a state of ours).
+
+    Every state is reached through the transition table but SUSPENDED and
+    BOOT_FAIL: there is no ``scontrol suspend`` and no node boots for a job
+    here. Their names stay because Slurm's commands accept them where they
+    filter by state (``squeue -t``, ``sacct -s``, ``scancel -t``) and show them.
+    OUT_OF_MEMORY is reached when a node reports a job killed for its memory,
+    which no node does until memory is enforced.
+    """
 
     PENDING = "PENDING"
     RUNNING = "RUNNING"
@@ -100,6 +108,7 @@ class JobEvent(StrEnum):
     START = "START"  # the scheduler allocated nodes
     EXIT_OK = "EXIT_OK"  # the batch script exited 0
     EXIT_FAIL = "EXIT_FAIL"  # non-zero exit, killed by a signal, or launch failure
+    OUT_OF_MEMORY = "OUT_OF_MEMORY"  # its node killed it for going over its memory
     CANCEL = "CANCEL"  # scancel of a pending job; of a running one: kill begins
     TIME_LIMIT = "TIME_LIMIT"  # the time limit passed: kill begins
     KILLED = "KILLED"  # the node confirmed a kill begun by CANCEL
@@ -110,6 +119,7 @@ class JobEvent(StrEnum):
     REQUEUED = "REQUEUED"  # its node confirmed that kill, or failed under a requeueable job
     PREEMPT = "PREEMPT"  # a job of higher standing takes its resources: kill begins
     PREEMPTED = "PREEMPTED"  # the node confirmed a kill begun by PREEMPT (not to be requeued)
+    PREEMPT_REQUEUE = "PREEMPT_REQUEUE"  # as PREEMPT, for a job that then goes back to the queue
 
 
 _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
@@ -118,6 +128,7 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.PENDING, JobEvent.DEADLINE): JobState.DEADLINE,
     (JobState.RUNNING, JobEvent.EXIT_OK): JobState.COMPLETED,
     (JobState.RUNNING, JobEvent.EXIT_FAIL): JobState.FAILED,
+    (JobState.RUNNING, JobEvent.OUT_OF_MEMORY): JobState.OUT_OF_MEMORY,
     (JobState.RUNNING, JobEvent.CANCEL): JobState.COMPLETING,
     (JobState.RUNNING, JobEvent.TIME_LIMIT): JobState.COMPLETING,
     (JobState.RUNNING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
@@ -126,6 +137,7 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.COMPLETING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
     (JobState.RUNNING, JobEvent.REQUEUE): JobState.COMPLETING,
     (JobState.RUNNING, JobEvent.PREEMPT): JobState.COMPLETING,
+    (JobState.RUNNING, JobEvent.PREEMPT_REQUEUE): JobState.COMPLETING,
     (JobState.COMPLETING, JobEvent.PREEMPTED): JobState.PREEMPTED,
     (JobState.RUNNING, JobEvent.REQUEUED): JobState.PENDING,
     (JobState.COMPLETING, JobEvent.REQUEUED): JobState.PENDING,
@@ -142,6 +154,68 @@ _JOB_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
         )
     },
 }
+
+
+# A COMPLETING job's kill: the event that began it decides the event its node's
+# confirmation is, so the job's end is the table's (COMPLETING, end event) entry.
+_KILL_ENDS: dict[JobEvent, JobEvent] = {
+    JobEvent.CANCEL: JobEvent.KILLED,
+    JobEvent.TIME_LIMIT: JobEvent.TIMED_OUT,
+    JobEvent.PREEMPT: JobEvent.PREEMPTED,
+    JobEvent.PREEMPT_REQUEUE: JobEvent.REQUEUED,
+    JobEvent.REQUEUE: JobEvent.REQUEUED,
+}
+# The name a kill goes by in the database and to the nodes (stepd's "CANCELLED ... DUE TO").
+KILL_NAMES: dict[JobEvent, str] = {
+    JobEvent.CANCEL: "CANCELLED",
+    JobEvent.TIME_LIMIT: "TIMEOUT",
+    JobEvent.PREEMPT: "PREEMPTED",
+    JobEvent.PREEMPT_REQUEUE: "PREEMPT_REQUEUE",
+    JobEvent.REQUEUE: "REQUEUE",
+}
+KILL_EVENTS = {name: event for event, name in KILL_NAMES.items()}
+
+
+def kill_name(begun: JobEvent | None) -> str:
+    """The name of the kill ``begun`` began, as the database and the nodes know it.
+
+    Args:
+        begun: the event that began a job's kill, None when no kill began.
+
+    Returns:
+        CANCELLED, TIMEOUT, PREEMPTED, PREEMPT_REQUEUE or REQUEUE; "" for None.
+    """
+    return KILL_NAMES[begun] if begun is not None else ""
+
+
+def kill_end(begun: JobEvent) -> JobEvent:
+    """The event a COMPLETING job takes when its nodes confirm the kill ``begun`` began.
+
+    Args:
+        begun: the event that began the kill (CANCEL, TIME_LIMIT, PREEMPT...).
+
+    Returns:
+        KILLED, TIMED_OUT, PREEMPTED or REQUEUED.
+
+    Raises:
+        InvalidTransition: ``begun`` does not begin a kill.
+    """
+    try:
+        return _KILL_ENDS[begun]
+    except KeyError:
+        raise InvalidTransition(f"{begun.value} does not begin a kill") from None
+
+
+def kill_ends_in(begun: JobEvent) -> JobState:
+    """The state a COMPLETING job reaches when the kill ``begun`` began is confirmed.
+
+    Args:
+        begun: the event that began the kill.
+
+    Returns:
+        CANCELLED, TIMEOUT, PREEMPTED, or PENDING for a kill that requeues.
+    """
+    return _JOB_TRANSITIONS[(JobState.COMPLETING, kill_end(begun))]
 
 
 def next_job_state(job_id: int, state: JobState, event: JobEvent, reason: str = "") -> JobState:

@@ -20,7 +20,7 @@ from minislurm import hostlist, units
 from minislurm.arrays import array_label
 from minislurm.model import Job, Step
 from minislurm.requests import AcctRecord
-from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
+from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState, kill_ends_in
 from minislurm.stepids import MAX_NORMAL_STEP, step_id_text
 from minislurm.units import INFINITE
 
@@ -98,12 +98,10 @@ def accounted_state(job: Job) -> JobState:
     Returns:
         Its state for sacct.
     """
-    if job.state is JobState.COMPLETING:
-        try:
-            return JobState(job.kill_outcome)
-        except ValueError:
-            return JobState.RUNNING
-    return job.state
+    if job.state is not JobState.COMPLETING:
+        return job.state
+    ends_in = kill_ends_in(job.kill_event) if job.kill_event else JobState.PENDING
+    return JobState.RUNNING if ends_in is JobState.PENDING else ends_in  # a requeue's run
 
 
 def derived_exit(steps: list[Step]) -> tuple[int, int]:

@@ -18,10 +18,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from ctld.accounting.records import job_records
-from ctld.jobs import KILL_PREEMPT_REQUEUE
 from minislurm.model import EarlierRun, Job, Step
 from minislurm.requests import AcctRecord
-from minislurm.states import ACTIVE_JOB_STATES, JobState
+from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState
 
 REQUEUED = "REQUEUED"  # Slurm's state of a run ended by requeue (not a state a job is in here)
 _LOST = frozenset({JobState.RUNNING, JobState.SUSPENDED})  # requeued from these: its node failed
@@ -53,7 +52,7 @@ def ended_runs(
         if old is None or job.restarts <= old.restarts:
             continue
         state = JobState.NODE_FAIL.value if old.state in _LOST else REQUEUED
-        if old.kill_outcome == KILL_PREEMPT_REQUEUE:
+        if old.kill_event is JobEvent.PREEMPT_REQUEUE:
             state = JobState.PREEMPTED.value
         # A running job's requeue ends its run when asked, though the kill takes a while.
         asked = old.state is JobState.COMPLETING and old.end_time
@@ -82,7 +81,7 @@ def run_records(run: EarlierRun, now: float, cluster: str) -> list[AcctRecord]:
             end_time=job.end_time or run.ended,
             exit_code=0,
             exit_signal=0,
-            kill_outcome="",
+            kill_event=None,
             cancelled_by=-1,
         )
     records = job_records(job, list(run.steps), now, cluster)

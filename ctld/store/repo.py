@@ -41,7 +41,7 @@ from minislurm.model import (
     Step,
     StepNodeAlloc,
 )
-from minislurm.states import ACTIVE_JOB_STATES, JobState
+from minislurm.states import ACTIVE_JOB_STATES, KILL_EVENTS, JobState, kill_name
 
 _JOB_FIELDS = tuple(f.name for f in fields(Job))
 _REQUEST_FIELDS = tuple(f.name for f in fields(ResourceRequest))
@@ -49,7 +49,8 @@ _REQUEST_FIELDS = tuple(f.name for f in fields(ResourceRequest))
 JOBS: Table = JobRow.__table__  # type: ignore[assignment]
 JOB_SCRIPTS: Table = JobScriptRow.__table__  # type: ignore[assignment]
 STEPS: Table = StepRow.__table__  # type: ignore[assignment]
-_ROW_ONLY = frozenset({"request", "allocation", "state", "options"})
+# The kill that began is kept in column kill_outcome under its name (CANCELLED, TIMEOUT...).
+_ROW_ONLY = frozenset({"request", "allocation", "state", "options", "kill_event"})
 
 
 def enable_sqlite_pragmas(engine: Engine) -> None:
@@ -163,6 +164,7 @@ def job_columns(job: Job) -> dict[str, Any]:
         name: getattr(job, name) for name in _JOB_FIELDS if name not in _ROW_ONLY
     }
     values["state"] = job.state.value
+    values["kill_outcome"] = kill_name(job.kill_event)
     values["request"] = _request_to_json(job.request)
     values["allocation"] = _alloc_to_json(job.allocation)
     values["options"] = dict(job.options)
@@ -181,6 +183,7 @@ def job_from_row(row: JobRow) -> Job:
     values = {name: getattr(row, name) for name in _JOB_FIELDS if name not in _ROW_ONLY}
     return Job(
         state=JobState(row.state),
+        kill_event=KILL_EVENTS.get(row.kill_outcome),
         request=_request_from_json(row.request),
         allocation=_alloc_from_json(row.allocation),
         options=dict(row.options or {}),

@@ -26,7 +26,7 @@ from ctld.accounting.records import (
 from minislurm.errors import InvalidRequest
 from minislurm.model import Allocation, Job, NodeAlloc, ResourceRequest, Step, StepNodeAlloc
 from minislurm.requests import AcctQuery, AcctRecord
-from minislurm.states import JobState
+from minislurm.states import JobEvent, JobState
 from minislurm.wire import convert
 from minislurm.wire.protowire import decode
 from minislurm.wire.rpc import minislurm_pb2 as pb
@@ -315,7 +315,7 @@ def test_job_being_cancelled_is_already_cancelled_while_its_script_still_runs():
         42,
         "kill",
         JobState.COMPLETING,
-        kill_outcome="CANCELLED",
+        kill_event=JobEvent.CANCEL,
         cancelled_by=1000,
         start_time=NOW - 10,
         end_time=NOW - 2,

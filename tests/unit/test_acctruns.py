@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from test_accounting import T0, ran, step
 
@@ -28,9 +28,10 @@ from ctld import steps as stepops
 from ctld.accounting.runs import REQUEUED, ended_runs, run_records
 from ctld.requeue import preempted, requested, requeued
 from ctld.store import repo, runrepo
+from ctld.store.models import JobRow
 from minislurm.model import HOLD_NONE, EarlierRun, Job, Step
 from minislurm.requests import AcctRecord
-from minislurm.states import JobState
+from minislurm.states import JobEvent, JobState
 
 NOW = T0 + 300
 
@@ -54,7 +55,7 @@ def table(records: list[AcctRecord]) -> list[str]:
 
 def test_scontrol_requeue_keeps_the_run_requeued_with_its_steps() -> None:
     running = ran(1, "j.sh", JobState.RUNNING, requeue=True, batch=True)
-    asked = requested(running, HOLD_NONE, T0 + 15, 0.0)  # its kill begins
+    asked, _ = requested(running, HOLD_NONE, T0 + 15, 0.0)  # its kill begins
     pending = requeued(asked, T0 + 16, 120.0)  # the node confirms the kill
     (run,) = runs_after(asked, pending, two_steps(1), T0 + 16)
     assert (run.state, run.ended, run.job.restarts) == (REQUEUED, T0 + 15, 0)
@@ -82,7 +83,7 @@ def test_a_node_failure_keeps_the_run_as_node_fail() -> None:
 
 def test_a_finished_job_requeued_keeps_its_batch_outcome() -> None:
     finished = ran(3, "q.sh", JobState.COMPLETED, requeue=True, batch=True, end_time=T0 + 4)
-    pending = requested(finished, HOLD_NONE, T0 + 9, 120.0)
+    pending, _ = requested(finished, HOLD_NONE, T0 + 9, 120.0)
     (run,) = runs_after(finished, pending, [], T0 + 9)
     assert table(run_records(run, NOW, "anchor")) == [
         "3|REQUEUED|0:0|n1",
@@ -93,7 +94,7 @@ def test_a_finished_job_requeued_keeps_its_batch_outcome() -> None:
 
 def test_a_preemption_that_requeues_keeps_the_run_as_preempted() -> None:
     running = ran(5, "j.sh", JobState.RUNNING, requeue=True, batch=True)
-    killing = preempted(running, "REQUEUE", T0 + 15)
+    killing, _ = preempted(running, "REQUEUE", T0 + 15)
     pending = requeued(killing, T0 + 16, 5.0)
     (run,) = runs_after(killing, pending, [], T0 + 16)
     assert (run.state, run.ended) == (JobState.PREEMPTED.value, T0 + 15)
@@ -127,3 +128,20 @@ def test_runs_are_stored_with_their_steps_and_taken_off_the_job(tmp_path: Path) 
     with Session(engine) as s:
         assert repo.load_steps(s, [5]) == []
         assert runrepo.load_runs(s, [5, 6]) == {5: [run]}
+
+
+def test_a_kill_in_progress_is_stored_under_its_name_and_loaded_back(tmp_path: Path) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    repo.create_schema(engine)
+    running = ran(7, "j.sh", JobState.RUNNING, requeue=True, batch=True)
+    killing, _ = preempted(running, "REQUEUE", T0 + 15)
+    with Session(engine) as s, s.begin():
+        repo.insert_records(s, [killing])
+    with Session(engine) as s:
+        column = s.scalar(select(JobRow.kill_outcome).where(JobRow.job_id == 7))
+        (loaded,) = repo.load_jobs(s, 0.0)
+    assert (column, loaded.kill_event, loaded) == (
+        "PREEMPT_REQUEUE",
+        JobEvent.PREEMPT_REQUEUE,
+        killing,
+    )

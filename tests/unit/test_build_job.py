@@ -11,6 +11,7 @@ from dataclasses import replace
 
 import pytest
 
+from ctld.intents import Terminate
 from ctld.jobs import (
     NOT_AVAILABLE,
     begin_kill,
@@ -37,7 +38,7 @@ from minislurm.model import (
     time_limit_end,
 )
 from minislurm.requests import Submission
-from minislurm.states import JobState
+from minislurm.states import KILL_EVENTS, JobEvent, JobState, kill_name
 from minislurm.units import INFINITE
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
@@ -520,6 +521,16 @@ def test_ended_running_job_gets_slurms_state_reason_and_exit_code(
     assert (job.exit_code, job.exit_signal, job.end_time) == (exit_code, signal, NOW + 60)
 
 
+def test_a_job_its_node_killed_for_its_memory_ends_out_of_memory() -> None:
+    job = ended(running_job(), 0, 9, NOW + 60, out_of_memory=True)
+    assert (job.state, job.reason, job.exit_code, job.exit_signal) == (
+        JobState.OUT_OF_MEMORY,
+        "OutOfMemory",
+        0,
+        9,
+    )
+
+
 @pytest.mark.parametrize(
     ("outcome", "state", "reason"),
     [
@@ -532,7 +543,7 @@ def test_ended_running_job_gets_slurms_state_reason_and_exit_code(
 def test_a_killed_job_ends_as_what_its_kill_was_for(
     outcome: str, state: JobState, reason: str
 ) -> None:
-    killing = begin_kill(running_job(), outcome, NOW + 30)
+    killing, _ = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
     assert killing.state is JobState.COMPLETING
     job = ended(killing, 0, 15, NOW + 35)
     assert (job.state, job.reason, job.exit_code, job.exit_signal) == (state, reason, 0, 15)
@@ -540,13 +551,14 @@ def test_a_killed_job_ends_as_what_its_kill_was_for(
 
 @pytest.mark.parametrize(("outcome", "reason"), [("TIMEOUT", "TimeLimit"), ("CANCELLED", "None")])
 def test_begin_kill_moves_a_running_job_to_completing(outcome: str, reason: str) -> None:
-    job = begin_kill(running_job(), outcome, NOW + 30)
-    assert (job.state, job.kill_outcome, job.reason, job.end_time) == (
+    job, kill = begin_kill(running_job(), KILL_EVENTS[outcome], NOW + 30)
+    assert (job.state, kill_name(job.kill_event), job.reason, job.end_time) == (
         JobState.COMPLETING,
         outcome,
         reason,
         NOW + 30,
     )
+    assert kill == [Terminate(job.job_id, ("n1",), outcome)]  # asked of its nodes after commit
     assert job.allocation == ALLOC  # it holds its nodes until they confirm
 
 
@@ -555,8 +567,8 @@ def test_begin_kill_moves_a_running_job_to_completing(outcome: str, reason: str)
     [
         (JobState.PENDING, lambda j: ended(j, 0, 0, NOW)),
         (JobState.COMPLETED, lambda j: ended(j, 0, 0, NOW)),
-        (JobState.PENDING, lambda j: begin_kill(j, "TIMEOUT", NOW)),
-        (JobState.COMPLETING, lambda j: begin_kill(j, "TIMEOUT", NOW)),
+        (JobState.PENDING, lambda j: begin_kill(j, JobEvent.TIME_LIMIT, NOW)),
+        (JobState.COMPLETING, lambda j: begin_kill(j, JobEvent.TIME_LIMIT, NOW)),
         (JobState.COMPLETING, lambda j: cancel_pending(j, NOW)),
         (JobState.CANCELLED, lambda j: cancel_pending(j, NOW)),
         (JobState.PENDING, lambda j: node_failed(j, NOW)),

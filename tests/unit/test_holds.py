@@ -11,7 +11,7 @@ from ctld.holds import hold, hold_action, release
 from minislurm.errors import InvalidTransition, PermissionDenied
 from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Allocation, NodeAlloc
 from minislurm.requests import HoldAction
-from minislurm.states import JobState
+from minislurm.states import JobEvent, JobState
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_a_held_job_that_completes_keeps_its_hold_reason() -> None:
 @pytest.mark.parametrize("action", [HOLD, USER_HOLD, RELEASE])
 def test_finished_and_completing_jobs_cannot_be_held(action: int) -> None:
     running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
-    for job in (ended(running, 0, 0, NOW), begin_kill(running, "CANCELLED", NOW)):
+    for job in (ended(running, 0, 0, NOW), begin_kill(running, JobEvent.CANCEL, NOW)[0]):
         with pytest.raises(InvalidTransition, match="Job has already finished"):
             hold_action(job, action, True, NOW)
 

@@ -24,7 +24,7 @@ from ctld.store import assocrepo, repo
 from minislurm.accounts import Qos, initial_book, initial_qos
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
-from minislurm.states import JobState, NodeState
+from minislurm.states import JobEvent, JobState, NodeState
 
 
 def test_add_and_modify_qos_preempt_list_and_mode() -> None:
@@ -139,6 +139,9 @@ def test_jobs_younger_than_preempt_exempt_time_are_not_preempted(
     state, now = _cluster(conf, ran_for)
     snapshot = build_snapshot(state, now, PriorityWeights())
     decided = plan(snapshot, now, SchedConfig())
-    out = preemption.victims(state, conf, initial_qos(), snapshot, decided, now, lambda j, t: 1)
+    out, kills = preemption.victims(
+        state, conf, initial_qos(), snapshot, decided, now, lambda j, t: 1
+    )
     assert [j.job_id for j in out] == preempted
-    assert all(j.kill_outcome == "PREEMPTED" for j in out)
+    assert all(j.kill_event is JobEvent.PREEMPT for j in out)
+    assert [kill.job_id for kill in kills] == preempted

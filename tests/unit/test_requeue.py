@@ -9,9 +9,10 @@ import pytest
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld import requeue
+from ctld.intents import Terminate
 from minislurm.errors import InvalidTransition
 from minislurm.model import HOLD_ADMIN, HOLD_USER, Allocation, Job, Node, NodeAlloc, ResourceRequest
-from minislurm.states import JobState, NodeFlag, NodeState
+from minislurm.states import KILL_EVENTS, JobEvent, JobState, NodeFlag, NodeState, kill_name
 
 NOW = 1_000_000.0
 ALLOC = Allocation((NodeAlloc("n1", 1, 100), NodeAlloc("n2", 1, 100)))
@@ -55,20 +56,22 @@ def test_a_lost_job_that_may_not_be_requeued_ends_node_fail(changes: dict[str, o
 def test_a_job_being_killed_when_its_node_fails_ends_as_its_kill_meant(
     outcome: str, final: JobState
 ) -> None:
-    killing = job(JobState.COMPLETING, kill_outcome=outcome)
+    killing = job(JobState.COMPLETING, kill_event=KILL_EVENTS[outcome])
     ended = requeue.lost(killing, NOW, 5.0)
     assert (ended.state, ended.exit_code, ended.exit_signal, ended.restarts) == (final, 0, 15, 0)
 
 
 def test_scontrol_requeue_of_a_running_job_starts_its_kill() -> None:
-    new = requeue.requested(job(), "", NOW, 5.0)
-    assert (new.state, new.kill_outcome) == (JobState.COMPLETING, requeue.KILL_OUTCOME)
+    new, kill = requeue.requested(job(), "", NOW, 5.0)
+    assert (new.state, new.kill_event) == (JobState.COMPLETING, JobEvent.REQUEUE)
+    assert kill == [Terminate(7, ("n1", "n2"), "REQUEUE")]
     back = requeue.requeued(new, NOW + 1, 5.0)
     assert (back.state, back.restarts, back.reason) == (JobState.PENDING, 1, "BeginTime")
 
 
 def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
-    new = requeue.requested(job(JobState.COMPLETED), HOLD_USER, NOW, 5.0)
+    new, kill = requeue.requested(job(JobState.COMPLETED), HOLD_USER, NOW, 5.0)
+    assert kill == []  # nothing runs to be killed
     assert (new.state, new.reason, new.hold, new.eligible_time) == (
         JobState.PENDING,
         "job requeued in held state",  # Slurm's words (scontrol shows them with underscores)
@@ -78,7 +81,7 @@ def test_requeuehold_leaves_the_job_held_by_its_user() -> None:
 
 
 def test_requeuehold_of_a_running_job_says_so_from_its_kill_to_its_requeue() -> None:
-    killing = requeue.requested(job(), HOLD_USER, NOW, 5.0)
+    killing, _ = requeue.requested(job(), HOLD_USER, NOW, 5.0)
     assert (killing.state, killing.reason) == (JobState.COMPLETING, "job requeued in held state")
     back = requeue.requeued(killing, NOW + 1, 5.0)
     assert (back.state, back.reason, back.hold) == (
@@ -90,7 +93,7 @@ def test_requeuehold_of_a_running_job_says_so_from_its_kill_to_its_requeue() -> 
 
 def test_a_held_running_job_requeued_waits_with_its_holds_reason() -> None:
     held = replace(job(), hold=HOLD_ADMIN, reason="JobHeldAdmin")
-    back = requeue.requeued(requeue.requested(held, "", NOW, 5.0), NOW + 1, 5.0)
+    back = requeue.requeued(requeue.requested(held, "", NOW, 5.0)[0], NOW + 1, 5.0)
     assert (back.state, back.reason, back.eligible_time) == (JobState.PENDING, "JobHeldAdmin", 0.0)
 
 
@@ -100,8 +103,8 @@ def test_a_held_running_job_requeued_waits_with_its_holds_reason() -> None:
         (job(JobState.PENDING), requeue.PENDING_ALREADY),
         (job(batch=False), requeue.NOT_BATCH),
         (job(requeue=False), requeue.DISABLED),
-        (job(JobState.COMPLETING, kill_outcome="CANCELLED"), "already completing"),
-        (job(JobState.COMPLETING, kill_outcome=requeue.KILL_OUTCOME), requeue.PENDING_ALREADY),
+        (job(JobState.COMPLETING, kill_event=JobEvent.CANCEL), "already completing"),
+        (job(JobState.COMPLETING, kill_event=JobEvent.REQUEUE), requeue.PENDING_ALREADY),
     ],
 )
 def test_requeue_refuses_what_slurm_refuses(record: Job, message: str) -> None:
@@ -143,23 +146,24 @@ def test_a_controller_restart_counts_silence_from_its_start() -> None:
 def test_a_preempted_job_is_killed_to_be_requeued_only_when_it_may_be(
     mode: str, changes: dict[str, object], outcome: str
 ) -> None:
-    killing = requeue.preempted(job(**changes), mode, NOW)
-    assert (killing.state, killing.kill_outcome, killing.end_time) == (
+    killing, kill = requeue.preempted(job(**changes), mode, NOW)
+    assert (killing.state, kill_name(killing.kill_event), killing.end_time) == (
         JobState.COMPLETING,
         outcome,
         NOW,
     )
     assert requeue.requeueing(killing) == (outcome == "PREEMPT_REQUEUE")
+    assert kill == [Terminate(7, ("n1", "n2"), outcome)]
 
 
 def test_a_preempted_job_ends_preempted_or_back_in_the_queue() -> None:
-    cancelled = jobops.ended(requeue.preempted(job(), "CANCEL", NOW), 0, 15, NOW + 1)
+    cancelled = jobops.ended(requeue.preempted(job(), "CANCEL", NOW)[0], 0, 15, NOW + 1)
     assert (cancelled.state, cancelled.reason, cancelled.exit_signal) == (
         JobState.PREEMPTED,
         "None",
         15,
     )
-    back = requeue.requeued(requeue.preempted(job(), "REQUEUE", NOW), NOW + 1, 5.0)
+    back = requeue.requeued(requeue.preempted(job(), "REQUEUE", NOW)[0], NOW + 1, 5.0)
     assert (back.state, back.reason, back.restarts) == (JobState.PENDING, "BeginTime", 1)
-    lost = requeue.lost(requeue.preempted(job(), "REQUEUE", NOW), NOW + 1, 5.0)
+    lost = requeue.lost(requeue.preempted(job(), "REQUEUE", NOW)[0], NOW + 1, 5.0)
     assert (lost.state, lost.restarts) == (JobState.PENDING, 1)

@@ -15,12 +15,17 @@ import pytest
 from minislurm.errors import InvalidTransition
 from minislurm.states import (
     ACTIVE_JOB_STATES,
+    KILL_EVENTS,
+    KILL_NAMES,
     TERMINAL_JOB_STATES,
     JobEvent,
     JobState,
     NodeEvent,
     NodeFlag,
     NodeState,
+    kill_end,
+    kill_ends_in,
+    kill_name,
     next_job_state,
     next_node_state,
     node_base_shown,
@@ -39,6 +44,7 @@ LEGAL_JOB_TRANSITIONS = {
     (J.PENDING, E.DEADLINE): J.DEADLINE,
     (J.RUNNING, E.EXIT_OK): J.COMPLETED,
     (J.RUNNING, E.EXIT_FAIL): J.FAILED,
+    (J.RUNNING, E.OUT_OF_MEMORY): J.OUT_OF_MEMORY,
     (J.RUNNING, E.CANCEL): J.COMPLETING,
     (J.RUNNING, E.TIME_LIMIT): J.COMPLETING,
     (J.RUNNING, E.NODE_FAIL): J.NODE_FAIL,
@@ -47,6 +53,7 @@ LEGAL_JOB_TRANSITIONS = {
     (J.COMPLETING, E.NODE_FAIL): J.NODE_FAIL,
     (J.RUNNING, E.REQUEUE): J.COMPLETING,
     (J.RUNNING, E.PREEMPT): J.COMPLETING,
+    (J.RUNNING, E.PREEMPT_REQUEUE): J.COMPLETING,
     (J.COMPLETING, E.PREEMPTED): J.PREEMPTED,
     (J.RUNNING, E.REQUEUED): J.PENDING,
     (J.COMPLETING, E.REQUEUED): J.PENDING,
@@ -110,6 +117,48 @@ def test_legal_transitions_lead_from_pending_only_to_active_or_terminal_states()
             assert new in ACTIVE_JOB_STATES | TERMINAL_JOB_STATES
     assert not ACTIVE_JOB_STATES & TERMINAL_JOB_STATES
     assert J.PENDING not in ACTIVE_JOB_STATES | TERMINAL_JOB_STATES
+
+
+@pytest.mark.parametrize(
+    ("begun", "end", "final"),
+    [
+        (E.CANCEL, E.KILLED, J.CANCELLED),
+        (E.TIME_LIMIT, E.TIMED_OUT, J.TIMEOUT),
+        (E.PREEMPT, E.PREEMPTED, J.PREEMPTED),
+        (E.PREEMPT_REQUEUE, E.REQUEUED, J.PENDING),
+        (E.REQUEUE, E.REQUEUED, J.PENDING),
+    ],
+)
+def test_the_event_that_began_a_kill_decides_how_it_ends(
+    begun: JobEvent, end: JobEvent, final: JobState
+) -> None:
+    assert next_job_state(42, J.RUNNING, begun) is J.COMPLETING
+    assert kill_end(begun) is end
+    assert kill_ends_in(begun) is final is next_job_state(42, J.COMPLETING, end)
+
+
+def test_every_event_that_begins_a_kill_has_an_end_and_a_name() -> None:
+    begins = {event for (state, event), new in LEGAL_JOB_TRANSITIONS.items() if new is J.COMPLETING}
+    assert begins == set(KILL_NAMES)
+    assert {KILL_EVENTS[kill_name(event)] for event in begins} == begins
+    assert kill_name(None) == ""
+    with pytest.raises(InvalidTransition, match="EXIT_OK does not begin a kill"):
+        kill_end(E.EXIT_OK)
+
+
+def test_every_job_state_but_suspended_and_boot_fail_is_reached_from_pending() -> None:
+    reached, frontier = {J.PENDING}, [J.PENDING]
+    while frontier:
+        state = frontier.pop()
+        for event in JobEvent:
+            try:
+                new = next_job_state(42, state, event)
+            except InvalidTransition:
+                continue
+            if new not in reached:
+                reached.add(new)
+                frontier.append(new)
+    assert set(JobState) - reached == {J.SUSPENDED, J.BOOT_FAIL}  # parsed, never produced
 
 
 def test_next_job_state_logs_the_change_with_its_reason(caplog: pytest.LogCaptureFixture) -> None:
