@@ -101,15 +101,18 @@ class KeptEntries:
     as Slurm's main scheduler reads those its priority thread last computed
     (PriorityCalcPeriod), and its cost no longer grows with the whole queue.
 
-    It also keeps each node's view, which every pass takes again while the
-    node's record and what jobs hold on it are the same, and each
-    partition's view while its configuration is the same: the planner works
-    out once what it needs of a node or partition view it has seen (by
-    identity).
+    It also keeps the node views, which the next pass takes again but for
+    the nodes whose record or usage changed since (the state counts the
+    changes), and each partition's view while its configuration is the
+    same: the planner works out once what it needs of a node or partition
+    view it has seen (by identity).
     """
 
     entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
-    views: dict[str, tuple[Node, NodeUsage, NodeView]] = field(default_factory=dict)
+    nodes: list[NodeView] = field(default_factory=list)  # in the order of the state's nodes
+    where: dict[str, int] = field(default_factory=dict)  # each node's place in ``nodes``
+    source: ClusterState | None = None  # the state the views are of
+    node_changes: int = 0  # its count of node changes then
     partitions: dict[str, tuple[PartitionConfig, PartitionView]] = field(default_factory=dict)
 
 
@@ -165,30 +168,7 @@ def build_snapshot(
     Returns:
         The snapshot.
     """
-    usage = state.usage()
-    nodes = []
-    views = kept.views if kept is not None else {}
-    new_views: dict[str, tuple[Node, NodeUsage, NodeView]] = {}
-    for node in state.nodes.values():
-        used = usage.get(node.name, _NO_USAGE)
-        seen = views.get(node.name)
-        # The state hands out the same usage object while a node's usage is unchanged.
-        if seen is not None and seen[0] is node and seen[1] is used:
-            view = seen[2]
-        else:
-            view = NodeView(
-                name=node.name,
-                cpus=node.cpus,
-                mem=node.real_memory,
-                gpus=node.gpus,
-                free_cpus=node.cpus - used.cpus,
-                free_mem=node.real_memory - used.mem,
-                free_gpus=tuple(g for g in node.gpus if g not in used.gpus),
-                usable=node_usable(node.state, node.flags),
-                weight=node.weight,
-            )
-        new_views[node.name] = (node, used, view)
-        nodes.append(view)
+    nodes = _node_views(state, kept)
     size = cluster_size(state)
     part_views = {p.name: _partition_view(p, kept) for p in state.partitions.values()}
     partitions = tuple(view for _, view in part_views.values())
@@ -238,11 +218,43 @@ def build_snapshot(
     )
     if kept is not None:
         kept.entries = new
-        kept.views = new_views
         kept.partitions = part_views
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
+
+
+def _node_views(state: ClusterState, kept: KeptEntries | None) -> list[NodeView]:
+    """Every node's view: the kept ones, made again for the nodes changed since they were."""
+    usage = state.usage()
+    if kept is None or kept.source is not state or len(kept.nodes) != len(state.nodes):
+        views = [_node_view(node, usage.get(node.name, _NO_USAGE)) for node in state.nodes.values()]
+        if kept is not None:
+            kept.source = state
+            kept.where = {view.name: i for i, view in enumerate(views)}
+    else:
+        views = list(kept.nodes)
+        for name in state.nodes_changed_since(kept.node_changes):
+            views[kept.where[name]] = _node_view(state.nodes[name], usage.get(name, _NO_USAGE))
+    if kept is not None:
+        kept.nodes = views
+        kept.node_changes = state.node_changes
+    return views
+
+
+def _node_view(node: Node, used: NodeUsage) -> NodeView:
+    """A node's view: what it has, and what is free of it."""
+    return NodeView(
+        name=node.name,
+        cpus=node.cpus,
+        mem=node.real_memory,
+        gpus=node.gpus,
+        free_cpus=node.cpus - used.cpus,
+        free_mem=node.real_memory - used.mem,
+        free_gpus=tuple(g for g in node.gpus if g not in used.gpus) if used.gpus else node.gpus,
+        usable=node_usable(node.state, node.flags),
+        weight=node.weight,
+    )
 
 
 def _partition_view(
