@@ -169,7 +169,7 @@ def build_snapshot(
         The snapshot.
     """
     nodes = _node_views(state, kept)
-    size = cluster_size(state)
+    size: ClusterSize | None = None  # once a priority is computed
     part_views = {p.name: _partition_view(p, kept) for p in state.partitions.values()}
     partitions = tuple(view for _, view in part_views.values())
     part_free: dict[str, int] | None = None  # free CPUs by partition, once an array asks
@@ -179,16 +179,22 @@ def build_snapshot(
     memo = ReservationMemo()
     old = kept.entries if kept is not None and reuse else {}
     new: dict[int, tuple[Job, PendingJob]] = {}
+    reserved = bool(state.reservations)  # then they bound every entry
     for job in state.queued_jobs():
         hit = old.get(job.job_id)
         if hit is not None and hit[0] is job:  # kept as plain, the same record still is
             new[job.job_id] = hit
+            if not (reserved or job.reservation):  # the entry as kept: the common case
+                pending.append(hit[1])
+                continue
             entries = [hit[1]]
         else:
             part = state.partitions.get(job.partition)
             fairshare = accounting.fairshare(job) if accounting else 0.0
             qos = accounting.qos_factor(job) if accounting else 0.0
             job_factor = part.priority_job_factor if part else 1
+            if size is None:
+                size = cluster_size(state)
             entry = PendingJob(
                 job_id=job.job_id,
                 partition=job.partition,
@@ -208,7 +214,7 @@ def build_snapshot(
             entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
             if _plain(job, now):
                 new[job.job_id] = (job, entries[0])
-        if state.reservations or job.reservation:
+        if reserved or job.reservation:
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
     holding = tuple(
