@@ -42,6 +42,7 @@ from minislurm.states import NodeFlag, NodeState
 REASON_BEGIN_TIME = "BeginTime"
 REASON_ARRAY_LIMIT = "JobArrayTaskLimit"
 _NO_USAGE = NodeUsage()  # a node nothing is allocated on
+_MAX_MADE = 1 << 16  # node views kept by record and usage
 
 
 class Associations(Protocol):
@@ -105,7 +106,10 @@ class KeptEntries:
     the nodes whose record or usage changed since (the state counts the
     changes), and each partition's view while its configuration is the
     same: the planner works out once what it needs of a node or partition
-    view it has seen (by identity).
+    view it has seen (by identity). Nodes go back and forth between a few
+    usages (a trace's one-CPU nodes between idle and busy), so a changed
+    node's view is taken from those made before for its record and usage
+    (``made``, at most ``_MAX_MADE``), as making one costs more than finding it.
     """
 
     entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
@@ -113,6 +117,7 @@ class KeptEntries:
     where: dict[str, int] = field(default_factory=dict)  # each node's place in ``nodes``
     source: ClusterState | None = None  # the state the views are of
     node_changes: int = 0  # its count of node changes then
+    made: dict[tuple[str, NodeUsage], tuple[Node, NodeView]] = field(default_factory=dict)
     partitions: dict[str, tuple[PartitionConfig, PartitionView]] = field(default_factory=dict)
 
 
@@ -240,8 +245,15 @@ def _node_views(state: ClusterState, kept: KeptEntries | None) -> list[NodeView]
             kept.where = {view.name: i for i, view in enumerate(views)}
     else:
         views = list(kept.nodes)
+        made = kept.made
+        if len(made) >= _MAX_MADE:
+            made.clear()
         for name in state.nodes_changed_since(kept.node_changes):
-            views[kept.where[name]] = _node_view(state.nodes[name], usage.get(name, _NO_USAGE))
+            node, used = state.nodes[name], usage.get(name, _NO_USAGE)
+            seen = made.get((name, used))
+            if seen is None or seen[0] is not node:
+                seen = made[name, used] = (node, _node_view(node, used))
+            views[kept.where[name]] = seen[1]
     if kept is not None:
         kept.nodes = views
         kept.node_changes = state.node_changes
