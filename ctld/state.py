@@ -94,6 +94,10 @@ class ClusterState:
         self._settling: set[int] = set()  # pending with a dependency or a deadline
         self._holdings = _Holdings()  # what the active jobs' allocations hold
         self._unallocated: set[int] = set()  # active jobs without an allocation (a bug)
+        # Each node's record or usage changes are counted: node -> the count at its last
+        # change, the least recently changed first, so a pass finds what changed since its last.
+        self.node_changes = 0
+        self._node_changed: dict[str, int] = {}
         self.last_job_id = 0
         self.arrays: dict[int, set[int]] = {}  # array job id -> ids of its records
         self.steps: dict[int, dict[int, Step]] = {}  # job id -> step id -> step
@@ -126,6 +130,8 @@ class ClusterState:
         """Count an active job's allocation in (sign 1) or out (sign -1)."""
         if job.allocation is not None:
             self._holdings.change(job.allocation, sign)
+            for part in job.allocation.nodes:
+                self._node_touched(part.node)
         elif sign > 0:
             self._unallocated.add(job.job_id)
         else:
@@ -138,6 +144,29 @@ class ClusterState:
             node: the new record.
         """
         self.nodes[node.name] = node
+        self._node_touched(node.name)
+
+    def _node_touched(self, name: str) -> None:
+        """Count a change of a node's record or usage."""
+        self.node_changes += 1
+        self._node_changed.pop(name, None)
+        self._node_changed[name] = self.node_changes
+
+    def nodes_changed_since(self, count: int) -> list[str]:
+        """The nodes whose record or usage changed after a count of :attr:`node_changes`.
+
+        Args:
+            count: what :attr:`node_changes` was.
+
+        Returns:
+            Their names, the most recently changed first.
+        """
+        changed = []
+        for name in reversed(self._node_changed):
+            if self._node_changed[name] <= count:
+                break
+            changed.append(name)
+        return changed
 
     def queued_jobs(self) -> Iterator[Job]:
         """Jobs waiting to start that are not held: what the scheduler considers."""

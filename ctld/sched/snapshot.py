@@ -41,6 +41,7 @@ from minislurm.states import NodeFlag, NodeState
 REASON_BEGIN_TIME = "BeginTime"
 REASON_ARRAY_LIMIT = "JobArrayTaskLimit"
 _NO_USAGE = NodeUsage()  # a node nothing is allocated on
+_MAX_MADE = 1 << 16  # node views kept by record and usage
 
 
 class Associations(Protocol):
@@ -100,15 +101,22 @@ class KeptEntries:
     as Slurm's main scheduler reads those its priority thread last computed
     (PriorityCalcPeriod), and its cost no longer grows with the whole queue.
 
-    It also keeps each node's view, which every pass takes again while the
-    node's record and what jobs hold on it are the same, and each
-    partition's view while its configuration is the same: the planner works
-    out once what it needs of a node or partition view it has seen (by
-    identity).
+    It also keeps the node views, which the next pass takes again but for
+    the nodes whose record or usage changed since (the state counts the
+    changes), and each partition's view while its configuration is the
+    same: the planner works out once what it needs of a node or partition
+    view it has seen (by identity). Nodes go back and forth between a few
+    usages (a trace's one-CPU nodes between idle and busy), so a changed
+    node's view is taken from those made before for its record and usage
+    (``made``, at most ``_MAX_MADE``), as making one costs more than finding it.
     """
 
     entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
-    views: dict[str, tuple[Node, NodeUsage, NodeView]] = field(default_factory=dict)
+    nodes: list[NodeView] = field(default_factory=list)  # in the order of the state's nodes
+    where: dict[str, int] = field(default_factory=dict)  # each node's place in ``nodes``
+    source: ClusterState | None = None  # the state the views are of
+    node_changes: int = 0  # its count of node changes then
+    made: dict[tuple[str, NodeUsage], tuple[Node, NodeView]] = field(default_factory=dict)
     partitions: dict[str, tuple[PartitionConfig, PartitionView]] = field(default_factory=dict)
 
 
@@ -164,31 +172,8 @@ def build_snapshot(
     Returns:
         The snapshot.
     """
-    usage = state.usage()
-    nodes = []
-    views = kept.views if kept is not None else {}
-    new_views: dict[str, tuple[Node, NodeUsage, NodeView]] = {}
-    for node in state.nodes.values():
-        used = usage.get(node.name, _NO_USAGE)
-        seen = views.get(node.name)
-        # The state hands out the same usage object while a node's usage is unchanged.
-        if seen is not None and seen[0] is node and seen[1] is used:
-            view = seen[2]
-        else:
-            view = NodeView(
-                name=node.name,
-                cpus=node.cpus,
-                mem=node.real_memory,
-                gpus=node.gpus,
-                free_cpus=node.cpus - used.cpus,
-                free_mem=node.real_memory - used.mem,
-                free_gpus=tuple(g for g in node.gpus if g not in used.gpus),
-                usable=node_usable(node.state, node.flags),
-                weight=node.weight,
-            )
-        new_views[node.name] = (node, used, view)
-        nodes.append(view)
-    size = cluster_size(state)
+    nodes = _node_views(state, kept)
+    size: ClusterSize | None = None  # once a priority is computed
     part_views = {p.name: _partition_view(p, kept) for p in state.partitions.values()}
     partitions = tuple(view for _, view in part_views.values())
     part_free: dict[str, int] | None = None  # free CPUs by partition, once an array asks
@@ -198,16 +183,22 @@ def build_snapshot(
     memo = ReservationMemo()
     old = kept.entries if kept is not None and reuse else {}
     new: dict[int, tuple[Job, PendingJob]] = {}
+    reserved = bool(state.reservations)  # then they bound every entry
     for job in state.queued_jobs():
         hit = old.get(job.job_id)
         if hit is not None and hit[0] is job:  # kept as plain, the same record still is
             new[job.job_id] = hit
+            if not (reserved or job.reservation):  # the entry as kept: the common case
+                pending.append(hit[1])
+                continue
             entries = [hit[1]]
         else:
             part = state.partitions.get(job.partition)
             fairshare = accounting.fairshare(job) if accounting else 0.0
             qos = accounting.qos_factor(job) if accounting else 0.0
             job_factor = part.priority_job_factor if part else 1
+            if size is None:
+                size = cluster_size(state)
             entry = PendingJob(
                 job_id=job.job_id,
                 partition=job.partition,
@@ -227,7 +218,7 @@ def build_snapshot(
             entries = pending_entries(entry, job, state, now, running[job.array_job_id], room)
             if _plain(job, now):
                 new[job.job_id] = (job, entries[0])
-        if state.reservations or job.reservation:
+        if reserved or job.reservation:
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
     holding = tuple(
@@ -237,11 +228,50 @@ def build_snapshot(
     )
     if kept is not None:
         kept.entries = new
-        kept.views = new_views
         kept.partitions = part_views
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
+
+
+def _node_views(state: ClusterState, kept: KeptEntries | None) -> list[NodeView]:
+    """Every node's view: the kept ones, made again for the nodes changed since they were."""
+    usage = state.usage()
+    if kept is None or kept.source is not state or len(kept.nodes) != len(state.nodes):
+        views = [_node_view(node, usage.get(node.name, _NO_USAGE)) for node in state.nodes.values()]
+        if kept is not None:
+            kept.source = state
+            kept.where = {view.name: i for i, view in enumerate(views)}
+    else:
+        views = list(kept.nodes)
+        made = kept.made
+        if len(made) >= _MAX_MADE:
+            made.clear()
+        for name in state.nodes_changed_since(kept.node_changes):
+            node, used = state.nodes[name], usage.get(name, _NO_USAGE)
+            seen = made.get((name, used))
+            if seen is None or seen[0] is not node:
+                seen = made[name, used] = (node, _node_view(node, used))
+            views[kept.where[name]] = seen[1]
+    if kept is not None:
+        kept.nodes = views
+        kept.node_changes = state.node_changes
+    return views
+
+
+def _node_view(node: Node, used: NodeUsage) -> NodeView:
+    """A node's view: what it has, and what is free of it."""
+    return NodeView(
+        name=node.name,
+        cpus=node.cpus,
+        mem=node.real_memory,
+        gpus=node.gpus,
+        free_cpus=node.cpus - used.cpus,
+        free_mem=node.real_memory - used.mem,
+        free_gpus=tuple(g for g in node.gpus if g not in used.gpus) if used.gpus else node.gpus,
+        usable=node_usable(node.state, node.flags),
+        weight=node.weight,
+    )
 
 
 def _partition_view(

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
@@ -12,8 +14,8 @@ from ctld.sched.priority import PriorityWeights
 from ctld.sched.snapshot import KeptEntries, build_snapshot
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
-from minislurm.model import Job, Node, PendingJob, ResourceRequest
-from minislurm.states import JobState, NodeState
+from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
+from minislurm.states import JobState, NodeFlag, NodeState
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -108,3 +110,43 @@ def test_jobs_hold_their_memory_where_it_is_consumable() -> None:
     snapshot = build_snapshot(state, NOW, WEIGHTS)
     starts = plan(snapshot, NOW, SchedConfig()).starts
     assert [(s.job_id, s.allocation.mem) for s in starts] == [(1, 3000)]  # 2 waits for memory
+
+
+NODE_NAMES = ("n1", "n2", "big")
+JobStep = tuple[int, bool, list[str], int]  # a job runs (or ends) on some nodes, CPUs on each
+NodeStep = tuple[str, bool]  # a node is drained, or not
+job_steps = st.tuples(
+    st.integers(1, 4),
+    st.booleans(),
+    st.lists(st.sampled_from(NODE_NAMES), min_size=1, max_size=3, unique=True),
+    st.integers(1, 2),
+)
+node_steps = st.tuples(st.sampled_from(NODE_NAMES), st.booleans())
+
+
+@given(st.lists(st.one_of(job_steps, node_steps), max_size=20))
+def test_kept_node_views_follow_every_change_of_a_node_or_its_usage(
+    steps: list[JobStep | NodeStep],
+) -> None:
+    state = _state()
+    kept = KeptEntries()
+    last = build_snapshot(state, NOW, WEIGHTS, None, kept).nodes
+    for step in steps:
+        if len(step) == 4:
+            job_id, running, names, cpus = step
+            old = state.jobs.get(job_id)
+            touched = set(old.allocation.node_names) if old and old.allocation else set()
+            touched.update(names)
+            alloc = Allocation(tuple(NodeAlloc(n, cpus, 100) for n in names))
+            job_state = JobState.RUNNING if running else JobState.COMPLETED
+            state.put_job(_job(job_id, state=job_state, allocation=alloc))
+        else:
+            name, drained = step
+            touched = {name}
+            flags = frozenset({NodeFlag.DRAIN} if drained else ())
+            state.put_node(replace(state.nodes[name], flags=flags))
+        nodes = build_snapshot(state, NOW, WEIGHTS, None, kept).nodes
+        assert nodes == build_snapshot(state, NOW, WEIGHTS).nodes  # as made anew
+        for before, view in zip(last, nodes, strict=True):
+            assert view is before or view.name in touched  # the others are kept
+        last = nodes
