@@ -97,13 +97,18 @@ class Step:
         """Every process below this one (orphans included, as we are their subreaper)."""
         return [pid for pid, _ in descendants(os.getpid())]
 
-    def signal_all(self, sig: int) -> None:
-        """Send ``sig`` once to every process of the job: the script's group, then the others."""
+    def signal_all(self, *sigs: int) -> None:
+        """Send each signal once to every process of the job: the script's group, then the others.
+
+        The processes are found before the first signal, so that a second follows
+        the first at once: SIGTERM comes while its SIGCONT is still being handled.
+        """
         group = self.pid if self.status is None else 0  # an ended script's group may be gone
-        if group:
-            try_call(os.killpg, group, sig)
-        for pid, pgid in descendants(os.getpid()):
-            if pgid != group:
+        others = [pid for pid, pgid in descendants(os.getpid()) if pgid != group]
+        for sig in sigs:
+            if group:
+                try_call(os.killpg, group, sig)
+            for pid in others:
                 try_call(os.kill, pid, sig)
 
     def begin_kill(self, request: spool.Terminate) -> None:
@@ -114,8 +119,7 @@ class Step:
         line = cancel_line(f"JOB {self.job.job_id}", self.job.node, request)
         if self.err_fd >= 0:
             try_call(os.write, self.err_fd, line)
-        self.signal_all(signal.SIGCONT)
-        self.signal_all(signal.SIGTERM)
+        self.signal_all(signal.SIGCONT, signal.SIGTERM)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
     def reap(self) -> None:

@@ -388,19 +388,21 @@ class StepSupervisor:
         code, sig = exit_of(status)
         self._report_exit(task, EXIT.pack(code, sig) + task.error.encode())
 
-    def signal_step(self, sig: int) -> None:
-        """Send ``sig`` to the step's process groups and every other descendant.
+    def signal_step(self, *sigs: int) -> None:
+        """Send each signal to the step's process groups and every other descendant.
 
         Args:
-            sig: the signal.
+            sigs: the signals, in order; the processes are found once, before the first.
         """
         procs = descendants(os.getpid())
         groups = set(self.groups)
         # Only while a member lives: an empty group's id could be someone else's.
-        for group in groups & {pgid for _, pgid in procs}:
-            try_call(os.killpg, group, sig)
-        for pid, pgid in procs:
-            if pgid not in groups:
+        live = groups & {pgid for _, pgid in procs}
+        others = [pid for pid, pgid in procs if pgid not in groups]
+        for sig in sigs:
+            for group in live:
+                try_call(os.killpg, group, sig)
+            for pid in others:
                 try_call(os.kill, pid, sig)
 
     def begin_kill(self, request: spool.Terminate) -> None:
@@ -413,8 +415,7 @@ class StepSupervisor:
             return
         self.killing = request
         self._say_cancelled(request)
-        self.signal_step(signal.SIGCONT)
-        self.signal_step(signal.SIGTERM)
+        self.signal_step(signal.SIGCONT, signal.SIGTERM)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
     def _say_cancelled(self, request: spool.Terminate) -> None:
