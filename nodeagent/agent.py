@@ -26,7 +26,7 @@ from minislurm.stepids import BATCH_STEP
 from minislurm.wire import convert, tls
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
-from nodeagent import hostsfile
+from nodeagent import hostsfile, spool
 from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
@@ -132,6 +132,7 @@ class Agent:
         self._outbox_event = asyncio.Event()
         self._registered = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self._kills: set[asyncio.Task[None]] = set()  # steps to kill once their script is
         self.heartbeat_interval = 5.0
 
     # ------------------------------------------------------------ lifecycle
@@ -164,9 +165,9 @@ class Agent:
 
     async def stop(self) -> None:
         """Stop talking to the controller (running steps are left running)."""
-        for task in self._tasks:
+        for task in (*self._tasks, *self._kills):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*self._tasks, *self._kills, return_exceptions=True)
         self.launcher.close()
         self.stepds.close()
         await self._channel.close()
@@ -380,8 +381,22 @@ class Agent:
         self._terminate(request.job_id, request.outcome, request.kill_wait, float(request.time))
 
     def _terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
-        self.launcher.terminate(job_id, outcome, kill_wait, when)
-        self.steps.terminate_job(job_id, kill_wait, outcome, when)
+        # As Slurm's slurmd: the sruns hear that the job is aborted, then the batch
+        # script and the steps get SIGTERM together. Here the steps' comes once the
+        # script's has been sent: an srun whose tasks ended first would otherwise
+        # return to a script that runs on, and not say "forcing job termination".
+        self.steps.abort_job(job_id, spool.Terminate(outcome, kill_wait, when))
+        if not self.launcher.terminate(job_id, outcome, kill_wait, when):
+            self.steps.kill_job(job_id)
+            return
+
+        async def steps_after_script() -> None:
+            await self.launcher.killing(job_id)
+            self.steps.kill_job(job_id)
+
+        task = asyncio.get_running_loop().create_task(steps_after_script())
+        self._kills.add(task)
+        task.add_done_callback(self._kills.discard)
 
     def step_stat(self, request: pb.StepStatRequest) -> pb.StepStatReply:
         """sstat: the live usage of a step's tasks on this node.

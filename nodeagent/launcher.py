@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 FORCE_KILL_MARGIN = 10.0  # seconds beyond KillWait before slurmd kills stepd itself
 HANDOVER_GRACE = 10.0  # seconds a restarted slurmd waits for a stepd handed a job as it died
 HANDOVER_POLL = 0.05
+SIGNALLED_WAIT = 2.0  # seconds a job's steps wait for its script's SIGTERM before theirs
+SIGNALLED_POLL = 0.01
 
 
 @dataclass(frozen=True)
@@ -312,7 +314,7 @@ class Launcher:
         log.info("job=%d stepd pid=%d adopted", job_id, pid)
         return True
 
-    def terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
+    def terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> bool:
         """Ask a job's stepd to kill it; kill stepd too if it does not finish in time.
 
         Args:
@@ -320,14 +322,35 @@ class Launcher:
             outcome: CANCELLED or TIMEOUT (decides the line stepd writes).
             kill_wait: seconds between SIGTERM and SIGKILL.
             when: the controller's decision time, for the line.
+
+        Returns:
+            Whether the job's stepd runs here and was asked.
         """
         pid = self._running.get(job_id)
         if pid is None:
-            return
+            return False
         spool.write_terminate(self.jobdir(job_id), spool.Terminate(outcome, kill_wait, when))
         _signal(pid, signal.SIGTERM)
         loop = asyncio.get_running_loop()
         loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, pid)
+        return True
+
+    async def killing(self, job_id: int) -> None:
+        """Wait until the job's stepd has sent its processes SIGTERM, or is gone.
+
+        At most SIGNALLED_WAIT seconds: a stepd that cannot keep up holds
+        nobody else's kill for longer.
+
+        Args:
+            job_id: a job :meth:`terminate` asked stepd to kill.
+        """
+        deadline = time.monotonic() + SIGNALLED_WAIT
+        jobdir = self.jobdir(job_id)
+        while job_id in self._running and not spool.killed(jobdir):
+            if time.monotonic() >= deadline:
+                log.warning("job=%d stepd has not signalled its processes yet", job_id)
+                return
+            await asyncio.sleep(SIGNALLED_POLL)
 
     def _force_kill(self, job_id: int, pid: int) -> None:
         if self._running.get(job_id) != pid:

@@ -49,6 +49,7 @@ STEPD_PID_FILE = "stepd.pid"
 TASK_PID_FILE = "task.pid"
 USAGE_FILE = "usage.json"
 TERMINATE_FILE = "terminate.json"
+KILLED_FILE = "killed"  # a batch stepd made it: the job's processes have had SIGTERM
 LOST_OUTPUT_FILE = "lost-output"
 STATUS_FILE = "status.json"
 STEPD_DIED = "slurmstepd died"  # the outcome's message when stepd left no status.json
@@ -332,6 +333,27 @@ def write_terminate(directory: str, request: Terminate) -> None:
     with open(path + ".tmp", "wb") as f:
         f.write(request.to_json())
     os.replace(path + ".tmp", path)
+
+
+def mark_killed(directory: str) -> None:
+    """Say that stepd has sent the job's processes SIGCONT and SIGTERM.
+
+    Args:
+        directory: the job's directory.
+    """
+    os.close(os.open(os.path.join(directory, KILLED_FILE), os.O_WRONLY | os.O_CREAT, 0o644))
+
+
+def killed(directory: str) -> bool:
+    """Whether the job's stepd has sent its processes SIGTERM (:func:`mark_killed`).
+
+    Args:
+        directory: the job's directory.
+
+    Returns:
+        True once it has.
+    """
+    return os.path.exists(os.path.join(directory, KILLED_FILE))
 
 
 def read_terminate(directory: str) -> Terminate:

@@ -214,6 +214,7 @@ class StepManager:
         # Input may reach a node before the launch it belongs to: both meet here.
         self._launches: dict[tuple[int, int], asyncio.Future[stepio.StepSession | None]] = {}
         self._recently_ended: dict[tuple[int, int], None] = {}  # ordered, bounded
+        self._job_kills: dict[int, spool.Terminate] = {}  # told to the sruns, not yet done
 
     def step_dir(self, job_id: int, step_id: int) -> str:
         """The spool directory of a step.
@@ -468,21 +469,37 @@ class StepManager:
             return
         if request.signal == signal.SIGKILL:
             self._tell_aborted((request.job_id, request.step_id))
+            self.kill_job(request.job_id)
         session.signal(request.signal)
 
-    def terminate_job(self, job_id: int, kill_wait: int, outcome: str, when: float) -> None:
-        """Kill a job's steps on this node (its end: scancel, time limit...); their sruns hear it.
+    def abort_job(self, job_id: int, kill: spool.Terminate) -> None:
+        """Tell the sruns of a job's steps here that the job is being killed.
+
+        The steps themselves are killed by :meth:`kill_job`, once the batch
+        script has had its SIGTERM, or sooner when an srun asks (the tasks then
+        get this kill's SIGTERM before srun's SIGKILL).
 
         Args:
             job_id: the job.
-            kill_wait: seconds between SIGTERM and SIGKILL.
-            outcome: CANCELLED, TIMEOUT... (the line stepd writes).
-            when: the controller's decision time, for that line.
+            kill: why (CANCELLED, TIMEOUT... the line stepd writes), when, and the KillWait.
         """
-        for key, session in list(self.sessions.items()):
+        self._job_kills[job_id] = kill
+        for key in list(self.sessions):
             if key[0] == job_id:
                 self._tell_aborted(key)
-                session.terminate(kill_wait, outcome, when)
+
+    def kill_job(self, job_id: int) -> None:
+        """Kill a job's steps here as :meth:`abort_job` said (once).
+
+        Args:
+            job_id: the job.
+        """
+        kill = self._job_kills.pop(job_id, None)
+        if kill is None:
+            return
+        for key, session in list(self.sessions.items()):
+            if key[0] == job_id:
+                session.terminate(int(kill.kill_wait), kill.outcome, kill.time)
 
     def _tell_aborted(self, key: tuple[int, int]) -> None:
         """Tell a step's srun, if it listens here, that the step is being killed."""

@@ -120,6 +120,7 @@ class Step:
         if self.err_fd >= 0:
             try_call(os.write, self.err_fd, line)
         self.signal_all(signal.SIGCONT, signal.SIGTERM)
+        try_call(spool.mark_killed, self.jobdir)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
     def reap(self) -> None:
