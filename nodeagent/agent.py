@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from minislurm.wire import convert, tls
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent import hostsfile, spool
-from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
+from nodeagent.launcher import Launcher, StepOutcome
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import NodeFacts, StepManager
@@ -331,8 +332,6 @@ class Agent:
             return
         self._outbox.pop(job.job_id, None)  # an earlier run's report, if any: stale
         self._held.pop(job.job_id, None)
-        import os
-
         if os.getuid() not in (0, job.uid):
             raise PermissionError(
                 f"slurmd runs as uid {os.getuid()} and cannot run jobs of uid {job.uid}"
@@ -348,29 +347,28 @@ class Agent:
         )
         env = jobenv.batch_environment(dict(request.spec.environment), job, ctx)
         stdout, stderr, stdin = convert.std_paths(job, node)
-        self.launcher.launch(
-            StepLaunch(
-                job_id=job.job_id,
-                uid=job.uid,
-                gid=job.gid,
-                user=job.user,
-                umask=request.spec.umask,
-                script=request.spec.script,
-                argv=list(request.spec.argv),
-                env=env,
-                work_dir=job.work_dir,
-                stdout=stdout,
-                stderr=stderr,
-                stdin=stdin,
-                node=node,
-                kill_wait=request.kill_wait,
-                acct_freq=self.settings.conf.job_acct_gather_frequency,
-                open_mode=request.spec.open_mode,
-                restarts=job.restarts,
-                fence_after=float(self.settings.conf.slurmd_timeout),
-                hosts_file=self.hosts_file,
-            )
+        job_file = spool.BatchJob(
+            job_id=job.job_id,
+            uid=job.uid,
+            gid=job.gid,
+            user=job.user,
+            umask=request.spec.umask,
+            argv=tuple(request.spec.argv),
+            env=env,
+            work_dir=job.work_dir,
+            stdout=stdout,
+            stderr=stderr,
+            stdin=stdin,
+            node=node,
+            kill_wait=request.kill_wait,
+            acct_freq=self.settings.conf.job_acct_gather_frequency,
+            open_mode=request.spec.open_mode,
+            restarts=job.restarts,
+            alive_file=self.launcher.alive_file,
+            fence_after=float(self.settings.conf.slurmd_timeout),
+            hosts_file=self.hosts_file,
         )
+        self.launcher.launch(job_file, request.spec.script)
 
     def terminate_job(self, request: pb.TerminateJobRequest) -> None:
         """Kill everything of a job on this node: its batch script and its steps.

@@ -50,31 +50,6 @@ class StepOutcome:
     restarts: int = 0  # which run of the job this was (its Restarts when launched)
 
 
-@dataclass(frozen=True)
-class StepLaunch:
-    """What slurmd hands a new stepd."""
-
-    job_id: int
-    uid: int
-    gid: int
-    user: str
-    umask: int
-    script: bytes
-    argv: list[str]
-    env: dict[str, str]
-    work_dir: str
-    stdout: str
-    stderr: str
-    stdin: str
-    node: str
-    kill_wait: int
-    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
-    open_mode: str = ""  # --open-mode: "append" keeps the output files' content
-    restarts: int = 0  # the job's Restarts: which run this is
-    fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
-    hosts_file: str = ""  # the job's /etc/hosts (nodeagent.hostsfile); "" for the host's own
-
-
 class EarlierRunRunning(Exception):
     """A job's run cannot start here yet: a stepd of an earlier run is still being killed."""
 
@@ -138,6 +113,11 @@ class Launcher:
             return 0
         return job.restarts if isinstance(job, spool.BatchJob) else 0
 
+    @property
+    def alive_file(self) -> str:
+        """The file slurmd touches while it lives, which its batch stepds watch."""
+        return os.path.join(self.spool, spool.ALIVE_FILE)
+
     def touch_alive(self) -> None:
         """Tell this node's stepds that slurmd lives.
 
@@ -145,66 +125,46 @@ class Launcher:
         job: by then the controller has declared the node DOWN and requeued
         the job elsewhere, and the run here must not go on beside the new one.
         """
-        path = os.path.join(self.spool, spool.ALIVE_FILE)
+        path = self.alive_file
         with open(path, "a"):
             os.utime(path)
 
-    def launch(self, step: StepLaunch) -> None:
+    def launch(self, job: spool.BatchJob, script: bytes) -> None:
         """Write the job's spool directory and start its stepd.
 
         A launch of a job already here is ignored (the controller retries).
 
         Args:
-            step: what to run.
+            job: what stepd runs (its ``job.json``).
+            script: the batch script, written beside it.
 
         Raises:
             EarlierRunRunning: a stepd of an earlier run of the job still runs
                 here; it is being killed, and the launch may be tried again.
             OSError: the spool directory or stepd could not be created.
         """
-        jobdir = self.jobdir(step.job_id)
+        jobdir = self.jobdir(job.job_id)
         if os.path.isdir(jobdir):
-            if step.job_id in self._running and self._restarts(step.job_id) != step.restarts:
-                self.terminate(step.job_id, "CANCELLED", step.kill_wait, time.time())
+            if job.job_id in self._running and self._restarts(job.job_id) != job.restarts:
+                self.terminate(job.job_id, "CANCELLED", job.kill_wait, time.time())
                 raise EarlierRunRunning(
-                    f"job {step.job_id}: run {self._restarts(step.job_id)} still ends here"
+                    f"job {job.job_id}: run {self._restarts(job.job_id)} still ends here"
                 )
             return
         # Root-owned and not listable: the job's user may run its script but not
         # touch job.json, which stepd reads before it drops to that user.
         os.makedirs(jobdir, mode=0o711)
-        script = os.path.join(jobdir, spool.SCRIPT_FILE)
-        with open(script, "wb") as f:
-            f.write(step.script)
-        os.chmod(script, 0o500)
-        description = spool.BatchJob(
-            job_id=step.job_id,
-            uid=step.uid,
-            gid=step.gid,
-            user=step.user,
-            umask=step.umask,
-            argv=(script, *step.argv),
-            env=step.env,
-            work_dir=step.work_dir,
-            stdout=step.stdout,
-            stderr=step.stderr,
-            stdin=step.stdin,
-            node=step.node,
-            kill_wait=step.kill_wait,
-            acct_freq=step.acct_freq,
-            open_mode=step.open_mode,
-            restarts=step.restarts,
-            alive_file=os.path.join(self.spool, spool.ALIVE_FILE),
-            fence_after=step.fence_after,
-            hosts_file=step.hosts_file,
-        )
-        spool.write_job(jobdir, description)
+        path = os.path.join(jobdir, spool.SCRIPT_FILE)
+        with open(path, "wb") as f:
+            f.write(script)
+        os.chmod(path, 0o500)
+        spool.write_job(jobdir, job)
         if os.getuid() == 0:
-            os.chown(script, step.uid, step.gid)
+            os.chown(path, job.uid, job.gid)
         proc = self._pool.spawn(jobdir)
-        self._children[step.job_id] = proc
-        self._watch(step.job_id, proc.pid)
-        log.info("job=%d stepd pid=%d started", step.job_id, proc.pid)
+        self._children[job.job_id] = proc
+        self._watch(job.job_id, proc.pid)
+        log.info("job=%d stepd pid=%d started", job.job_id, proc.pid)
 
     def _watch(self, job_id: int, pid: int) -> None:
         try:

@@ -140,7 +140,7 @@ class BatchJob(NamedTuple):
     gid: int
     user: str
     umask: int
-    argv: tuple[str, ...]  # argv[0] is the script (``slurm_script``)
+    argv: tuple[str, ...]  # the script's arguments; the script is SCRIPT_FILE beside job.json
     env: dict[str, str]
     work_dir: str
     stdout: str

@@ -60,7 +60,7 @@ class Step:
             os.write(err, error_line(job.node, chdir_failed(workdir, error)) * 2)
             os.chdir("/tmp")
         env = dict(job.env)
-        argv = list(job.argv)
+        argv = [os.path.join(self.jobdir, spool.SCRIPT_FILE), *job.argv]
         self.start_time = time.time()
         pid = os.fork()
         if pid == 0:

@@ -14,19 +14,21 @@ from pathlib import Path
 import pytest
 from helpers import until
 
-from nodeagent.launcher import Launcher, StepLaunch, StepOutcome
+from nodeagent import spool
+from nodeagent.launcher import Launcher, StepOutcome
 from nodeagent.stepdpool import StepdPool
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def job(job_id: int, script: str, workdir: Path, kill_wait: int) -> StepLaunch:
+def job(job_id: int, script: str, workdir: Path, kill_wait: int) -> tuple[spool.BatchJob, bytes]:
+    """The job's ``job.json`` and its script, for :meth:`Launcher.launch`."""
     user = pwd.getpwuid(os.getuid()).pw_name
     out = str(workdir / "job.out")
-    return StepLaunch(
-        job_id, os.getuid(), os.getgid(), user, 0o022, script.encode(), [], dict(os.environ),
+    return spool.BatchJob(
+        job_id, os.getuid(), os.getgid(), user, 0o022, (), dict(os.environ),
         str(workdir), out, out, "/dev/null", "n1", kill_wait=kill_wait,
-    )  # fmt: skip
+    ), script.encode()  # fmt: skip
 
 
 def text(path: Path) -> str:
@@ -48,7 +50,7 @@ exec sleep 300
         ended: list[StepOutcome] = []
         pool = StepdPool(spare=False)
         launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
-        launcher.launch(job(7, script, tmp_path, kill_wait=20))
+        launcher.launch(*job(7, script, tmp_path, kill_wait=20))
         await until(lambda: "ready" in text(out), what="the job to start")
         start = time.monotonic()
         launcher.terminate(7, "CANCELLED", 20, time.time())
@@ -77,7 +79,7 @@ def test_jobs_cancelled_as_they_launch_through_spares_end_cancelled(tmp_path: Pa
         launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
         try:
             for job_id in range(1, 6):
-                launcher.launch(job(job_id, script, tmp_path / str(job_id), kill_wait=2))
+                launcher.launch(*job(job_id, script, tmp_path / str(job_id), kill_wait=2))
                 launcher.terminate(job_id, "CANCELLED", 2, time.time())
             await until(lambda: len(ended) == 5, timeout=30, what="the jobs to end")
         finally:

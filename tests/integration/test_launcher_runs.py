@@ -14,21 +14,26 @@ from pathlib import Path
 import pytest
 from helpers import until
 
-from nodeagent.launcher import EarlierRunRunning, Launcher, StepLaunch, StepOutcome
+from nodeagent import spool
+from nodeagent.launcher import EarlierRunRunning, Launcher, StepOutcome
 from nodeagent.stepdpool import StepdPool
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def run_of(job_id: int, restarts: int, workdir: Path) -> StepLaunch:
-    """Run ``restarts`` of a batch job that says which run it is, then waits."""
+def run_of(job_id: int, restarts: int, workdir: Path) -> tuple[spool.BatchJob, bytes]:
+    """Run ``restarts`` of a batch job that says which run it is, then waits.
+
+    Returns:
+        Its ``job.json`` and its script, for :meth:`Launcher.launch`.
+    """
     user = pwd.getpwuid(os.getuid()).pw_name
     script = f"#!/bin/bash\necho run={restarts}\nsleep 300\n".encode()
     out = str(workdir / f"run{restarts}.out")
-    return StepLaunch(
-        job_id, os.getuid(), os.getgid(), user, 0o022, script, [], dict(os.environ),
+    return spool.BatchJob(
+        job_id, os.getuid(), os.getgid(), user, 0o022, (), dict(os.environ),
         str(workdir), out, out, "/dev/null", "n1", kill_wait=1, restarts=restarts,
-    )  # fmt: skip
+    ), script  # fmt: skip
 
 
 def text(path: Path) -> str:
@@ -40,17 +45,17 @@ def test_a_stale_run_is_killed_before_the_next_run_starts(tmp_path: Path) -> Non
         ended: list[StepOutcome] = []
         pool = StepdPool(spare=False)
         launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
-        launcher.launch(run_of(7, 0, tmp_path))
+        launcher.launch(*run_of(7, 0, tmp_path))
         await until(lambda: "run=0" in text(tmp_path / "run0.out"), what="the first run")
         assert launcher.knows(7, 0)
         assert not launcher.knows(7, 1)  # the live stepd is of run 0, not run 1
         assert launcher.running == [7]  # and it was left alone
         with pytest.raises(EarlierRunRunning):
-            launcher.launch(run_of(7, 1, tmp_path))  # run 0 is killed meanwhile
+            launcher.launch(*run_of(7, 1, tmp_path))  # run 0 is killed meanwhile
         await until(lambda: ended, what="the first run to end")
         assert (ended[0].restarts, ended[0].signal) == (0, 15)
         assert not launcher.knows(7, 1)  # the ended run's spool is removed
-        launcher.launch(run_of(7, 1, tmp_path))  # the controller tries again
+        launcher.launch(*run_of(7, 1, tmp_path))  # the controller tries again
         assert launcher.knows(7, 1)
         await until(lambda: "run=1" in text(tmp_path / "run1.out"), what="the second run")
         launcher.terminate(7, "CANCELLED", 1, 0.0)
@@ -76,7 +81,7 @@ def test_a_restarted_launcher_settles_launches_its_predecessor_left_half_done(
         ended: list[StepOutcome] = []
         pool = StepdPool(spare=False)
         crashed = Launcher(str(spool), ended.append, pool)
-        crashed.launch(run_of(9, 0, tmp_path))
+        crashed.launch(*run_of(9, 0, tmp_path))
         crashed.close()  # as if slurmd died: its stepds run on
         (spool / "job00008").mkdir(mode=0o711)
         shutil.copy(spool / "job00009" / "job.json", spool / "job00008" / "job.json")

@@ -19,7 +19,7 @@ import pytest
 from helpers import wait_until
 
 from minislurm.wire.rpc import minislurm_pb2 as pb
-from nodeagent.spool import read_status
+from nodeagent.spool import SCRIPT_FILE, read_status
 from nodeagent.stepio import StepSession, StepSpec, TaskSpec, start_step
 from nodeagent.stepstat import node_stat
 from nodeagent.usage import FIRST_SAMPLE_SECONDS, UsageSampler, read_record, usage_by_child
@@ -86,13 +86,13 @@ def test_sampling_off_reports_ru_maxrss_alone() -> None:
 
 def test_batch_step_reports_the_sampled_tree_and_its_cpu(tmp_path: Path) -> None:
     """A script running two 40 MiB processes at once: MaxRSS counts both."""
-    script = tmp_path / "script.sh"
+    script = tmp_path / SCRIPT_FILE  # where stepd finds a batch job's script
     script.write_text(f'#!/bin/sh\n{two_side_by_side(40, 2.5)}\n"{PY}" -c "sum(range(3*10**7))"\n')
     script.chmod(0o755)
     user = pwd.getpwuid(os.getuid()).pw_name
     job = {
         "job_id": 1, "uid": os.getuid(), "gid": os.getgid(), "user": user, "umask": 0o022,
-        "argv": [str(script)], "env": {"PATH": "/usr/bin:/bin"}, "work_dir": str(tmp_path),
+        "argv": [], "env": {"PATH": "/usr/bin:/bin"}, "work_dir": str(tmp_path),
         "stdout": str(tmp_path / "out"), "stderr": str(tmp_path / "out"), "stdin": os.devnull,
         "node": "n1", "kill_wait": 5, "acct_freq": 1,
     }  # fmt: skip
