@@ -121,6 +121,7 @@ class SchedulerLoop:
         self._accounting = accounting
         self.cfg = cfg or SchedConfig()
         self.start_times: dict[int, float] = {}  # the last full pass's expected starts
+        self._held: dict[tuple[int, int], tuple[str, ...]] = {}  # and its reserved nodes
         self._hooks = hooks
         self._kicked = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -172,12 +173,19 @@ class SchedulerLoop:
         now = time.time()
         self._hooks.settle(now)
         snapshot = build_snapshot(
-            self._state, now, self._weights, self._accounting, self._kept, reuse=not full
+            self._state,
+            now,
+            self._weights,
+            self._accounting,
+            self._kept,
+            reuse=not full,
+            held=self._held,
         )
         decided = self._unblock(snapshot, (plan if full else plan_event)(snapshot, now, self.cfg))
         decided = self._quieted(decided, now)
         if full:
             self.start_times = decided.start_times
+            self._held = decided.held(now)
         self._hooks.apply(decided, now)
         if full:
             self._hooks.preempt(snapshot, decided, now)

@@ -216,6 +216,7 @@ def simulate(
     samples: list[Sample] = []
     sched = 0.0
     passes = seq = 0
+    held: dict[tuple[int, int], tuple[str, ...]] = {}  # the last pass's reserved nodes
     while events:
         now = events[0][0]
         while events and events[0][0] == now:
@@ -234,10 +235,13 @@ def simulate(
             continue
         # Without an age weight, a queued job's priority changes only with its record: take
         # the entries of unchanged jobs from the pass before, as the controller's event passes do.
-        snapshot = build_snapshot(state, now, weights, accounting, kept, reuse=weights.age == 0)
+        snapshot = build_snapshot(
+            state, now, weights, accounting, kept, reuse=weights.age == 0, held=held
+        )
         t0 = time.perf_counter()
         decided = plan(snapshot, now, cfg)
         sched += time.perf_counter() - t0
+        held = decided.held(now)
         passes += 1
         if on_pass is not None:
             on_pass(snapshot, decided, now)

@@ -10,6 +10,7 @@ Imports only minislurm.states, minislurm.units and the standard library.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from minislurm.states import JobEvent, JobState, NodeFlag, NodeState
@@ -282,12 +283,19 @@ class RunningJob:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Everything one scheduling pass reads, taken at one instant."""
+    """Everything one scheduling pass reads, taken at one instant.
+
+    ``held`` names the nodes the last full pass reserved for each job that
+    waits (by :attr:`PendingJob.key`): a backfill pass gives a job those
+    nodes again when they still fit at its start, so that a plan holds from
+    pass to pass unless something changed.
+    """
 
     nodes: tuple[NodeView, ...]
     partitions: tuple[PartitionView, ...]
     pending: tuple[PendingJob, ...]
     running: tuple[RunningJob, ...] = ()
+    held: Mapping[tuple[int, int], tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -335,6 +343,23 @@ class Plan:
     reasons: dict[int, str]
     start_times: dict[int, float] = field(default_factory=dict)
     reservations: tuple[Reservation, ...] = ()
+
+    def held(self, now: float) -> dict[tuple[int, int], tuple[str, ...]]:
+        """The nodes reserved for each job that waits: the next pass's :attr:`Snapshot.held`.
+
+        Args:
+            now: the time of the pass.
+
+        Returns:
+            Node names by job key (:attr:`PendingJob.key`).
+        """
+        return {
+            (r.job_id, -1 if r.array_task_id is None else r.array_task_id): tuple(
+                n.node for n in r.allocation.nodes
+            )
+            for r in self.reservations
+            if r.start > now
+        }
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,10 @@ the map keeps it, so no job further down can take those resources for a
 time that overlaps. A job started out of order therefore only uses what is
 free until its own time limit ends, around every reservation above it.
 With run times within the limits, no job is delayed past the start the
-pass planned for it by a job of lower priority. As in Slurm, at most
+pass planned for it by a job of lower priority. A waiting job gets again,
+where they still fit, the nodes the last pass reserved for it
+(``Snapshot.held``): otherwise a reservation could move, between passes, to
+nodes a job below was planned on, and delay it. As in Slurm, at most
 ``bf_max_job_test`` jobs are tested (only so much of the queue is put in
 order; the jobs below keep the reason they had, but for those the snapshot
 marks blocked, as Dependency), and
@@ -103,6 +106,7 @@ def earliest_fit(
     cand: Candidates,
     first: int,
     horizon: float,
+    held: int = 0,
 ) -> Placement | None:
     """The earliest slot, from slot ``first`` on and beginning by ``horizon``, where the job fits.
 
@@ -113,6 +117,8 @@ def earliest_fit(
         cand: its candidate nodes.
         first: the first slot to try.
         horizon: the latest start worth a reservation.
+        held: the nodes the last pass reserved for the job (a bitmask): it gets
+            them again where they still fit.
 
     Returns:
         The placement, or None when it fits nowhere in time.
@@ -140,7 +146,11 @@ def earliest_fit(
             i = bad + 1 if short else i + 1
             continue
         if cand.task_bound(free) >= req.ntasks:
-            alloc = timeline.place(req, start, end, whole, free & ~whole, limit)
+            alloc = None
+            if held and free & held == held:
+                alloc = timeline.place(req, start, end, whole & held, free & held & ~whole, limit)
+            if alloc is None:
+                alloc = timeline.place(req, start, end, whole, free & ~whole, limit)
             if alloc is not None:
                 return Placement(start, end, alloc)
         i += 1
@@ -209,7 +219,12 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
                 wait(job)
                 continue
         cand = candidates(timeline, job.request, part_masks[part])
-        found = earliest_fit(timeline, job.request, duration, cand, timeline.slot_at(floor), latest)
+        names = snapshot.held.get(job.key)
+        # An iterator, not the tuple: the table keeps the masks of tuples (partitions').
+        held = timeline.table.mask(iter(names)) & cand.mask if names else 0
+        found = earliest_fit(
+            timeline, job.request, duration, cand, timeline.slot_at(floor), latest, held
+        )
         if found is None:
             floors[shape] = INF
             wait(job)

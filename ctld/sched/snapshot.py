@@ -15,6 +15,7 @@ ctld.state, ctld.depend, ctld.resv.rules and minislurm; accounting is what
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -156,6 +157,7 @@ def build_snapshot(
     accounting: Associations | None = None,
     kept: KeptEntries | None = None,
     reuse: bool = False,
+    held: Mapping[tuple[int, int], tuple[str, ...]] | None = None,
 ) -> Snapshot:
     """Everything a pass reads, from the in-memory state.
 
@@ -168,6 +170,8 @@ def build_snapshot(
             pass (they replace what it held).
         reuse: take the entries ``kept`` holds for unchanged plain jobs, rather
             than compute them.
+        held: the nodes the last full pass reserved for the jobs that wait
+            (:meth:`Plan.held`).
 
     Returns:
         The snapshot.
@@ -231,7 +235,7 @@ def build_snapshot(
         kept.partitions = part_views
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
-    return Snapshot(tuple(nodes), partitions, tuple(pending), holding)
+    return Snapshot(tuple(nodes), partitions, tuple(pending), holding, held or {})
 
 
 def _node_views(state: ClusterState, kept: KeptEntries | None) -> list[NodeView]:

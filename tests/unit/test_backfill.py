@@ -285,6 +285,27 @@ def test_with_exact_limits_only_a_job_above_can_delay_a_planned_start(jobs: list
             assert any(k < record.job_id for k in early), f"job {record.job_id} delayed"
 
 
+def test_a_waiting_jobs_reservation_keeps_its_nodes_from_pass_to_pass() -> None:
+    # 6 single-CPU nodes. At t=10 job 2 is reserved n1-n4 at 120, job 6 n5,n6 at 70,
+    # and job 8 n4 from 60 to 120. At 60 n4 is idle: planned afresh, job 2 would take
+    # busy n5 instead (keeping idle nodes for jobs that may start meanwhile), job 6
+    # then n4, and job 8, below both, would wait until 190.
+    spec = [(1, 0, 3, 2), (2, 0, 4, 1), (3, 0, 4, 1), (4, 0, 1, 1)]
+    spec += [(5, 10, 1, 1), (6, 10, 2, 2), (7, 10, 1, 1), (8, 10, 1, 1)]
+    jobs = [SimJob(trace_job(i, float(t), n, 60.0 * m), 60.0 * m) for i, t, n, m in spec]
+    nodes, part = trace_machine(6)
+    planned: dict[int, float] = {}
+
+    def on_pass(snapshot: Snapshot, decided: Plan, now: float) -> None:
+        for job_id, when in decided.start_times.items():
+            planned.setdefault(job_id, when)
+
+    outcome = simulate(jobs, nodes, (part,), SchedConfig(bf_resolution=1), on_pass)
+    starts = {r.job_id: r.start for r in outcome.records}
+    assert planned == {2: 120.0, 3: 180.0, 6: 70.0, 8: 60.0}
+    assert {job_id: starts[job_id] for job_id in planned} == planned
+
+
 # ---------------------------------------------------------------- knobs
 
 
