@@ -129,10 +129,16 @@ class AgentLink:
         self._sent = self.queued = 0
 
     def finish(self, timeout: float) -> None:
-        """Send the last frames (waiting up to ``timeout``) and close.
+        """Send the last frames, then close once slurmd has (waiting up to ``timeout``).
+
+        slurmd may still write (stdin's end, a signal) until it has read the
+        last frame. Closed before that, this end would make its write fail,
+        and a failed write ends slurmd's reading too, before the last frames
+        (a task's exit). So this end only stops writing, and reads and drops
+        what comes until slurmd closes its end.
 
         Args:
-            timeout: seconds slurmd has to take them.
+            timeout: seconds slurmd has to take the frames and close.
         """
         deadline = time.monotonic() + timeout
         while self._out and self.sock is not None:
@@ -144,9 +150,27 @@ class AgentLink:
             poller.register(self.sock.fileno(), select.POLLOUT)
             poller.poll(left * 1000)
             self.flush()
-        if self.sock is not None:
-            self.sock.close()
-            self.sock = None
+        if self.sock is None:
+            return
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+            while (left := deadline - time.monotonic()) > 0:
+                poller = select.poll()
+                poller.register(self.sock.fileno(), select.POLLIN)
+                if poller.poll(left * 1000) and not self._drop_input():
+                    break
+        except OSError:
+            pass
+        self.sock.close()
+        self.sock = None
+
+    def _drop_input(self) -> bool:
+        """Read and drop what slurmd sent; False once it has closed its end."""
+        assert self.sock is not None
+        try:
+            return bool(self.sock.recv(READ_SIZE))
+        except BlockingIOError:
+            return True
 
     def _keep(self, frame: bytes) -> None:
         if frame[0] in (Kind.STDOUT, Kind.STDERR):
