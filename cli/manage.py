@@ -14,6 +14,7 @@ import click
 
 from minislurm import VERSION_LINE, __version__
 from minislurm.conffile import read_controller_address
+from minislurm.errors import ConfigError
 from minislurm.local.cluster import ClusterSpec, default_home
 from minislurm.local.netns import NetnsCluster, missing_requirements, open_cluster
 from minislurm.security import cred
@@ -139,6 +140,10 @@ def status(home: str) -> None:
     default=None,
     help="SchedulerParameters for backfill (default: bf_resolution=1,bf_job_part_count_reserve=1)",
 )
+@click.option(
+    "--conf",
+    help="order the queue by this slurm.conf's PriorityWeight* (default: submission order)",
+)
 @click.option("--out", "out_dir", help="write jobs.csv and timeline.png here")
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def simulate(
@@ -147,6 +152,7 @@ def simulate(
     policy: str,
     nodes: int | None,
     sched_params: str | None,
+    conf: str | None,
     out_dir: str | None,
     as_json: bool,
 ) -> None:
@@ -154,10 +160,10 @@ def simulate(
     from ctld import simreport  # the controller's code, loaded only for this command
 
     params = simreport.SIM_PARAMS if sched_params is None else sched_params
-    req = simreport.SimRequest(trace, jobs, policy, nodes, params, out_dir)
+    req = simreport.SimRequest(trace, jobs, policy, nodes, params, out_dir, conf)
     try:
         measures, written = simreport.run(req)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     click.echo(simreport.as_json(measures) if as_json else simreport.as_text(req, measures))
     for path in written:

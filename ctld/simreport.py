@@ -11,9 +11,12 @@ otherwise: ``bf_resolution=1`` (trace times are to the second, as an
 administrator of such a machine would set it) and
 ``bf_job_part_count_reserve=1`` (one reservation per partition: EASY
 backfilling, as the literature's figures use); ``--sched-params ""`` gives
-Slurm's defaults (a reservation for every job tested).
+Slurm's defaults (a reservation for every job tested). The queue is in
+submission order unless ``--conf`` names a slurm.conf: its ``PriorityWeight*``,
+``PriorityMaxAge`` and ``PriorityFavorSmall`` then set the jobs' priorities,
+as the controller's.
 
-Imports ctld.simulator, ctld.sched.knobs and minislurm.config; matplotlib only inside
+Imports ctld.simulator, ctld.ranking, ctld.sched.knobs and minislurm.config; matplotlib only inside
 :func:`write_plot`.
 """
 
@@ -24,9 +27,10 @@ import json
 import os
 from dataclasses import dataclass
 
+from ctld.ranking import weights_of
 from ctld.sched.knobs import SCHED_BACKFILL, SCHED_BUILTIN, SchedConfig, sched_from_params
-from ctld.simulator import SimOutcome, simulate, summarize, trace_setup
-from minislurm.config import parse_scheduler_parameters
+from ctld.simulator import FCFS, SimOutcome, simulate, summarize, trace_setup
+from minislurm.config import load_slurm_conf, parse_scheduler_parameters
 
 SIM_PARAMS = "bf_resolution=1,bf_job_part_count_reserve=1"
 POLICY_TYPES = {"fifo": SCHED_BUILTIN, "backfill": SCHED_BACKFILL}
@@ -43,6 +47,7 @@ class SimRequest:
     nodes: int | None
     sched_params: str
     out_dir: str | None
+    conf: str | None = None  # a slurm.conf whose priority weights order the queue
 
 
 def policy_config(policy: str, sched_params: str) -> SchedConfig:
@@ -75,10 +80,12 @@ def run(req: SimRequest) -> tuple[dict[str, float], list[str]]:
     Raises:
         OSError: the trace cannot be read or the output not written.
         ValueError: a malformed trace, a bad policy or parameter.
+        ConfigError: ``conf`` cannot be read or is malformed.
     """
     cfg = policy_config(req.policy, req.sched_params)
+    weights = weights_of(load_slurm_conf(req.conf)) if req.conf else FCFS
     setup = trace_setup(req.trace, req.jobs, req.nodes)
-    outcome = simulate(setup.jobs, setup.nodes, setup.partitions, cfg)
+    outcome = simulate(setup.jobs, setup.nodes, setup.partitions, cfg, weights=weights)
     measures = summarize(outcome)
     measures["skipped"] = setup.skipped
     measures["processors"] = setup.size

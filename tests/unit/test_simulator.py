@@ -152,6 +152,33 @@ def test_simulate_command_rejects_bad_input(tmp_path: Path, extra: list[str], me
     assert message in result.output
 
 
+# 4 processors. Job 1 takes all 4 for 100 s; job 2 needs all 4, job 3 one, for 10 s.
+PRIORITY_TRACE = """\
+; MaxProcs: 4
+1 0 -1 100 4 -1 -1 4 100 -1 1 1 1 1 1 1 -1 -1
+2 1 -1 100 4 -1 -1 4 100 -1 1 1 1 1 1 1 -1 -1
+3 2 -1 10 1 -1 -1 1 10 -1 1 1 1 1 1 1 -1 -1
+"""
+
+
+def test_simulate_command_takes_the_priority_weights_of_a_slurm_conf(tmp_path: Path) -> None:
+    trace = tmp_path / "t.swf"
+    trace.write_text(PRIORITY_TRACE)
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("PriorityWeightJobSize=1000\nPriorityFavorSmall=YES\n")
+    args = ["simulate", "--trace", str(trace), "--policy", "fifo", "--json"]
+    # In submission order job 3 waits for job 2 (198 s); favouring small jobs, it starts
+    # when job 1 ends (98 s) and job 2 waits 10 s more (109 s).
+    fcfs = CliRunner().invoke(main, args)
+    weighted = CliRunner().invoke(main, [*args, "--conf", str(conf)])
+    assert fcfs.exit_code == 0 and weighted.exit_code == 0, fcfs.output + weighted.output
+    assert json.loads(fcfs.stdout)["mean_wait"] == (0 + 99 + 198) / 3
+    assert json.loads(weighted.stdout)["mean_wait"] == (0 + 109 + 98) / 3
+    conf.write_text("PriorityWeightJobSize=many\n")
+    bad = CliRunner().invoke(main, [*args, "--conf", str(conf)])
+    assert bad.exit_code == 1 and "invalid value for PriorityWeightJobSize" in bad.output
+
+
 def test_simulate_command_reports_a_missing_or_malformed_trace(tmp_path: Path) -> None:
     missing = CliRunner().invoke(main, ["simulate", "--trace", str(tmp_path / "none.swf")])
     assert missing.exit_code == 1 and "No such file" in missing.output
