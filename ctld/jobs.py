@@ -17,7 +17,7 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from ctld.intents import Intent, Terminate
+from ctld.intents import Intent, Launch, Terminate
 from ctld.joboptions import check_against_nodes, checked_options
 from ctld.state import ClusterState
 from minislurm import hostlist, jobopts, units
@@ -450,9 +450,9 @@ def apply_event(
 
     An event that moves a running job to COMPLETING begins its kill: the job
     keeps that event as ``kill_event``, which decides the state it ends in
-    once its nodes confirm, and the nodes are asked to kill it. No other
-    event asks anything of the nodes here (the scheduling pass that starts
-    jobs asks for their launches).
+    once its nodes confirm, and the nodes are asked to kill it. The start of
+    a batch job asks its batch host to launch the script. No other event asks
+    anything of the nodes.
 
     Args:
         job: the job.
@@ -467,10 +467,12 @@ def apply_event(
         InvalidTransition: the event is not legal in the job's state.
     """
     new = next_job_state(job.job_id, job.state, event, why)
-    if new is not JobState.COMPLETING:
-        return replace(job, state=new, **changes), []
-    killing = replace(job, state=new, kill_event=event, **changes)
-    return killing, kill_intents(killing)
+    if new is JobState.COMPLETING:
+        killing = replace(job, state=new, kill_event=event, **changes)
+        return killing, kill_intents(killing)
+    moved = replace(job, state=new, **changes)
+    launch: list[Intent] = [Launch(job.job_id)] if event is JobEvent.START and job.batch else []
+    return moved, launch
 
 
 def kill_intents(job: Job) -> list[Intent]:
@@ -488,7 +490,7 @@ def kill_intents(job: Job) -> list[Intent]:
     return [Terminate(job.job_id, job.allocation.node_names, kill_name(job.kill_event))]
 
 
-def start(job: Job, alloc: Allocation, now: float) -> Job:
+def start(job: Job, alloc: Allocation, now: float) -> tuple[Job, list[Intent]]:
     """The job after the scheduler gave it ``alloc``.
 
     Args:
@@ -497,9 +499,9 @@ def start(job: Job, alloc: Allocation, now: float) -> Job:
         now: start time.
 
     Returns:
-        The RUNNING job.
+        The RUNNING job, and its launch (a batch job's) to carry out once committed.
     """
-    started, _ = apply_event(
+    return apply_event(
         job,
         JobEvent.START,
         "scheduled",
@@ -509,7 +511,6 @@ def start(job: Job, alloc: Allocation, now: float) -> Job:
         last_sched_eval=now,
         warn_sent=False,
     )
-    return started
 
 
 def ended(

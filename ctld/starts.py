@@ -18,7 +18,7 @@ from ctld import depend as depops
 from ctld import jobs as jobops
 from ctld import preemption
 from ctld.accounting.manager import Accounting
-from ctld.intents import Launch
+from ctld.intents import Intent
 from ctld.ledger import Ledger
 from ctld.ranking import Ranking
 from ctld.runner import IntentRunner
@@ -66,6 +66,7 @@ class Starts:
         """Start the planned jobs (and array tasks) in one transaction, then launch them."""
         records: dict[int, Job] = {}  # what changed, by job id; array records as split
         new: list[Job] = []
+        launches: list[Intent] = []
         last_id = self._state.last_job_id
         for start in decided.starts:
             job = records.get(start.job_id) or self._state.jobs.get(start.job_id)
@@ -78,10 +79,13 @@ class Starts:
                 if rest is not None:
                     records[job.job_id] = rest
                     last_id = task.job_id
-                    new.append(jobops.start(task, start.allocation, now))
+                    running, intents = jobops.start(task, start.allocation, now)
+                    new.append(running)
+                    launches += intents
                     continue
                 job = task
-            records[job.job_id] = jobops.start(job, start.allocation, now)
+            records[job.job_id], intents = jobops.start(job, start.allocation, now)
+            launches += intents
         started = [j for j in (*records.values(), *new) if j.state is JobState.RUNNING]
         self._ledger.commit(records.values(), new)
         for job in started:
@@ -96,7 +100,7 @@ class Starts:
             # Reasons are recomputed each pass, never persisted alone.
             if job.state is JobState.PENDING and not job.held and job.reason != reason:
                 self._state.put_job(replace(job, reason=reason, last_sched_eval=now))
-        self._runner.run(Launch(j.job_id) for j in started if j.batch)
+        self._runner.run(launches)
 
     def preempt(self, snapshot: Snapshot, decided: Plan, now: float) -> None:
         """After a pass: begin the kills of the jobs that waiting jobs preempt."""

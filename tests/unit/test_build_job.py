@@ -448,11 +448,12 @@ def pending_job(**changes: object) -> Job:
 
 
 def running_job(**changes: object) -> Job:
-    return replace(start(build(time_limit=10), ALLOC, NOW + 5), **changes)  # type: ignore[arg-type]
+    started, _ = start(build(time_limit=10), ALLOC, NOW + 5)
+    return replace(started, **changes)  # type: ignore[arg-type]
 
 
 def test_start_gives_a_pending_job_its_allocation() -> None:
-    job = start(pending_job(), ALLOC, NOW + 5)
+    job, _ = start(pending_job(), ALLOC, NOW + 5)
     assert job.state is JobState.RUNNING
     assert job.allocation == ALLOC
     assert (job.start_time, job.last_sched_eval, job.reason) == (NOW + 5, NOW + 5, "None")
@@ -493,7 +494,7 @@ def test_warning_time_is_the_limit_less_the_warning(changes: dict[str, object], 
 
 
 def test_a_new_run_may_be_warned_again() -> None:
-    job = start(replace(pending_job(), warn_signal=10, warn_sent=True), ALLOC, NOW)
+    job, _ = start(replace(pending_job(), warn_signal=10, warn_sent=True), ALLOC, NOW)
     assert not job.warn_sent
 
 
@@ -648,5 +649,5 @@ def test_a_pending_jobs_tres_count_the_memory_slurm_reckons(
 
 
 def test_a_running_jobs_tres_count_the_memory_it_holds() -> None:
-    job = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    job, _ = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
     assert convert.tres_text(job) == "cpu=1,node=1,billing=1"

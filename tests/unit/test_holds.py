@@ -62,7 +62,7 @@ def test_only_operators_release_admin_holds() -> None:
 
 
 def test_a_running_job_may_be_held_and_released_and_keeps_running() -> None:
-    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    running, _ = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
     held = hold_action(running, HOLD, True, NOW + 1)
     assert (held.state, held.hold, held.reason) == (JobState.RUNNING, HOLD_ADMIN, "JobHeldAdmin")
     released = hold_action(held, RELEASE, True, NOW + 2)
@@ -70,7 +70,7 @@ def test_a_running_job_may_be_held_and_released_and_keeps_running() -> None:
 
 
 def test_a_held_job_that_completes_keeps_its_hold_reason() -> None:
-    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    running, _ = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
     done = ended(hold_action(running, HOLD, True, NOW + 1), 0, 0, NOW + 2)
     assert (done.state, done.reason) == (JobState.COMPLETED, "JobHeldAdmin")
     failed = ended(hold_action(running, HOLD, True, NOW + 1), 3, 0, NOW + 2)
@@ -79,7 +79,7 @@ def test_a_held_job_that_completes_keeps_its_hold_reason() -> None:
 
 @pytest.mark.parametrize("action", [HOLD, USER_HOLD, RELEASE])
 def test_finished_and_completing_jobs_cannot_be_held(action: int) -> None:
-    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    running, _ = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
     for job in (ended(running, 0, 0, NOW), begin_kill(running, JobEvent.CANCEL, NOW)[0]):
         with pytest.raises(InvalidTransition, match="Job has already finished"):
             hold_action(job, action, True, NOW)
@@ -104,7 +104,7 @@ def test_releasing_a_job_that_is_not_held_only_resets_a_pending_ones_reason() ->
     job = replace(build(begin_time=int(NOW) + 3600), reason="BeginTime")
     released = hold_action(job, RELEASE, False, NOW)
     assert released == replace(job, reason="None")
-    running = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    running, _ = start(build(), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
     assert hold_action(running, RELEASE, False, NOW) is running
 
 

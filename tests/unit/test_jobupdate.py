@@ -30,7 +30,8 @@ def update(job: Job, operator: bool = True, shown: int = 100, **fields: object) 
 
 
 def running(**fields: object) -> Job:
-    return start(build(**fields), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    job, _ = start(build(**fields), Allocation((NodeAlloc("n1", 1, 0),)), NOW)
+    return job
 
 
 def test_update_changes_only_the_fields_present() -> None:
