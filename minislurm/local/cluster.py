@@ -9,7 +9,8 @@ with that port so commands and agents find it. Only processes whose pid
 files this launcher wrote, and whose command line is still ours, are ever
 signalled.
 
-Imports minislurm's core modules; starts daemons as subprocesses.
+Imports minislurm's core modules and nodeagent.spool (where stepd's pid file is);
+starts daemons as subprocesses.
 """
 
 from __future__ import annotations
@@ -23,9 +24,9 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
-from minislurm import procs
 from minislurm.conffile import read_controller_address
 from minislurm.security import cred
+from nodeagent.spool import stepd_pid
 
 CTLD = "slurmctld"
 PROVISIONAL_PORT = 6817  # in slurm.conf until the controller reports its real port
@@ -454,7 +455,7 @@ class LocalCluster:
         spool = self.path("spool")
         for node in os.listdir(spool) if os.path.isdir(spool) else []:
             for job in os.listdir(os.path.join(spool, node)):
-                pid = procs.live_pid(os.path.join(spool, node, job, "stepd.pid"))
+                pid = stepd_pid(os.path.join(spool, node, job))
                 if pid is not None:
                     found.append(pid)
         return found
