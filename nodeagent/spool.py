@@ -16,6 +16,7 @@ file               written by   what it holds
 ``task.pid``       stepd        the process groups of the tasks, one a line
 ``usage.json``     stepd        the usage sampled so far (:mod:`nodeagent.usage`), for sstat
 ``terminate.json`` slurmd       why a kill was asked (stepd reads it on SIGTERM)
+``killed``         stepd        not empty once a batch job's processes have had SIGTERM
 ``lost-output``    stepd        frames a step's stepd could not send once slurmd was gone
 ``status.json``    stepd        how the batch script or the step's tasks ended
 =================  ===========  ===========================================================
@@ -49,7 +50,7 @@ STEPD_PID_FILE = "stepd.pid"
 TASK_PID_FILE = "task.pid"
 USAGE_FILE = "usage.json"
 TERMINATE_FILE = "terminate.json"
-KILLED_FILE = "killed"  # a batch stepd made it: the job's processes have had SIGTERM
+KILLED_FILE = "killed"  # not empty once a batch stepd has sent the job's processes SIGTERM
 LOST_OUTPUT_FILE = "lost-output"
 STATUS_FILE = "status.json"
 STEPD_DIED = "slurmstepd died"  # the outcome's message when stepd left no status.json
@@ -335,13 +336,14 @@ def write_terminate(directory: str, request: Terminate) -> None:
     os.replace(path + ".tmp", path)
 
 
-def mark_killed(directory: str) -> None:
+def mark_killed(killed_fd: int) -> None:
     """Say that stepd has sent the job's processes SIGCONT and SIGTERM.
 
     Args:
-        directory: the job's directory.
+        killed_fd: KILLED_FILE, opened (:func:`open_private`) while stepd was root:
+            the job's user may not create files in the job's directory.
     """
-    os.close(os.open(os.path.join(directory, KILLED_FILE), os.O_WRONLY | os.O_CREAT, 0o644))
+    os.write(killed_fd, b"signalled\n")
 
 
 def killed(directory: str) -> bool:
@@ -353,7 +355,10 @@ def killed(directory: str) -> bool:
     Returns:
         True once it has.
     """
-    return os.path.exists(os.path.join(directory, KILLED_FILE))
+    try:
+        return os.path.getsize(os.path.join(directory, KILLED_FILE)) > 0
+    except OSError:
+        return False
 
 
 def read_terminate(directory: str) -> Terminate:

@@ -31,9 +31,12 @@ POLL_SECONDS = 0.5
 class Step:
     """The running batch script and everything it starts."""
 
-    def __init__(self, jobdir: str, job: spool.BatchJob, usage_fd: int = -1) -> None:
+    def __init__(
+        self, jobdir: str, job: spool.BatchJob, usage_fd: int = -1, killed_fd: int = -1
+    ) -> None:
         self.jobdir = jobdir
         self.job = job
+        self.killed_fd = killed_fd  # KILLED_FILE, where a kill's SIGTERM is said sent
         self.pid = 0
         self.err_fd = -1
         self.status: int | None = None
@@ -120,7 +123,8 @@ class Step:
         if self.err_fd >= 0:
             try_call(os.write, self.err_fd, line)
         self.signal_all(signal.SIGCONT, signal.SIGTERM)
-        try_call(spool.mark_killed, self.jobdir)
+        if self.killed_fd >= 0:
+            try_call(spool.mark_killed, self.killed_fd)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
     def reap(self) -> None:

@@ -87,9 +87,10 @@ def main(argv: list[str]) -> int:
     if isinstance(job, spool.StepJob):
         return run_step(jobdir, job, status_fd, usage_fd)
     task_fd = spool.open_private(os.path.join(jobdir, spool.TASK_PID_FILE))
+    killed_fd = spool.open_private(os.path.join(jobdir, spool.KILLED_FILE))
     drop_privileges(job.uid, job.gid, job.user)
     os.umask(job.umask)
-    step = Step(jobdir, job, usage_fd)
+    step = Step(jobdir, job, usage_fd, killed_fd)
     try:
         step.launch()
         os.write(task_fd, f"{step.pid}\n".encode())

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -95,3 +97,37 @@ def test_jobs_cancelled_as_they_launch_through_spares_end_cancelled(tmp_path: Pa
     ]
     for job_id in range(1, 6):
         assert f"*** JOB {job_id} ON n1 CANCELLED AT " in text(tmp_path / str(job_id) / "job.out")
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="needs root to run a job as another user")
+def test_a_cancelled_job_of_another_user_says_when_its_processes_had_sigterm() -> None:
+    # slurmd kills a job's steps once its batch stepd says, in the job's directory,
+    # that the script has had SIGTERM. That stepd runs as the job's user by then,
+    # who may not create files in the root-owned directory.
+    nobody = pwd.getpwnam("nobody")
+    # Not under tmp_path, which only its owner may enter: nobody reads its script here.
+    work = Path(tempfile.mkdtemp(prefix="minislurm-kill-", dir="/tmp"))
+    os.chmod(work, 0o777)
+    script = "#!/bin/sh\necho ready\nexec sleep 300\n"
+
+    async def body() -> bool:
+        ended: list[StepOutcome] = []
+        pool = StepdPool(spare=False)
+        launcher = Launcher(str(work / "spool"), ended.append, pool)
+        batch, code = job(7, script, work, kill_wait=5)
+        launcher.launch(batch._replace(uid=nobody.pw_uid, gid=nobody.pw_gid, user="nobody"), code)
+        try:
+            await until(lambda: "ready" in text(work / "job.out"), what="the job to start")
+            launcher.terminate(7, "CANCELLED", 5, time.time())
+            jobdir = launcher.jobdir(7)
+            await until(lambda: spool.killed(jobdir) or ended, timeout=30, what="SIGTERM or end")
+            return spool.killed(jobdir)
+        finally:
+            await until(lambda: ended, timeout=30, what="the job to end")
+            launcher.close()
+            pool.close()
+
+    try:
+        assert asyncio.run(body())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
