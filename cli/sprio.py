@@ -6,7 +6,8 @@ and TRES; ``-w`` prints the weights; ``-o`` takes Slurm's ``%`` fields
 (``%i %r %u %Y %S %A %B %F %J %P %Q %N %T``), or ``SPRIO_FORMAT`` when
 ``-o`` is not given. ``-j`` and ``-u`` select jobs and users, with Slurm's
 messages for ids and users it cannot read. ASSOC, SITE and TRES factors
-are not implemented and are 0.
+are not implemented and are 0. Under ``priority/basic`` sprio refuses, as
+Slurm's does: there are no factors.
 
 Imports cli.common and cli.fmt.
 """
@@ -207,6 +208,14 @@ def _sprio(argv: list[str]) -> int:
     jobs = job_ids(str(values.get("jobs") or ""))
     wanted = users(str(values.get("user") or ""))
     spec = format_option(values)
+    config = {e.key: e.value for e in common.call("GetConfig").entries}
+    plugin = config.get("PriorityType", "")
+    if plugin == "priority/basic":
+        sys.stderr.write(
+            f"You are not running a supported priority plugin\n({plugin}).\n"
+            "Only 'priority/multifactor' is supported.\n"
+        )
+        return 1
     reply = common.call("GetPriorities")
     weights = dict(reply.weights)
     if spec is None:

@@ -6,7 +6,7 @@ Imports ctld.sched.priority, ctld.scheduling, ctld.acctmgr, ctld.state and minis
 from __future__ import annotations
 
 from ctld.accounting.manager import Accounting
-from ctld.sched.priority import Factors, PriorityWeights, job_factors
+from ctld.sched.priority import Factors, PriorityWeights, fixed_priority, job_factors
 from ctld.sched.snapshot import cluster_size
 from ctld.state import ClusterState
 from minislurm.config import SlurmConfig
@@ -15,7 +15,7 @@ from minislurm.states import JobState
 
 
 def weights_of(conf: SlurmConfig) -> PriorityWeights:
-    """The multifactor weights slurm.conf sets (``Priority*``).
+    """The multifactor weights slurm.conf sets (``Priority*``), none under priority/basic.
 
     Args:
         conf: the configuration.
@@ -23,6 +23,8 @@ def weights_of(conf: SlurmConfig) -> PriorityWeights:
     Returns:
         The weights.
     """
+    if conf.priority_type == "priority/basic":
+        return PriorityWeights(basic=True)
     return PriorityWeights(
         age=conf.priority_weight_age,
         job_size=conf.priority_weight_job_size,
@@ -58,10 +60,9 @@ class Ranking:
         Returns:
             The priority.
         """
-        if job.held:
-            return 0
-        if job.priority_set:
-            return job.priority_set
+        fixed = fixed_priority(job, self.weights)
+        if fixed is not None:
+            return fixed
         when = now if job.state is JobState.PENDING else job.submit_time
         return self.factors(job, when).priority(self.weights)
 

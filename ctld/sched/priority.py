@@ -14,9 +14,11 @@ its ``PriorityWeight*``; the nice value is subtracted::
 * qos: its QOS's Priority over the largest Priority of any QOS (0 when all
   are 0, as for the one ``normal`` QOS of a fresh database).
 
-With every weight 0 (Slurm's default, ``priority/basic``) all jobs tie at 1
-and the scheduler's tie-breaks (submit time, then job id) make it
-first-come, first-served.
+With every weight 0 all jobs tie at 1 and the scheduler's tie-breaks (submit
+time, then job id) make it first-come, first-served. Slurm's default,
+``priority/basic``, ignores the weights and numbers jobs down instead: each
+one less than the job submitted before it, less its nice value, so that the
+order shows in ``squeue -o %Q`` and its default sort as it does in Slurm.
 
 Imports only minislurm.
 """
@@ -27,11 +29,14 @@ from dataclasses import dataclass
 
 from minislurm.model import Job
 
+BASIC_TOP = 0xFFFF0000  # priority/basic: the first job gets one less
+
 
 @dataclass(frozen=True)
 class PriorityWeights:
     """The ``Priority*`` settings of slurm.conf that this function reads."""
 
+    basic: bool = False  # PriorityType=priority/basic: the weights do not count
     age: int = 0
     job_size: int = 0
     partition: int = 0
@@ -133,9 +138,31 @@ def job_priority(
     Returns:
         The priority, at least 1 unless the job is held.
     """
+    fixed = fixed_priority(job, weights)
+    if fixed is not None:
+        return fixed
+    factors = job_factors(job, now, weights, size, partition_job_factor, fairshare, qos)
+    return factors.priority(weights)
+
+
+def fixed_priority(job: Job, weights: PriorityWeights) -> int | None:
+    """A priority no factor makes: 0 when held, an administrator's, or priority/basic's.
+
+    priority/basic's is one less per job submitted before, less the nice value
+    (at least 1); job ids count submissions, so the id stands for the count,
+    and the tasks of an array share their array's.
+
+    Args:
+        job: the job.
+        weights: the configured weights.
+
+    Returns:
+        The priority, or None when the factors make it.
+    """
     if job.held:
         return 0
     if job.priority_set:
         return job.priority_set
-    factors = job_factors(job, now, weights, size, partition_job_factor, fairshare, qos)
-    return factors.priority(weights)
+    if weights.basic:
+        return max(BASIC_TOP - (job.array_job_id or job.job_id) - job.nice, 1)
+    return None

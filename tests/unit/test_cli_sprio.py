@@ -16,11 +16,20 @@ JOBS = [
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def conf() -> dict[str, str]:
+    """The controller's configuration as GetConfig gives it (a test may change it)."""
+    return {"PriorityType": "priority/multifactor"}
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch, conf: dict[str, str]) -> list[str]:
     made: list[str] = []
 
     def call(method: str, **request: Any) -> Message:
         made.append(method)
+        if method == "GetConfig":
+            entries = [{"key": k, "value": v} for k, v in conf.items()]
+            return Message("minislurm.v1.GetConfigReply", {"entries": entries})
         reply = {"jobs": JOBS, "weights": {"Age": 1000}}
         return Message("minislurm.v1.GetPrioritiesReply", reply)
 
@@ -76,3 +85,15 @@ def test_sprio_format_stands_for_o(
     monkeypatch.setenv("SPRIO_FORMAT", "%.5i %.8Y")
     assert run(["-h"], capsys)[0] == "   14     1000\n   15      900\n"
     assert run(["-h", "-o", "%.5i"], capsys)[0] == "   14\n   15\n"
+
+
+def test_under_priority_basic_sprio_says_it_has_no_factors(
+    calls: list[str], conf: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    conf["PriorityType"] = "priority/basic"
+    err = (
+        "You are not running a supported priority plugin\n(priority/basic).\n"
+        "Only 'priority/multifactor' is supported.\n"
+    )
+    assert run(["-l"], capsys) == ("", err, 1)
+    assert calls == ["GetConfig"]

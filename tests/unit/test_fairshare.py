@@ -9,6 +9,7 @@ higher Level FS puts every user below it above every user below a sibling).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,12 @@ from hypothesis import strategies as st
 
 from ctld.accounting import assocedit
 from ctld.accounting.fairshare import billing, decayed, fair_tree, level_fs, parse_billing_weights
+from ctld.ranking import weights_of
 from ctld.sched.priority import ClusterSize, PriorityWeights, job_factors, job_priority
 from minislurm.accounts import Book, initial_book
 from minislurm.config import load_slurm_conf
 from minislurm.errors import ConfigError
-from minislurm.model import Job, ResourceRequest
+from minislurm.model import HOLD_USER, Job, ResourceRequest
 from minislurm.states import JobState
 
 
@@ -238,6 +240,23 @@ def test_priority_sums_weighted_factors_minus_nice() -> None:
     assert job_priority(job, 5000.0, weights, size, 1, 0.0) == 1000 - 100
     favor = PriorityWeights(job_size=100, favor_small=True)
     assert job_priority(_job(), 0.0, favor, size) == 71  # (1 - 0.28125) * 100
+
+
+def test_priority_basic_numbers_jobs_down_by_submission_as_slurm_does(tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("NodeName=n1 CPUs=8\nPriorityWeightAge=1000\n")
+    basic = weights_of(load_slurm_conf(str(conf)))  # PriorityType's default: weights ignored
+    size = ClusterSize(nodes=2, cpus=16)
+    # Slurm 22.05, fresh controller: job 1 4294901759, job 2 with --nice=10 4294901748,
+    # array job 3 4294901757 for each of its tasks.
+    assert job_priority(_job(), 1e6, basic, size) == 4294901759
+    nice = replace(_job(nice=10), job_id=2)
+    assert job_priority(nice, 0.0, basic, size) == 4294901748
+    task = replace(_job(), job_id=5, array_job_id=3, array_task_id=1)
+    assert job_priority(task, 0.0, basic, size) == 4294901757
+    assert job_priority(replace(_job(), hold=HOLD_USER), 0.0, basic, size) == 0
+    conf.write_text("NodeName=n1 CPUs=8\nPriorityType=priority/multifactor\nPriorityWeightAge=1\n")
+    assert job_priority(_job(), 0.0, weights_of(load_slurm_conf(str(conf))), size) == 1
 
 
 def test_slurm_conf_reads_billing_weights_and_enforcement(tmp_path: Path) -> None:

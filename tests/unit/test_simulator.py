@@ -165,7 +165,9 @@ def test_simulate_command_takes_the_priority_weights_of_a_slurm_conf(tmp_path: P
     trace = tmp_path / "t.swf"
     trace.write_text(PRIORITY_TRACE)
     conf = tmp_path / "slurm.conf"
-    conf.write_text("PriorityWeightJobSize=1000\nPriorityFavorSmall=YES\n")
+    conf.write_text(
+        "PriorityType=priority/multifactor\nPriorityWeightJobSize=1000\nPriorityFavorSmall=YES\n"
+    )
     args = ["simulate", "--trace", str(trace), "--policy", "fifo", "--json"]
     # In submission order job 3 waits for job 2 (198 s); favouring small jobs, it starts
     # when job 1 ends (98 s) and job 2 waits 10 s more (109 s).
