@@ -116,7 +116,7 @@ class StepSupervisor:
         try:
             program = find_program(task.argv[0], task.env.get("PATH", os.defpath))
         except OSError as error:
-            message = f"execve(): {task.argv[0]}: {error.strerror}"
+            message = f"execve(): {error.filename}: {error.strerror}"
             # On the task's own stderr, before its exit, and only there (srun says no more).
             self._write_stderr(task, error_line(self.node, message))
             self._never_ran(task, message, error.errno or 1, said=True)  # exit code: errno

@@ -99,17 +99,38 @@ def find_program(name: str, path: str) -> str:
         The file to run.
 
     Raises:
-        OSError: not found (ENOENT) or not executable (EACCES).
+        OSError: not found (ENOENT) or not executable (EACCES); ENOENT too
+            for a script whose ``#!`` interpreter does not exist (its
+            ``filename`` is then Slurm's ``bad interpreter(LINE)``).
     """
     candidates = [name] if "/" in name else [os.path.join(d or ".", name) for d in path.split(":")]
     denied = False
     for candidate in candidates:
         if os.path.isfile(candidate):
             if os.access(candidate, os.X_OK):
+                missing = _missing_interpreter(candidate)
+                if missing:
+                    raise OSError(2, os.strerror(2), f"bad interpreter({missing})")
                 return candidate
             denied = True
     code = 13 if denied else 2  # EACCES, ENOENT
     raise OSError(code, os.strerror(code), name)
+
+
+def _missing_interpreter(program: str) -> str:
+    """A script's ``#!`` line when the interpreter it names does not exist, else "".
+
+    execve fails with ENOENT then, and Slurm's stepd names the line, not the script.
+    """
+    try:
+        with open(program, "rb") as f:
+            head = f.readline(4096)
+    except OSError:
+        return ""
+    line = head[2:].strip() if head.startswith(b"#!") else b""
+    if not line or os.path.exists(line.split()[0]):
+        return ""
+    return line.decode(errors="replace")
 
 
 NOFILE = resource.getrlimit(resource.RLIMIT_NOFILE)  # the limit tasks get back

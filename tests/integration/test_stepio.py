@@ -276,6 +276,23 @@ def test_output_goes_to_files_opened_as_asked(tmp_path: Path) -> None:
     assert sorted((tmp_path / "shared").read_text().split()) == ["three", "two"]
 
 
+def test_a_script_whose_interpreter_is_missing_says_so_as_slurms_stepd(tmp_path: Path) -> None:
+    # Slurm 22.05: "execve(): bad interpreter(/no/such/interp -x): No such file or
+    # directory" on the task's stderr, exit code 2 (ENOENT).
+    script = tmp_path / "s.sh"
+    script.write_text("#!/no/such/interp -x\necho never\n")
+    script.chmod(0o755)
+    spec = step_spec([TaskSpec(0, 0, [str(script)], {"PATH": PATH})], tmp_path)
+
+    async def body() -> list[StepEvent]:
+        return await collect(await start_step(str(tmp_path / "step"), spec))
+
+    events = run(body)
+    line = "slurmstepd-n1: error: execve(): bad interpreter(/no/such/interp -x): "
+    assert stream(events, 0, EventKind.STDERR) == f"{line}No such file or directory\n".encode()
+    assert exit_of(events, 0).exit_code == 2
+
+
 def test_a_task_that_cannot_exec_says_why_on_its_stderr_and_the_others_run(
     tmp_path: Path,
 ) -> None:
