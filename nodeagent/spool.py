@@ -29,7 +29,7 @@ place (``usage.json``, read tolerantly).
 Each file's content is a record here (a NamedTuple, as dataclasses would
 cost every stepd start some 10 ms of imports: inspect, ast, dis...).
 
-Imports the standard library and minislurm.procs only: stepd imports it.
+Imports the standard library, minislurm.procs and minislurm.stepids only: stepd imports it.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import time
 from typing import Any, NamedTuple, TypeVar
 
 from minislurm import procs
+from minislurm.stepids import BATCH_STEP, step_id_text
 
 ALIVE_FILE = "slurmd.alive"  # in slurmd's spool directory
 SCRIPT_FILE = "slurm_script"
@@ -156,6 +157,42 @@ class BatchJob(NamedTuple):
     fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
     hosts_file: str = ""  # the job's /etc/hosts (nodeagent.hostsfile); "" for the host's own
     mode: str = "batch"
+
+    def as_step(self, directory: str) -> StepJob:
+        """The batch script as the one task of a step (what stepd's supervisor runs).
+
+        Args:
+            directory: the job's directory, where the script is.
+
+        Returns:
+            The step: task 0 runs the script with its arguments, streams and directory.
+        """
+        task = TaskJob(
+            task_id=0,
+            local_id=0,
+            argv=(os.path.join(directory, SCRIPT_FILE), *self.argv),
+            env=self.env,
+            cwd=self.work_dir,
+            stdout=self.stdout,
+            stderr=self.stderr,
+            stdin=self.stdin,
+            append=self.open_mode == "append",
+        )
+        return StepJob(
+            job_id=self.job_id,
+            step_id=BATCH_STEP,
+            uid=self.uid,
+            gid=self.gid,
+            user=self.user,
+            umask=self.umask,
+            cwd=self.work_dir,
+            node=self.node,
+            kill_wait=self.kill_wait,
+            tasks=(task,),
+            step_text=step_id_text(BATCH_STEP),
+            acct_freq=self.acct_freq,
+            hosts_file=self.hosts_file,
+        )
 
 
 class TaskJob(NamedTuple):

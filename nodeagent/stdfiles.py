@@ -21,17 +21,12 @@ Imports the standard library only: stepd runs this as the job's user.
 
 from __future__ import annotations
 
-import errno
 import os
 import time
 
 DIR_GRACE_SECONDS = 2.0  # how long after the launch began a missing directory may still appear
 DIR_POLL_SECONDS = 0.005  # between two tries (stat-cheap; bounds the delay once it appears)
 STREAMS_FAILED = (0, 53)  # Slurm's (exit code, signal) of a batch job whose streams failed
-
-
-class StreamsUnavailable(OSError):
-    """A batch script's stdin, stdout or stderr cannot be opened."""
 
 
 def open_output(path: str, append: bool, deadline: float) -> int:
@@ -58,32 +53,3 @@ def open_output(path: str, append: bool, deadline: float) -> int:
             if left <= 0:
                 raise
             time.sleep(min(DIR_POLL_SECONDS, left))
-
-
-def open_streams(stdin: str, stdout: str, stderr: str, append: bool) -> tuple[int, int, int]:
-    """Open a batch script's stdin, stdout and stderr.
-
-    Args:
-        stdin: the input file.
-        stdout: the output file.
-        stderr: the error file (the output file again when the same).
-        append: keep the output files' content (``--open-mode=append``).
-
-    Returns:
-        Three file descriptors (stderr may be the stdout one).
-
-    Raises:
-        StreamsUnavailable: a file cannot be opened.
-    """
-    deadline = time.monotonic() + DIR_GRACE_SECONDS
-    out = err = -1
-    try:
-        out = open_output(stdout, append, deadline)
-        err = out if stderr == stdout else open_output(stderr, append, deadline)
-        stdin_fd = os.open(stdin, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError as error:
-        for fd in {out, err} - {-1}:
-            os.close(fd)
-        code = error.errno or errno.EIO
-        raise StreamsUnavailable(code, os.strerror(code), error.filename) from error
-    return stdin_fd, out, err

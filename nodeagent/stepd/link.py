@@ -28,7 +28,8 @@ class AgentLink:
 
     Without a connection (lost, or closed by slurmd) frames are appended to
     ``lost-output`` instead, in the same format; output (STDOUT/STDERR)
-    beyond LOST_OUTPUT_LIMIT bytes is dropped and counted.
+    beyond LOST_OUTPUT_LIMIT bytes is dropped and counted. A batch script's
+    stepd has neither (``sock`` None, ``lost_fd`` -1): its frames are dropped.
     """
 
     def __init__(self, sock: socket.socket | None, lost_fd: int) -> None:
@@ -173,6 +174,8 @@ class AgentLink:
             return True
 
     def _keep(self, frame: bytes) -> None:
+        if self.lost_fd < 0:
+            return  # nowhere to keep it: a batch script's stepd, which slurmd follows by its files
         if frame[0] in (Kind.STDOUT, Kind.STDERR):
             if self.lost_bytes + len(frame) > LOST_OUTPUT_LIMIT:
                 self.dropped_bytes += len(frame) - HEADER.size

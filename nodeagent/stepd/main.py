@@ -16,13 +16,10 @@ import os
 import select
 import signal
 import sys
-import time
 
 from nodeagent import hostsfile, spool
-from nodeagent.stdfiles import STREAMS_FAILED, StreamsUnavailable
-from nodeagent.stepd.batch import Step
-from nodeagent.stepd.common import WAITED, become_subreaper, drop_privileges, log
-from nodeagent.stepd.supervisor import run_step
+from nodeagent.stepd.common import WAITED, become_subreaper, log
+from nodeagent.stepd.supervisor import run_batch, run_step
 from nodeagent.usage import preload_psutil
 
 IDLE_SECONDS = 0.25  # a spare waiting this long for work is idle: it loads psutil meanwhile
@@ -71,7 +68,7 @@ def main(argv: list[str]) -> int:
         _redirect_stdio(jobdir)
     else:
         jobdir = argv[0]
-    # SIGTERM (kill request) and SIGCHLD are taken synchronously in Step.run.
+    # SIGTERM (kill request) and SIGCHLD wait until the supervisor takes them.
     signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
     job = spool.read_job(jobdir)
     spool.write_stepd_pid(jobdir)
@@ -86,19 +83,4 @@ def main(argv: list[str]) -> int:
     usage_fd = spool.open_private(os.path.join(jobdir, spool.USAGE_FILE))
     if isinstance(job, spool.StepJob):
         return run_step(jobdir, job, status_fd, usage_fd)
-    task_fd = spool.open_private(os.path.join(jobdir, spool.TASK_PID_FILE))
-    killed_fd = spool.open_private(os.path.join(jobdir, spool.KILLED_FILE))
-    drop_privileges(job.uid, job.gid, job.user)
-    os.umask(job.umask)
-    step = Step(jobdir, job, usage_fd, killed_fd)
-    try:
-        step.launch()
-        os.write(task_fd, f"{step.pid}\n".encode())
-        result = step.run()
-    except OSError as error:
-        log(f"launch failed: {error}")
-        now = time.time()
-        code, sig = STREAMS_FAILED if isinstance(error, StreamsUnavailable) else (1, 0)
-        result = spool.StepResult(job.job_id, 0, code, sig, now, now, "LAUNCH_FAILED", str(error))
-    spool.write_status(status_fd, result)
-    return 0
+    return run_batch(jobdir, job, status_fd, usage_fd)

@@ -1,4 +1,13 @@
-"""stepd's step mode: a step's tasks on this node, their I/O and signals, to their end.
+"""stepd's supervisor: a step's tasks on this node, their I/O and signals, to their end.
+
+An srun step's tasks, or a batch script run as the one task of its job's
+batch step (:func:`run_batch`). What the batch script does differently is
+Slurm's: its kill says ``*** JOB 12 ...`` and is recorded in the
+``killed`` file, its leftovers get what remains of KillWait to say their
+last (an srun inside), usage is sampled for the whole job rather than per
+task, output or input files that cannot be opened end it as a launch
+failure (``0:53``), and it is killed when slurmd has been gone for
+SlurmdTimeout (the controller has requeued it elsewhere by then).
 
 Imports the standard library, nodeagent.spool, nodeagent.ptyio,
 nodeagent.stdfiles, nodeagent.usage and the modules of nodeagent.stepd.
@@ -15,7 +24,7 @@ import struct
 import time
 
 from nodeagent import ptyio, spool
-from nodeagent.stdfiles import DIR_GRACE_SECONDS
+from nodeagent.stdfiles import DIR_GRACE_SECONDS, STREAMS_FAILED
 from nodeagent.stepd.common import (
     WAITED,
     cancel_line,
@@ -55,10 +64,19 @@ class StepSupervisor:
     """The tasks of one srun step on this node, their I/O and their end."""
 
     def __init__(
-        self, stepdir: str, job: spool.StepJob, link: AgentLink, usage_fd: int = -1
+        self,
+        stepdir: str,
+        job: spool.StepJob,
+        link: AgentLink,
+        usage_fd: int = -1,
+        batch: spool.BatchJob | None = None,
+        killed_fd: int = -1,
     ) -> None:
         self.stepdir = stepdir
         self.job = job
+        self.batch = batch  # the batch script's job.json, when the step is that script
+        self.killed_fd = killed_fd  # KILLED_FILE, where a batch kill's SIGTERM is said sent
+        self.launch_error: spool.StepResult | None = None  # a batch script that never started
         self.node = job.node
         self.link = link
         self.tasks = [TaskRun(d, job.cwd or "/tmp") for d in job.tasks]
@@ -74,7 +92,7 @@ class StepSupervisor:
         self.clean = False
         self.link_lost = False
         self.start_time = 0.0
-        self.usage = UsageSampler(job.acct_freq, per_task=True, record_fd=usage_fd)
+        self.usage = UsageSampler(job.acct_freq, per_task=batch is None, record_fd=usage_fd)
         self.wake_r, wake_w = pipe(0)
         os.set_blocking(wake_w, False)
         # The signals stay blocked until the tasks are forked; then they wake poll().
@@ -93,6 +111,7 @@ class StepSupervisor:
             try:
                 ready.append((task, *self.streams.open(task)))
             except SetupError as error:
+                self._launch_failed(STREAMS_FAILED, str(error))
                 self._never_ran(task, str(error), error.code)
         cwd = self.job.cwd or "/tmp"
         try:
@@ -103,6 +122,7 @@ class StepSupervisor:
             try:
                 self._spawn(task, fds)
             except OSError as error:
+                self._launch_failed((1, 0), f"spawn: {error.strerror}")
                 self._never_ran(task, f"spawn: {error.strerror}", error.errno or 1)
             for fd in close:
                 os.close(fd)
@@ -154,6 +174,14 @@ class StepSupervisor:
         self.usage.track(pid, task.task_id)
         self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
 
+    def _launch_failed(self, status: tuple[int, int], message: str) -> None:
+        """A batch script that could not be started ends as a launch failure (Slurm's)."""
+        if self.batch is not None:
+            now = time.time()
+            self.launch_error = spool.StepResult(
+                self.job.job_id, self.job.step_id, *status, now, now, "LAUNCH_FAILED", message
+            )
+
     def _never_ran(self, task: TaskRun, message: str, code: int, said: bool = False) -> None:
         """A task that could not start ends with ``code``; srun says why unless stepd ``said``."""
         log(f"task {task.task_id}: {message}")
@@ -198,6 +226,8 @@ class StepSupervisor:
             if now >= self.kill_deadline:
                 self.signal_step(signal.SIGKILL)
                 self.kill_deadline = float("inf")
+            if self.killing is None and self.batch is not None and _slurmd_gone(self.batch):
+                self.begin_kill(spool.Terminate("NODE_FAIL", 0, time.time()))
             if all(t.ended for t in self.tasks):
                 self._clean_up(now)
             else:
@@ -229,7 +259,7 @@ class StepSupervisor:
         if self.kill_deadline < float("inf"):
             timeout = min(timeout, max(0.0, self.kill_deadline - time.monotonic()))
         if all(t.ended for t in self.tasks):
-            if not self.clean:
+            if not self.clean and not self._lingering(time.monotonic()):
                 timeout = min(timeout, 0.05)
         else:
             timeout = min(timeout, self.usage.seconds_left(time.monotonic()))
@@ -416,12 +446,15 @@ class StepSupervisor:
         self.killing = request
         self._say_cancelled(request)
         self.signal_step(signal.SIGCONT, signal.SIGTERM)
+        if self.killed_fd >= 0:
+            try_call(spool.mark_killed, self.killed_fd)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
     def _say_cancelled(self, request: spool.Terminate) -> None:
         """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on task 0's stderr.
 
-        As Slurm's, only the step's first node (the one running task 0) says it.
+        As Slurm's, only the step's first node (the one running task 0) says it;
+        a batch script's says ``JOB J``.
 
         Args:
             request: ``outcome`` and ``time`` of the kill.
@@ -430,8 +463,11 @@ class StepSupervisor:
         if self.cancel_said or not first_node or all(t.ended for t in self.tasks):
             return
         self.cancel_said = True
-        step = f"STEP {self.job.job_id}.{self.job.step_text}"
-        line = cancel_line(step, self.node, request)
+        if self.batch is not None:
+            what = f"JOB {self.job.job_id}"
+        else:
+            what = f"STEP {self.job.job_id}.{self.job.step_text}"
+        line = cancel_line(what, self.node, request)
         self._write_stderr(next(t for t in self.tasks if t.task_id == 0), line)
 
     def _say_error(self, text: str) -> None:
@@ -445,8 +481,18 @@ class StepSupervisor:
         elif task.stderr in self.streams.files:
             try_call(os.write, self.streams.files[task.stderr], data)
 
+    def _lingering(self, now: float) -> bool:
+        """Whether a killed batch script's leftovers still have KillWait to end by themselves.
+
+        The script (a shell) ends at its SIGTERM; an srun it started says its
+        last before its SIGKILL, as in Slurm.
+        """
+        return self.batch is not None and now < self.kill_deadline < float("inf")
+
     def _clean_up(self, now: float) -> None:
         """After the last task: kill what is left, give the pipes time to close."""
+        if self._lingering(now) and _has_children():
+            return
         if self.cleanup_deadline == float("inf"):
             self.cleanup_deadline = now + CLEANUP_SECONDS
             for task in self.tasks:
@@ -471,6 +517,8 @@ class StepSupervisor:
             self.clean = not procs
 
     def _outcome(self) -> spool.StepResult:
+        if self.launch_error is not None:
+            return self.launch_error
         results = tuple(t.result() for t in self.tasks)
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
         return spool.StepResult(
@@ -487,6 +535,17 @@ class StepSupervisor:
             lost_output=self.link.lost_bytes,
             dropped_output=self.link.dropped_bytes,
         )
+
+
+def _slurmd_gone(job: spool.BatchJob) -> bool:
+    """Whether slurmd has not touched its alive file for SlurmdTimeout (``fence_after``)."""
+    if not job.fence_after or not job.alive_file:
+        return False
+    try:
+        touched = os.stat(job.alive_file).st_mtime
+    except OSError:
+        return False
+    return time.time() - touched > job.fence_after
 
 
 def _has_children() -> bool:
@@ -530,16 +589,44 @@ def run_step(stepdir: str, job: spool.StepJob, status_fd: int, usage_fd: int) ->
         json.dumps({"version": PROTOCOL_VERSION, "pid": os.getpid()}).encode(),
     )
     link.flush()
-    # Tasks get the usual limit back; stepd needs six descriptors a task.
-    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE[1], NOFILE[1]))
-    drop_privileges(job.uid, job.gid, job.user)
-    os.umask(job.umask)
-    supervisor = StepSupervisor(stepdir, job, link, usage_fd)
-    supervisor.launch()
-    # The groups slurmd may kill as a last resort.
-    os.write(pgid_fd, "".join(f"{group}\n" for group in supervisor.groups).encode())
-    result = supervisor.run()
+    result = _supervise(StepSupervisor(stepdir, job, link, usage_fd), pgid_fd)
     spool.write_status(status_fd, result)
     link.send(Kind.DONE, ALL_TASKS, result.to_json())
     link.finish(FLUSH_SECONDS)
     return 0
+
+
+def run_batch(jobdir: str, job: spool.BatchJob, status_fd: int, usage_fd: int) -> int:
+    """Run a batch script as the one task of its job's batch step (job.json's default mode).
+
+    Its stepd has no connection to slurmd: slurmd follows it through its
+    files (stepd's pid, ``task.pid``, ``killed``, ``status.json``).
+
+    Args:
+        jobdir: the job's spool directory.
+        job: its job.json.
+        status_fd: status.json, opened as root.
+        usage_fd: usage.json, opened as root.
+
+    Returns:
+        0 once the status is recorded.
+    """
+    pgid_fd = spool.open_private(os.path.join(jobdir, spool.TASK_PID_FILE))
+    killed_fd = spool.open_private(os.path.join(jobdir, spool.KILLED_FILE))
+    link = AgentLink(None, -1)
+    supervisor = StepSupervisor(jobdir, job.as_step(jobdir), link, usage_fd, job, killed_fd)
+    spool.write_status(status_fd, _supervise(supervisor, pgid_fd))
+    return 0
+
+
+def _supervise(supervisor: StepSupervisor, pgid_fd: int) -> spool.StepResult:
+    """Become the job's user, start the tasks, say their process groups, and run to the end."""
+    job = supervisor.job
+    # Tasks get the usual limit back; stepd needs six descriptors a task.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (NOFILE[1], NOFILE[1]))
+    drop_privileges(job.uid, job.gid, job.user)
+    os.umask(job.umask)
+    supervisor.launch()
+    # The groups slurmd may kill as a last resort.
+    os.write(pgid_fd, "".join(f"{group}\n" for group in supervisor.groups).encode())
+    return supervisor.run()

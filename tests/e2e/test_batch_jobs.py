@@ -177,6 +177,20 @@ def test_exit_codes_and_signals_map_to_states(
     assert (info["JobState"], info["ExitCode"], info["Reason"]) == (state, exit_code, reason)
 
 
+def test_a_script_whose_interpreter_is_missing_fails_as_in_slurm(cluster: TestCluster) -> None:
+    # Slurm 22.05 prints stepd's line to the job's output and records ExitCode=2:0.
+    job_id = cluster.sbatch(script="#!/no/such/interp\necho never\n")
+    info = cluster.wait_state(job_id)
+    assert (info["JobState"], info["ExitCode"], info["Reason"]) == (
+        "FAILED",
+        "2:0",
+        "NonZeroExitCode",
+    )
+    out = (cluster.workdir / f"slurm-{job_id}.out").read_text()
+    line = "execve(): bad interpreter(/no/such/interp): No such file or directory"
+    assert out == f"slurmstepd-{info['BatchHost']}: error: {line}\n"
+
+
 def _start_tree(cluster: TestCluster, name: str) -> tuple[int, list[int]]:
     """A job that starts a process tree, including a daemonised escapee; returns its pids."""
     pids = cluster.workdir / f"{name}.pids"

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from nodeagent import spool
-from nodeagent.stepd import batch
+from nodeagent.stepd import supervisor
+from nodeagent.stepd.common import WAITED
+from nodeagent.stepd.link import AgentLink
 
 pytestmark = pytest.mark.timeout(10)
 
@@ -32,7 +34,7 @@ def test_a_kill_finds_the_processes_once_and_sends_sigterm_right_after_sigcont(
         events.append(("scan", root, 0))
         return [(SCRIPT_GROUP, SCRIPT_GROUP), (SCRIPT_GROUP + 1, SCRIPT_GROUP), (OTHER, OTHER)]
 
-    monkeypatch.setattr(batch, "descendants", scan)
+    monkeypatch.setattr(supervisor, "descendants", scan)
     monkeypatch.setattr(os, "killpg", lambda group, sig: events.append(("group", group, sig)))
     monkeypatch.setattr(os, "kill", lambda pid, sig: events.append(("pid", pid, sig)))
     job = spool.BatchJob(
@@ -40,10 +42,17 @@ def test_a_kill_finds_the_processes_once_and_sends_sigterm_right_after_sigcont(
         argv=("/bin/true",), env={}, work_dir=str(tmp_path), stdout="", stderr="",
         stdin="", node="n1", kill_wait=30,
     )  # fmt: skip
-    step = batch.Step(str(tmp_path), job)
-    step.pid = SCRIPT_GROUP
+    handlers = {sig: signal.getsignal(sig) for sig in WAITED}
+    try:
+        step = job.as_step(str(tmp_path))
+        sup = supervisor.StepSupervisor(str(tmp_path), step, AgentLink(None, -1), batch=job)
+        sup.pgid = SCRIPT_GROUP
 
-    step.begin_kill(spool.Terminate("CANCELLED", 30, 0.0))
+        sup.begin_kill(spool.Terminate("CANCELLED", 30, 0.0))
+    finally:
+        signal.set_wakeup_fd(-1)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
     cont, term = signal.SIGCONT, signal.SIGTERM
     assert events == [
