@@ -43,8 +43,7 @@ before its EXITED; output of its leftover children may follow, except on a
 pty, whose task's EXITED waits until no process holds the terminal).
 
 Imports nodeagent.stepd.frames (the wire format), nodeagent.spool,
-nodeagent.stepdpool (to start stepd), minislurm.stepids and the standard
-library; no gRPC.
+nodeagent.stepdpool (to start stepd) and the standard library; no gRPC.
 """
 
 from __future__ import annotations
@@ -60,10 +59,9 @@ import socket
 import struct
 import subprocess
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from minislurm.stepids import step_id_text
 from nodeagent import spool
 from nodeagent.stepd import frames
 from nodeagent.stepdpool import start_stepd
@@ -78,53 +76,6 @@ READ_LIMIT = 1 << 20  # the stream reader's buffer
 
 class StepdError(Exception):
     """stepd could not be started, or did not connect in time."""
-
-
-@dataclass(frozen=True)
-class TaskSpec:
-    """One task of a step on this node.
-
-    ``stdout_path``/``stderr_path`` are expanded file names (opened as the
-    user; ``open_append`` keeps their content) or None to stream the output
-    to slurmd. ``stdin_path`` is a file (``/dev/null`` included) or None to
-    follow the step's ``stdin_to``. ``cwd`` None means the step's.
-    """
-
-    task_id: int  # global rank (SLURM_PROCID)
-    local_id: int  # rank on this node (SLURM_LOCALID)
-    argv: Sequence[str]  # argv[0] is looked up in env's PATH when it has no "/"
-    env: Mapping[str, str]  # the complete environment (stepd adds SLURM_TASK_PID)
-    stdout_path: str | None = None
-    stderr_path: str | None = None
-    stdin_path: str | None = None
-    open_append: bool = False
-    cwd: str | None = None
-    pty: bool = False  # a pseudo-terminal is its stdin, stdout and stderr (srun --pty)
-
-
-@dataclass(frozen=True)
-class StepSpec:
-    """A step's part on this node: whose it is, where and how its tasks run.
-
-    ``stdin_to`` says which tasks (without a ``stdin_path``) read a pipe fed
-    by :meth:`StepSession.write_stdin`: ``"none"`` (all read /dev/null),
-    ``"all"``, or ``"task<N>"`` for global task N (``"task0"``).
-    """
-
-    job_id: int
-    step_id: int
-    uid: int
-    gid: int
-    user: str
-    umask: int
-    cwd: str
-    node: str
-    kill_wait: int  # seconds between SIGTERM and SIGKILL
-    tasks: Sequence[TaskSpec]
-    stdin_to: str = "none"
-    acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
-    hosts_file: str = ""  # the tasks' /etc/hosts (nodeagent.hostsfile); "" for the host's own
-    window: tuple[int, int] = (0, 0)  # a pty's rows and columns at launch (0: the default)
 
 
 class EventKind(enum.StrEnum):
@@ -150,82 +101,26 @@ class StepEvent:
     error: str = ""  # EXITED: why the task never ran; DONE: why stepd vanished
 
 
-def stdin_targets(stdin_to: str, task_ids: Sequence[int]) -> set[int]:
-    """Which tasks read slurmd's stdin pipe.
+def check(job: spool.StepJob) -> None:
+    """Whether stepd can run a step as described.
 
     Args:
-        stdin_to: ``"none"``, ``"all"`` or ``"task<N>"``.
-        task_ids: the step's tasks on this node.
-
-    Returns:
-        Their ids.
+        job: the step's ``job.json``.
 
     Raises:
-        ValueError: ``stdin_to`` means none of these.
+        ValueError: no tasks, task ids repeated or out of range, a task
+            without argv, or a negative KillWait.
     """
-    if stdin_to == "none":
-        return set()
-    if stdin_to == "all":
-        return set(task_ids)
-    if stdin_to.startswith("task") and stdin_to[4:].isdigit():
-        return {int(stdin_to[4:])} & set(task_ids)
-    raise ValueError(f"stdin_to must be none, all or task<N>, not {stdin_to!r}")
-
-
-def describe(spec: StepSpec) -> spool.StepJob:
-    """The step's ``job.json``, as stepd reads it.
-
-    Args:
-        spec: the step.
-
-    Returns:
-        The description (stdin None means a pipe from slurmd).
-
-    Raises:
-        ValueError: the spec is inconsistent.
-    """
-    ids = [t.task_id for t in spec.tasks]
+    ids = [t.task_id for t in job.tasks]
     if not ids or len(set(ids)) != len(ids) or not all(0 <= i < frames.ALL_TASKS for i in ids):
         raise ValueError(f"a step needs tasks with distinct ids, not {ids}")
-    if any(not t.argv for t in spec.tasks) or spec.kill_wait < 0:
+    if any(not t.argv for t in job.tasks) or job.kill_wait < 0:
         raise ValueError("every task needs an argv, and kill_wait must be >= 0")
-    piped = stdin_targets(spec.stdin_to, ids)
-    tasks = tuple(
-        spool.TaskJob(
-            task_id=t.task_id,
-            local_id=t.local_id,
-            argv=tuple(t.argv),
-            env=dict(t.env),
-            cwd=t.cwd,
-            stdout=t.stdout_path,
-            stderr=t.stderr_path,
-            stdin=t.stdin_path or (None if t.task_id in piped else os.devnull),
-            append=t.open_append,
-            pty=t.pty,
-        )
-        for t in spec.tasks
-    )
-    return spool.StepJob(
-        job_id=spec.job_id,
-        step_id=spec.step_id,
-        uid=spec.uid,
-        gid=spec.gid,
-        user=spec.user,
-        umask=spec.umask,
-        cwd=spec.cwd,
-        node=spec.node,
-        kill_wait=spec.kill_wait,
-        tasks=tasks,
-        step_text=step_id_text(spec.step_id),
-        acct_freq=spec.acct_freq,
-        hosts_file=spec.hosts_file,
-        window=spec.window,
-    )
 
 
 async def start_step(
     step_dir: str,
-    spec: StepSpec,
+    job: spool.StepJob,
     timeout: float = START_TIMEOUT,
     spawn: Callable[[str], subprocess.Popen[bytes]] | None = None,
 ) -> StepSession:
@@ -233,7 +128,8 @@ async def start_step(
 
     Args:
         step_dir: the step's spool directory, which must not exist yet.
-        spec: what to run.
+        job: what stepd runs (its ``job.json``; a task's stdin None: a pipe
+            fed by :meth:`StepSession.write_stdin`).
         timeout: seconds for stepd to connect.
         spawn: starts stepd on a directory (slurmd's StepdPool); default: a new process
             (:func:`nodeagent.stepdpool.start_stepd`).
@@ -242,15 +138,15 @@ async def start_step(
         The session; its tasks are being started.
 
     Raises:
-        ValueError: the spec is inconsistent.
+        ValueError: the step is inconsistent (see :func:`check`).
         FileExistsError: the directory exists (the step was launched already).
         OSError: the directory or the socket could not be made.
         StepdError: stepd did not start or connect in time (it is killed).
     """
-    description = describe(spec)
+    check(job)
     os.mkdir(step_dir, 0o711)
     os.chmod(step_dir, 0o711)  # the umask may have taken bits; the user needs x
-    spool.write_job(step_dir, description)
+    spool.write_job(step_dir, job)
     listener = _listen(step_dir)
     try:
         proc = (spawn or start_stepd)(step_dir)
@@ -264,8 +160,8 @@ async def start_step(
         listener.close()
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(step_dir, spool.SOCKET_NAME))
-    log.info("job=%d step=%d stepd pid=%d started", spec.job_id, spec.step_id, proc.pid)
-    return StepSession(step_dir, spec, proc, pidfd, reader, writer)
+    log.info("job=%d step=%d stepd pid=%d started", job.job_id, job.step_id, proc.pid)
+    return StepSession(step_dir, job, proc, pidfd, reader, writer)
 
 
 def _listen(step_dir: str) -> socket.socket:
@@ -432,14 +328,14 @@ class StepSession:
     def __init__(
         self,
         step_dir: str,
-        spec: StepSpec,
+        job: spool.StepJob,
         proc: subprocess.Popen[bytes],
         pidfd: int,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         self.step_dir = step_dir
-        self.spec = spec
+        self.job = job
         self._proc = proc
         self._pidfd = pidfd
         self._reader = reader
@@ -543,7 +439,7 @@ class StepSession:
         """
         result = self._result or spool.read_status(self.step_dir)
         if result is None:
-            raise RuntimeError(f"step {self.spec.job_id}.{self.spec.step_id} has not ended")
+            raise RuntimeError(f"step {self.job.job_id}.{self.job.step_id} has not ended")
         return result
 
     def close(self) -> None:
@@ -592,4 +488,4 @@ class StepSession:
                 os.killpg(pgid, signal.SIGKILL)
 
     def _ids(self) -> tuple[int, int]:
-        return self.spec.job_id, self.spec.step_id
+        return self.job.job_id, self.job.step_id

@@ -30,7 +30,7 @@ from minislurm import jobenv
 from minislurm.errors import CredentialError
 from minislurm.iopattern import output_path
 from minislurm.security import cred
-from minislurm.stepids import INTERACTIVE_STEP
+from minislurm.stepids import INTERACTIVE_STEP, step_id_text
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent import spool, stepio
@@ -96,10 +96,13 @@ def check_credential(
     return content
 
 
-def task_specs(
+def task_jobs(
     request: pb.LaunchTasksRequest, content: pb.StepCredential, facts: NodeFacts
-) -> list[stepio.TaskSpec]:
+) -> tuple[spool.TaskJob, ...]:
     """The tasks of this node, each with its environment, binding and I/O.
+
+    A task's stdin is srun's ``--input`` file, or a pipe slurmd feeds (every
+    task's with ``stdin_all``, else task 0's; the others read /dev/null).
 
     Args:
         request: srun's launch request.
@@ -107,7 +110,7 @@ def task_specs(
         facts: this node.
 
     Returns:
-        One spec per task placed here.
+        One per task placed here, as stepd reads them.
     """
     mine = next(n for n in content.nodes if n.node == facts.node_name)
     node_index = [n.node for n in content.nodes].index(facts.node_name)
@@ -135,7 +138,7 @@ def task_specs(
         preserve_env=request.preserve_env,
         interactive=content.step_id == INTERACTIVE_STEP,
     )
-    specs = []
+    tasks = []
     for local_id, rank in enumerate(mine.task_ids):
         gpus = jobenv.bind_gpus(
             tuple(mine.gpus), local_id, request.gpu_bind, request.step.gpus_per_task
@@ -161,20 +164,21 @@ def task_specs(
         stdout, stderr = path(request.stdout), path(request.stderr) or path(request.stdout)
         if request.pty and rank:  # --pty: every task but task 0 writes to /dev/null
             stdout = stderr = os.devnull
-        specs.append(
-            stepio.TaskSpec(
+        piped = request.stdin_all or rank == 0
+        tasks.append(
+            spool.TaskJob(
                 task_id=rank,
                 local_id=local_id,
-                argv=list(request.argv),
+                argv=tuple(request.argv),
                 env=env,
-                stdout_path=stdout,
-                stderr_path=stderr,
-                stdin_path=path(request.stdin),
-                open_append=request.open_append,
+                stdout=stdout,
+                stderr=stderr,
+                stdin=path(request.stdin) or (None if piped else os.devnull),
+                append=request.open_append,
                 pty=request.pty and rank == 0,
             )
         )
-    return specs
+    return tuple(tasks)
 
 
 def window_size(window: pb.WindowSize) -> tuple[int, int]:
@@ -253,9 +257,8 @@ class StepManager:
             raise PermissionError(
                 f"slurmd runs as uid {os.getuid()} and cannot run tasks of uid {content.uid}"
             )
-        tasks = task_specs(request, content, self.facts)
-        stdin_to = "none" if request.stdin else ("all" if request.stdin_all else "task0")
-        spec = stepio.StepSpec(
+        tasks = task_jobs(request, content, self.facts)
+        job = spool.StepJob(
             job_id=content.job_id,
             step_id=content.step_id,
             uid=content.uid,
@@ -265,16 +268,16 @@ class StepManager:
             cwd=request.cwd,
             node=self.facts.node_name,
             kill_wait=self.facts.kill_wait,
+            tasks=tasks,
+            step_text=step_id_text(content.step_id),
             acct_freq=self.facts.acct_freq,
             hosts_file=self.facts.hosts_file,
-            tasks=tasks,
-            stdin_to=stdin_to,
             window=window_size(request.window) if request.pty else (0, 0),
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)
         try:
-            session = await stepio.start_step(self.step_dir(*key), spec, spawn=self._spawn)
+            session = await stepio.start_step(self.step_dir(*key), job, spawn=self._spawn)
         except BaseException:
             self._launches.pop(key, None)
             self._ended(key)

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from test_stepio import collect, sh_task, step_spec, stream, until
 
-from nodeagent.spool import SOCKET_NAME
+from nodeagent.spool import SOCKET_NAME, StepJob
 from nodeagent.stepdpool import StepdPool
-from nodeagent.stepio import StepdError, StepSpec, start_step
+from nodeagent.stepio import StepdError, start_step
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -32,7 +32,7 @@ def exits_at_once(step_dir: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(["true"], start_new_session=True)
 
 
-async def cancel_while_waiting(step_dir: Path, spec: StepSpec) -> None:
+async def cancel_while_waiting(step_dir: Path, spec: StepJob) -> None:
     """A launch cancelled while it waits for its stepd, as when srun goes away."""
     launch = asyncio.create_task(start_step(str(step_dir), spec, spawn=never_connects))
     await until(lambda: (step_dir / SOCKET_NAME).exists(), what="the launch to listen")

@@ -8,7 +8,6 @@ stdin, signalling and terminating it.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import pwd
 import shutil
@@ -23,16 +22,9 @@ from typing import Any, TypeVar
 import pytest
 from helpers import pid_alive, until, wait_until
 
-from nodeagent.spool import read_status
-from nodeagent.stepio import (
-    EventKind,
-    StepEvent,
-    StepSession,
-    StepSpec,
-    TaskSpec,
-    lost_events,
-    start_step,
-)
+from minislurm.stepids import step_id_text
+from nodeagent.spool import StepJob, TaskJob, read_status
+from nodeagent.stepio import EventKind, StepEvent, StepSession, lost_events, start_step
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -40,17 +32,36 @@ T = TypeVar("T")
 PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-def sh_task(task_id: int, script: str, **kwargs: Any) -> TaskSpec:
+def task(task_id: int, argv: list[str], env: dict[str, str], **kwargs: Any) -> TaskJob:
+    """Task ``task_id``, its node's rank ``task_id`` too (its stdin: see :func:`step_spec`)."""
+    return TaskJob(task_id, task_id, tuple(argv), env, **kwargs)
+
+
+def sh_task(task_id: int, script: str, **kwargs: Any) -> TaskJob:
     """A task running ``sh -c script`` with the step variables of rank ``task_id``."""
     env = {"PATH": PATH, "SLURM_PROCID": str(task_id), "SLURM_LOCALID": str(task_id)}
-    return TaskSpec(task_id, task_id, ["sh", "-c", script], env, **kwargs)
+    return task(task_id, ["sh", "-c", script], env, **kwargs)
 
 
-def step_spec(tasks: list[TaskSpec], cwd: Path | str, **kwargs: Any) -> StepSpec:
-    """A step of job 7, step 0 on node n1, run as the current user."""
+def step_spec(
+    tasks: list[TaskJob], cwd: Path | str, stdin_to: str = "none", **kwargs: Any
+) -> StepJob:
+    """A step of job 7, step 0 on node n1, run as the current user.
+
+    ``stdin_to`` says whose stdin (of the tasks without a file) is slurmd's pipe:
+    ``"none"`` (all read /dev/null), ``"all"`` or ``"task0"``.
+    """
+    piped = {"none": set(), "all": {t.task_id for t in tasks}, "task0": {0}}[stdin_to]
+    tasks = [
+        t if t.stdin is not None or t.task_id in piped else t._replace(stdin=os.devnull)
+        for t in tasks
+    ]
     user = pwd.getpwuid(os.getuid()).pw_name
-    spec = StepSpec(7, 0, os.getuid(), os.getgid(), user, 0o022, str(cwd), "n1", 5, tasks)
-    return dataclasses.replace(spec, **kwargs)
+    step = StepJob(
+        7, 0, os.getuid(), os.getgid(), user, 0o022, str(cwd), "n1", 5, tuple(tasks), "0"
+    )
+    step = step._replace(**kwargs)
+    return step._replace(step_text=step_id_text(step.step_id))
 
 
 def run(test: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -256,12 +267,12 @@ def test_output_goes_to_files_opened_as_asked(tmp_path: Path) -> None:
     (tmp_path / "out-0").write_text("old\n")
     (tmp_path / "out-1").write_text("old\n")
     tasks = [
-        sh_task(0, "echo out0; echo err0 >&2", stdout_path=str(tmp_path / "out-0"),
-                stderr_path=str(tmp_path / "err-0"), open_append=True),
-        sh_task(1, "echo out1; echo err1 >&2", stdout_path=str(tmp_path / "out-1"),
-                stderr_path=str(tmp_path / "out-1")),
-        sh_task(2, "echo two", stdout_path=str(tmp_path / "shared")),
-        sh_task(3, "echo three", stdout_path=str(tmp_path / "shared")),
+        sh_task(0, "echo out0; echo err0 >&2", stdout=str(tmp_path / "out-0"),
+                stderr=str(tmp_path / "err-0"), append=True),
+        sh_task(1, "echo out1; echo err1 >&2", stdout=str(tmp_path / "out-1"),
+                stderr=str(tmp_path / "out-1")),
+        sh_task(2, "echo two", stdout=str(tmp_path / "shared")),
+        sh_task(3, "echo three", stdout=str(tmp_path / "shared")),
     ]  # fmt: skip
     spec = step_spec(tasks, tmp_path)
 
@@ -282,7 +293,7 @@ def test_a_script_whose_interpreter_is_missing_says_so_as_slurms_stepd(tmp_path:
     script = tmp_path / "s.sh"
     script.write_text("#!/no/such/interp -x\necho never\n")
     script.chmod(0o755)
-    spec = step_spec([TaskSpec(0, 0, [str(script)], {"PATH": PATH})], tmp_path)
+    spec = step_spec([task(0, [str(script)], {"PATH": PATH})], tmp_path)
 
     async def body() -> list[StepEvent]:
         return await collect(await start_step(str(tmp_path / "step"), spec))
@@ -299,9 +310,9 @@ def test_a_task_that_cannot_exec_says_why_on_its_stderr_and_the_others_run(
     env = {"PATH": PATH}
     tasks = [
         sh_task(0, "echo fine"),
-        TaskSpec(1, 1, ["/nonexistent/prog", "x"], env),
-        TaskSpec(2, 2, ["no-such-command-here"], env),
-        TaskSpec(3, 3, ["echo", "found", "in", "PATH"], env),
+        task(1, ["/nonexistent/prog", "x"], env),
+        task(2, ["no-such-command-here"], env),
+        task(3, ["echo", "found", "in", "PATH"], env),
     ]
     spec = step_spec(tasks, tmp_path)
 
@@ -412,7 +423,7 @@ def test_tasks_outlive_a_closed_connection_and_finish(tmp_path: Path) -> None:
 def test_tasks_run_as_the_jobs_user(tmp_path: Path, shared_dir: Path) -> None:
     nobody = pwd.getpwnam("nobody")
     script = "id -u; id -g; touch made-by-$SLURM_PROCID"
-    tasks = [sh_task(0, script, stdout_path=str(shared_dir / "out-0")), sh_task(1, script)]
+    tasks = [sh_task(0, script, stdout=str(shared_dir / "out-0")), sh_task(1, script)]
     spec = step_spec(tasks, shared_dir, uid=nobody.pw_uid, gid=nobody.pw_gid, user="nobody")
 
     async def body() -> list[StepEvent]:

@@ -8,7 +8,6 @@ a lost slurmd hangs the terminal up.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import time
@@ -19,15 +18,15 @@ from helpers import until
 from test_stepio import Watcher, exit_of, run, sh_task, step_spec, stream
 
 from minislurm.stepids import INTERACTIVE_STEP
-from nodeagent.spool import read_status
+from nodeagent.spool import TaskJob, read_status
 from nodeagent.stepio import EventKind, StepEvent, start_step
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def pty_task(script: str) -> object:
+def pty_task(script: str) -> TaskJob:
     """Task 0 running ``sh -c script`` on a pty."""
-    return dataclasses.replace(sh_task(0, script), pty=True)
+    return sh_task(0, script)._replace(pty=True)
 
 
 def test_the_terminal_is_the_tasks_streams_and_controlling_tty(tmp_path: Path) -> None:

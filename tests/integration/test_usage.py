@@ -19,8 +19,8 @@ import pytest
 from helpers import wait_until
 
 from minislurm.wire.rpc import minislurm_pb2 as pb
-from nodeagent.spool import SCRIPT_FILE, read_status
-from nodeagent.stepio import StepSession, StepSpec, TaskSpec, start_step
+from nodeagent.spool import SCRIPT_FILE, StepJob, TaskJob, read_status
+from nodeagent.stepio import StepSession, start_step
 from nodeagent.stepstat import node_stat
 from nodeagent.usage import FIRST_SAMPLE_SECONDS, UsageSampler, read_record, usage_by_child
 
@@ -106,13 +106,13 @@ def test_batch_step_reports_the_sampled_tree_and_its_cpu(tmp_path: Path) -> None
 
 def test_step_reports_the_largest_task_tree(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin"}
-    tasks = [
-        TaskSpec(0, 0, ["sh", "-c", two_side_by_side(40, 2.5)], env),
-        TaskSpec(1, 1, ["sh", "-c", hold(10, 2.5)], env),
-    ]
+    tasks = (
+        TaskJob(0, 0, ("sh", "-c", two_side_by_side(40, 2.5)), env, stdin="/dev/null"),
+        TaskJob(1, 1, ("sh", "-c", hold(10, 2.5)), env, stdin="/dev/null"),
+    )
     user = pwd.getpwuid(os.getuid()).pw_name
-    spec = StepSpec(
-        7, 0, os.getuid(), os.getgid(), user, 0o022, str(tmp_path), "n1", 5, tasks, acct_freq=1
+    spec = StepJob(
+        7, 0, os.getuid(), os.getgid(), user, 0o022, str(tmp_path), "n1", 5, tasks, "0", acct_freq=1
     )
     step_dir = str(tmp_path / "step")
 
@@ -142,13 +142,24 @@ def test_an_idle_spare_stepd_loads_psutil_and_still_starts_on_demand() -> None:
 def test_a_running_steps_usage_is_there_for_sstat(tmp_path: Path) -> None:
     """slurmd's answer to sstat: stepd's record of each task plus a sample of its own."""
     env = {"PATH": "/usr/bin:/bin"}
-    tasks = [
-        TaskSpec(0, 0, ["sh", "-c", hold(40, 30)], env),
-        TaskSpec(1, 1, ["sh", "-c", hold(10, 30)], env),
-    ]
+    tasks = (
+        TaskJob(0, 0, ("sh", "-c", hold(40, 30)), env, stdin="/dev/null"),
+        TaskJob(1, 1, ("sh", "-c", hold(10, 30)), env, stdin="/dev/null"),
+    )
     user = pwd.getpwuid(os.getuid()).pw_name
-    spec = StepSpec(
-        8, 0, os.getuid(), os.getgid(), user, 0o022, str(tmp_path), "n1", 5, tasks, acct_freq=30
+    spec = StepJob(
+        8,
+        0,
+        os.getuid(),
+        os.getgid(),
+        user,
+        0o022,
+        str(tmp_path),
+        "n1",
+        5,
+        tasks,
+        "0",
+        acct_freq=30,
     )
     step_dir = str(tmp_path / "step")
 
