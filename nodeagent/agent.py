@@ -169,7 +169,7 @@ class Agent:
         for task in (*self._tasks, *self._kills):
             task.cancel()
         await asyncio.gather(*self._tasks, *self._kills, return_exceptions=True)
-        self.launcher.close()
+        await self.launcher.close()
         self.stepds.close()
         await self._channel.close()
 

@@ -2,12 +2,14 @@
 
 Each job has ``SPOOL/job<ID>/`` holding its script and the files of
 :mod:`nodeagent.spool`; its ``task.pid`` names the script, which leads its
-process group. The spool is the truth about what runs here: after a restart of slurmd,
-``adopt()`` finds live stepds again and ended jobs not yet reported.
-A stepd's exit is noticed through a pidfd on the event loop, for children
-and adopted processes alike.
+process group. The spool is the truth about what runs here: slurmd follows
+each batch stepd through its files (:class:`~nodeagent.stepadopt.AdoptedStep`,
+as it follows an srun step after a restart), from its launch or, after a
+restart of slurmd, from ``adopt()``, which finds live stepds again and ended
+jobs not yet reported.
 
-Imports nodeagent.spool and nodeagent.stepdpool; no gRPC.
+Imports nodeagent.spool, nodeagent.stepadopt, nodeagent.stepdpool and
+minislurm.stepids; no gRPC.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from minislurm.stepids import BATCH_STEP
 from nodeagent import spool
+from nodeagent.stepadopt import AdoptedStep
 from nodeagent.stepdpool import StepdPool
 
 log = logging.getLogger(__name__)
@@ -61,9 +65,9 @@ class Launcher:
         self.spool = spool
         self._pool = pool
         self._on_end = on_end
-        self._running: dict[int, int] = {}  # job id -> stepd pid
+        self._running: dict[int, AdoptedStep] = {}  # job id -> its batch step, followed
         self._children: dict[int, subprocess.Popen[bytes]] = {}
-        self._pidfds: dict[int, int] = {}
+        self._followers: set[asyncio.Task[None]] = set()
         os.makedirs(spool, mode=0o755, exist_ok=True)
 
     def jobdir(self, job_id: int) -> str:
@@ -167,68 +171,36 @@ class Launcher:
         log.info("job=%d stepd pid=%d started", job.job_id, proc.pid)
 
     def _watch(self, job_id: int, pid: int) -> None:
-        try:
-            fd = os.pidfd_open(pid)
-        except ProcessLookupError:
-            self._ended(job_id)
-            return
-        self._running[job_id] = pid
-        self._pidfds[job_id] = fd
-        asyncio.get_running_loop().add_reader(fd, self._ended, job_id)
+        """Follow the job's stepd to its end, then report the outcome."""
+        step = AdoptedStep(self.jobdir(job_id), job_id, BATCH_STEP, pid)
+        self._running[job_id] = step
+        follower = asyncio.get_running_loop().create_task(
+            self._follow(job_id, step), name=f"job {job_id}"
+        )
+        self._followers.add(follower)
+        follower.add_done_callback(self._followers.discard)
 
-    def _ended(self, job_id: int) -> None:
-        fd = self._pidfds.pop(job_id, None)
-        if fd is not None:
-            asyncio.get_running_loop().remove_reader(fd)
-            os.close(fd)
+    async def _follow(self, job_id: int, step: AdoptedStep) -> None:
+        async for _ in step.events():
+            pass
         self._running.pop(job_id, None)
         proc = self._children.pop(job_id, None)
         if proc is not None:
-            proc.wait()
-        outcome = self.outcome(job_id)
-        if outcome.message == spool.STEPD_DIED:
-            # What the supervisor ran must not outlive it (the task leads its process group).
-            task = _task(self.jobdir(job_id))
-            if task:
-                _signal(-task, signal.SIGKILL)
-        self._on_end(outcome)
+            proc.wait()  # it has exited: only reaped here
+        self._on_end(self._outcome(job_id, step.ended()))
 
-    def outcome(self, job_id: int) -> StepOutcome:
-        """How an ended job's step finished (stepd's record, or a failure if none).
-
-        Args:
-            job_id: a job whose stepd is gone.
-
-        Returns:
-            The outcome.
-        """
-        result = spool.read_status(self.jobdir(job_id))
-        if result is not None:
-            return StepOutcome(
-                job_id=job_id,
-                exit_code=result.exit_code,
-                signal=result.signal,
-                start_time=result.start_time,
-                end_time=result.end_time,
-                outcome=result.outcome,
-                message=result.message,
-                max_rss=result.max_rss,
-                total_cpu=result.total_cpu,
-                restarts=self._restarts(job_id),
-            )
-        log.error(
-            "job=%d stepd left no status; its log:\n%s",
-            job_id,
-            spool.log_tail(self.jobdir(job_id), 4000),
-        )
-        now = time.time()
+    def _outcome(self, job_id: int, result: spool.StepResult) -> StepOutcome:
+        """The outcome slurmd reports of a run whose stepd recorded ``result``."""
         return StepOutcome(
-            job_id,
-            0,
-            signal.SIGKILL,
-            now,
-            now,
-            message=spool.STEPD_DIED,
+            job_id=job_id,
+            exit_code=result.exit_code,
+            signal=result.signal,
+            start_time=result.start_time,
+            end_time=result.end_time,
+            outcome=result.outcome,
+            message=result.message,
+            max_rss=result.max_rss,
+            total_cpu=result.total_cpu,
             restarts=self._restarts(job_id),
         )
 
@@ -249,10 +221,12 @@ class Launcher:
 
         def settled(job_id: int) -> bool:
             """Whether the job's stepd started: then it is watched, or its end is returned."""
-            if not os.path.exists(os.path.join(self.jobdir(job_id), spool.STEPD_PID_FILE)):
+            jobdir = self.jobdir(job_id)
+            if not os.path.exists(os.path.join(jobdir, spool.STEPD_PID_FILE)):
                 return False
             if not self._adopt(job_id):
-                ended.append(self.outcome(job_id))
+                gone = AdoptedStep(jobdir, job_id, BATCH_STEP, 0)
+                ended.append(self._outcome(job_id, gone.ended()))
             return True
 
         pending = [job_id for job_id in spool.find_jobs(self.spool) if not settled(job_id)]
@@ -286,13 +260,12 @@ class Launcher:
         Returns:
             Whether the job's stepd runs here and was asked.
         """
-        pid = self._running.get(job_id)
-        if pid is None:
+        step = self._running.get(job_id)
+        if step is None:
             return False
-        spool.write_terminate(self.jobdir(job_id), spool.Terminate(outcome, kill_wait, when))
-        _signal(pid, signal.SIGTERM)
+        step.terminate(kill_wait, outcome, when)
         loop = asyncio.get_running_loop()
-        loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, pid)
+        loop.call_later(kill_wait + FORCE_KILL_MARGIN, self._force_kill, job_id, step)
         return True
 
     async def killing(self, job_id: int) -> None:
@@ -312,14 +285,14 @@ class Launcher:
                 return
             await asyncio.sleep(SIGNALLED_POLL)
 
-    def _force_kill(self, job_id: int, pid: int) -> None:
-        if self._running.get(job_id) != pid:
+    def _force_kill(self, job_id: int, step: AdoptedStep) -> None:
+        if self._running.get(job_id) is not step:
             return
         log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
         task = _task(self.jobdir(job_id))
         if task:
             _signal(-task, signal.SIGKILL)
-        _signal(pid, signal.SIGKILL)
+        _signal(step.pid, signal.SIGKILL)
 
     def signal_job(self, job_id: int, sig: int, batch_only: bool, full: bool) -> None:
         """Send a signal to a job's batch script (``-b``) or its whole batch step (``-f``).
@@ -352,13 +325,11 @@ class Launcher:
         if job_id not in self._running:
             shutil.rmtree(self.jobdir(job_id), ignore_errors=True)
 
-    def close(self) -> None:
-        """Stop watching (the stepds keep running)."""
-        loop = asyncio.get_running_loop()
-        for fd in self._pidfds.values():
-            loop.remove_reader(fd)
-            os.close(fd)
-        self._pidfds.clear()
+    async def close(self) -> None:
+        """Stop following (the stepds keep running)."""
+        for follower in self._followers:
+            follower.cancel()
+        await asyncio.gather(*self._followers, return_exceptions=True)
 
 
 def _task(jobdir: str) -> int:

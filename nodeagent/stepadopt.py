@@ -1,4 +1,4 @@
-"""srun steps a restarted slurmd finds in its spool: followed through stepd's files.
+"""Steps slurmd follows through stepd's files: srun steps after a restart, batch scripts always.
 
 A step's stepd outlives slurmd (it runs in a session of its own); once its
 connection to slurmd is gone it appends the frames meant for slurmd to
@@ -9,12 +9,16 @@ lives and takes the outcome from ``status.json`` when stepd exits. Every
 event is kept, so an srun that lost the old slurmd and attaches again
 (``AttachStep``) gets all the tasks did since, however late it comes.
 
+A batch script's stepd never connects to slurmd (its streams are files):
+slurmd follows it this way from its launch (:mod:`nodeagent.launcher`),
+waiting on stepd's exit alone, as it keeps no ``lost-output``.
+
 Signals and kills go to the processes directly (stepd reads
 ``terminate.json`` on SIGTERM); stdin cannot reach the tasks any more
 (stepd closed their pipes, and hung up a terminal, when slurmd went).
 
-Imports nodeagent.spool, nodeagent.stepio, nodeagent.stepd.frames and the standard
-library; no gRPC.
+Imports nodeagent.spool, nodeagent.stepio, nodeagent.stepd.frames, minislurm.stepids
+and the standard library; no gRPC.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import struct
 import time
 from collections.abc import AsyncIterator
 
+from minislurm.stepids import BATCH_STEP, step_id_text
 from nodeagent import spool, stepio
 from nodeagent.stepd import frames
 
@@ -37,19 +42,20 @@ POLL_SECONDS = 0.1  # how often lost-output is read while stepd lives
 
 
 class AdoptedStep:
-    """A step of this node whose stepd a restarted slurmd found (alive or not).
+    """A step of this node followed through its stepd's files (stepd alive or not).
 
     Args:
         step_dir: the step's spool directory.
         job_id: the job.
-        step_id: the step.
+        step_id: the step (BATCH_STEP: a batch script, whose directory is its job's).
+        pid: stepd's pid, when slurmd just started it; else its ``stepd.pid``'s.
     """
 
-    def __init__(self, step_dir: str, job_id: int, step_id: int) -> None:
+    def __init__(self, step_dir: str, job_id: int, step_id: int, pid: int | None = None) -> None:
         self.step_dir = step_dir
         self.job_id = job_id
         self.step_id = step_id
-        self.pid = spool.stepd_pid(step_dir) or 0
+        self.pid = (spool.stepd_pid(step_dir) or 0) if pid is None else pid
         self._log: list[stepio.StepEvent] = []
         self._changed = asyncio.Event()
         self._result: spool.StepResult | None = None
@@ -70,6 +76,7 @@ class AdoptedStep:
             with contextlib.suppress(OSError):
                 pidfd = os.pidfd_open(self.pid)
         tail = _Tail(os.path.join(self.step_dir, spool.LOST_OUTPUT_FILE))
+        poll = None if self.step_id == BATCH_STEP else POLL_SECONDS  # nothing to tail
         try:
             exited = pidfd < 0
             while True:
@@ -78,13 +85,25 @@ class AdoptedStep:
                     yield event
                 if exited:
                     break
-                exited = await stepio.wait_readable(pidfd, POLL_SECONDS)
+                exited = await stepio.wait_readable(pidfd, poll)
         finally:
             if pidfd >= 0:
                 os.close(pidfd)
         for event in self._end():
             self._keep(event)
             yield event
+
+    def ended(self) -> spool.StepResult:
+        """The outcome of a step whose stepd is gone (its tasks killed if it left none).
+
+        Returns:
+            The result.
+        """
+        if self._result is None:
+            for event in self._end():
+                self._keep(event)
+        assert self._result is not None
+        return self._result
 
     async def replay(self) -> AsyncIterator[stepio.StepEvent]:
         """Every event since the old slurmd went, then each as it happens, to DONE.
@@ -176,7 +195,12 @@ class AdoptedStep:
             for pgid in spool.task_groups(self.step_dir):
                 with contextlib.suppress(OSError):
                     os.killpg(pgid, signal.SIGKILL)
-            log.error("job=%d step=%d stepd left no status", self.job_id, self.step_id)
+            log.error(
+                "job=%d step=%s stepd left no status; its log:\n%s",
+                self.job_id,
+                step_id_text(self.step_id),
+                spool.log_tail(self.step_dir, 4000),
+            )
             now = time.time()
             died = [
                 spool.TaskResult(t, 0, 0, 0, signal.SIGKILL, spool.STEPD_DIED)

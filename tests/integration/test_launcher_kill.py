@@ -57,7 +57,7 @@ exec sleep 300
         start = time.monotonic()
         launcher.terminate(7, "CANCELLED", 20, time.time())
         await until(lambda: ended, timeout=30, what="the job to end")
-        launcher.close()
+        await launcher.close()
         pool.close()
         return ended, time.monotonic() - start
 
@@ -85,7 +85,7 @@ def test_jobs_cancelled_as_they_launch_through_spares_end_cancelled(tmp_path: Pa
                 launcher.terminate(job_id, "CANCELLED", 2, time.time())
             await until(lambda: len(ended) == 5, timeout=30, what="the jobs to end")
         finally:
-            launcher.close()
+            await launcher.close()
             pool.close()
         return ended
 
@@ -124,7 +124,7 @@ def test_a_cancelled_job_of_another_user_says_when_its_processes_had_sigterm() -
             return spool.killed(jobdir)
         finally:
             await until(lambda: ended, timeout=30, what="the job to end")
-            launcher.close()
+            await launcher.close()
             pool.close()
 
     try:

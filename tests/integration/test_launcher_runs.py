@@ -61,7 +61,7 @@ def test_a_stale_run_is_killed_before_the_next_run_starts(tmp_path: Path) -> Non
         launcher.terminate(7, "CANCELLED", 1, 0.0)
         await until(lambda: len(ended) == 2, what="the second run to end")
         assert ended[1].restarts == 1
-        launcher.close()
+        await launcher.close()
         pool.close()
 
     asyncio.run(body())
@@ -82,7 +82,7 @@ def test_a_restarted_launcher_settles_launches_its_predecessor_left_half_done(
         pool = StepdPool(spare=False)
         crashed = Launcher(str(spool), ended.append, pool)
         crashed.launch(*run_of(9, 0, tmp_path))
-        crashed.close()  # as if slurmd died: its stepds run on
+        await crashed.close()  # as if slurmd died: its stepds run on
         (spool / "job00008").mkdir(mode=0o711)
         shutil.copy(spool / "job00009" / "job.json", spool / "job00008" / "job.json")
         late = spool / "job00009" / "stepd.pid"
@@ -98,7 +98,7 @@ def test_a_restarted_launcher_settles_launches_its_predecessor_left_half_done(
         running = restarted.running
         restarted.terminate(9, "CANCELLED", 1, 0.0)
         await until(lambda: ended, what="job 9 to end")
-        restarted.close()
+        await restarted.close()
         pool.close()
         return outcomes, running
 
