@@ -102,6 +102,7 @@ class StepRun:
         self.step = reply.step
         self.job_id = int(reply.step.job_id)
         self.step_id = int(reply.step.step_id)
+        self.step_name = f"StepId={self.job_id}.{self.step_id}"  # as srun's messages name it
         self.request = request
         self.label = bool(opts.get("label"))
         self.unbuffered = bool(opts.get("unbuffered"))
@@ -219,8 +220,21 @@ class StepRun:
             return
         if events:
             link.lost = 0.0
+        together: list[int] = []  # tasks whose ends came one after another, same status
         for event in events:
+            if int(event.kind) == EXITED:
+                task = self._on_exit(link, event)
+                if together and self.exits[together[-1]] != self.exits[task]:
+                    self._ended(link, together)
+                    together = []
+                together.append(task)
+                continue
+            if together:
+                self._ended(link, together)
+                together = []
             self._on_event(link, event)
+        if together:
+            self._ended(link, together)
         # Every task of the node has exited: srun is done with it (as Slurm's
         # srun, it does not wait for the node's clean-up).
         if link.stream.done or all(task in self.exits for task in link.task_ids):
@@ -283,27 +297,30 @@ class StepRun:
         kind = int(event.kind)
         if kind in (STDOUT, STDERR):
             self._write(kind, int(event.task_id), bytes(event.data))
-        elif kind == EXITED:
-            task = int(event.task_id)
-            self._flush_task(task)
-            if event.error:
-                _error(self.prog, f"{link.name}: task {task}: {event.error}")
-                self.never_ran.add(task)
-            self.exits[task] = (int(event.exit_code), int(event.signal))
-            self.first_exit = self.first_exit or time.monotonic()
-            if self.raw is None:  # a terminal in raw mode hears it at the end
-                self._say_exit(link, task)  # as it happens, as Slurm's srun says it
-            bad = event.exit_code or event.signal
-            if bad and self.kill_on_bad_exit and not self.killed:
-                # As Slurm's SIG_TERM_KILL: SIGTERM first, SIGKILL after KillWait.
-                _say(self.prog, f"launch/slurm: _step_signal: Terminating {self._step_name()}")
-                self.signal_all(0, terminate=True)
-                self.killed = True
         elif kind == ABORTED:  # scancel, or the job's end: the node is killing the step
             self._say_aborted()
 
-    def _step_name(self) -> str:
-        return f"StepId={self.job_id}.{self.step_id}"
+    def _on_exit(self, link: NodeLink, event: Message) -> int:
+        """Take a task's end (its output first); return the task."""
+        task = int(event.task_id)
+        self._flush_task(task)
+        if event.error:
+            _error(self.prog, f"{link.name}: task {task}: {event.error}")
+            self.never_ran.add(task)
+        self.exits[task] = (int(event.exit_code), int(event.signal))
+        self.first_exit = self.first_exit or time.monotonic()
+        return task
+
+    def _ended(self, link: NodeLink, tasks: list[int]) -> None:
+        """Tasks of a node that ended together, with one status: say it, act on it."""
+        if self.raw is None:  # a terminal in raw mode hears it at the end
+            self._say_exits(link, tasks)  # as it happens, as Slurm's srun says it
+        code, sig = self.exits[tasks[0]]
+        if (code or sig) and self.kill_on_bad_exit and not self.killed:
+            # As Slurm's SIG_TERM_KILL: SIGTERM first, SIGKILL after KillWait.
+            _say(self.prog, f"launch/slurm: _step_signal: Terminating {self.step_name}")
+            self.signal_all(0, terminate=True)
+            self.killed = True
 
     def _say_aborted(self) -> None:
         """That the step is being killed and how long srun waits for it, as Slurm's srun: once.
@@ -324,16 +341,33 @@ class StepRun:
             self.killed = self.abort_sent = True
         self._say_aborted()
 
-    def _say_exit(self, link: NodeLink, task: int) -> None:
-        """``srun: error: n1: task 3: Exited with exit code 2`` (or the signal), once per task."""
-        if task in self.said or (self.aborted is not None and task not in self.aborted):
-            return  # the end of a task killed by an abort is not reported
-        self.said.add(task)
-        code, sig = self.exits.get(task, (0, 0))
-        if sig:
-            _error(self.prog, f"{link.name}: task {task}: {SIGNAL_WORDS.get(sig, f'Signal {sig}')}")
-        elif code:
-            _error(self.prog, f"{link.name}: task {task}: Exited with exit code {code}")
+    def _say_exits(self, link: NodeLink, tasks: list[int]) -> None:
+        """``srun: error: n1: task 3: Exited with exit code 2`` (or the signal), once per task.
+
+        Tasks next to each other in ``tasks`` with one status share a line,
+        ``tasks 0-1: Killed``, as Slurm's srun says the tasks of one exit
+        message of a node (those its stepd reaped together).
+        """
+        # The end of a task killed by an abort is not reported.
+        aborted = self.aborted
+        told = [t for t in tasks if t not in self.said and (aborted is None or t in aborted)]
+        self.said.update(told)
+        groups: list[tuple[tuple[int, int], list[int]]] = []
+        for task in told:
+            status = self.exits.get(task, (0, 0))
+            if groups and groups[-1][0] == status:
+                groups[-1][1].append(task)
+            else:
+                groups.append((status, [task]))
+        for (code, sig), ids in groups:
+            if len(ids) == 1:
+                who = f"{link.name}: task {ids[0]}"
+            else:
+                who = f"{link.name}: tasks {stepstatus.task_ranges(sorted(ids))}"
+            if sig:
+                _error(self.prog, f"{who}: {SIGNAL_WORDS.get(sig, f'Signal {sig}')}")
+            elif code:
+                _error(self.prog, f"{who}: Exited with exit code {code}")
 
     # ---------------------------------------------------------------- --wait
 
@@ -505,13 +539,13 @@ class StepRun:
     def _report(self) -> int:
         status = 0
         for link in self.links:
+            self._say_exits(link, list(link.task_ids))  # a node srun lost, a raw terminal's
             for task in link.task_ids:
-                self._say_exit(link, task)  # the tasks of a node srun lost
                 code, sig = self.exits.get(task, (0, 0))
                 status = max(status, 128 + sig if sig else code)
         killed = any(sig in (signal.SIGKILL, signal.SIGTERM) for _, sig in self.exits.values())
         if killed and not self.abort_said:  # killed by someone srun was not told of
-            _say(self.prog, f"Force Terminated {self._step_name()}")
+            _say(self.prog, f"Force Terminated {self.step_name}")
         return status
 
     def close(self) -> None:

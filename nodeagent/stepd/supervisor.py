@@ -395,17 +395,25 @@ class StepSupervisor:
     # End
 
     def reap(self) -> None:
-        """Collect every exited child; report the tasks among them."""
+        """Collect every exited child; report the tasks among them, in task order.
+
+        Tasks reaped together are reported one after another, as Slurm's
+        stepd reports them in one message: srun says those with one status
+        in one line (``tasks 0-1: Killed``).
+        """
+        ended = []
         while True:
             try:
                 pid, status, rusage = os.wait4(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                break
             if pid == 0:
-                return
+                break
             task = self.by_pid.get(pid)
             if task is not None and not task.ended:
-                self._task_exited(task, status, rusage)
+                ended.append((task, status, rusage))
+        for task, status, rusage in sorted(ended, key=lambda e: e[0].task_id):
+            self._task_exited(task, status, rusage)
 
     def _task_exited(self, task: TaskRun, status: int, rusage: resource.struct_rusage) -> None:
         """Relay what the task wrote before it ended, then its exit."""
