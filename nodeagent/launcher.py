@@ -155,16 +155,7 @@ class Launcher:
                     f"job {job.job_id}: run {self._restarts(job.job_id)} still ends here"
                 )
             return
-        # Root-owned and not listable: the job's user may run its script but not
-        # touch job.json, which stepd reads before it drops to that user.
-        os.makedirs(jobdir, mode=0o711)
-        path = os.path.join(jobdir, spool.SCRIPT_FILE)
-        with open(path, "wb") as f:
-            f.write(script)
-        os.chmod(path, 0o500)
-        spool.write_job(jobdir, job)
-        if os.getuid() == 0:
-            os.chown(path, job.uid, job.gid)
+        spool.create(jobdir, job, script)
         proc = self._pool.spawn(jobdir)
         self._children[job.job_id] = proc
         self._watch(job.job_id, proc.pid)

@@ -235,13 +235,35 @@ class StepJob(NamedTuple):
     mode: str = "step"
 
 
-def write_job(directory: str, job: BatchJob | StepJob) -> None:
-    """Write what stepd is to run (``job.json``), before stepd starts.
+def create(directory: str, job: BatchJob | StepJob, script: bytes | None = None) -> None:
+    """Make a job's or a step's directory with what its stepd is to run, before stepd starts.
+
+    The directory is root's and not listable (0711, whatever the umask): the
+    job's user may run its script (theirs, 0500) but not touch ``job.json``,
+    which stepd reads before it drops to that user.
 
     Args:
-        directory: the job's or step's directory.
-        job: the batch script's or the step's description.
+        directory: the directory, which must not exist yet.
+        job: the batch script's or the step's description (``job.json``).
+        script: the batch script (``SCRIPT_FILE``), for a batch job.
+
+    Raises:
+        FileExistsError: the directory exists.
+        OSError: it or its files could not be made.
     """
+    os.mkdir(directory, 0o711)
+    os.chmod(directory, 0o711)  # the umask may have taken bits; the user needs x
+    if script is not None:
+        path = os.path.join(directory, SCRIPT_FILE)
+        with open(path, "wb") as f:
+            f.write(script)
+        os.chmod(path, 0o500)
+        if os.getuid() == 0:
+            os.chown(path, job.uid, job.gid)
+    _write_job(directory, job)
+
+
+def _write_job(directory: str, job: BatchJob | StepJob) -> None:
     data = job._asdict()
     if isinstance(job, StepJob):
         data["tasks"] = [task._asdict() for task in job.tasks]

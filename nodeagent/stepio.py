@@ -144,9 +144,7 @@ async def start_step(
         StepdError: stepd did not start or connect in time (it is killed).
     """
     check(job)
-    os.mkdir(step_dir, 0o711)
-    os.chmod(step_dir, 0o711)  # the umask may have taken bits; the user needs x
-    spool.write_job(step_dir, job)
+    spool.create(step_dir, job)
     listener = _listen(step_dir)
     try:
         proc = (spawn or start_stepd)(step_dir)
