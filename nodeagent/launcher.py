@@ -280,9 +280,7 @@ class Launcher:
         if self._running.get(job_id) is not step:
             return
         log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
-        task = _task(self.jobdir(job_id))
-        if task:
-            _signal(-task, signal.SIGKILL)
+        step.signal(signal.SIGKILL)
         _signal(step.pid, signal.SIGKILL)
 
     def signal_job(self, job_id: int, sig: int, batch_only: bool, full: bool) -> None:

@@ -338,6 +338,20 @@ def task_groups(directory: str) -> list[int]:
     return procs.recorded_pids(os.path.join(directory, TASK_PID_FILE))
 
 
+def signal_task_groups(directory: str, signum: int) -> None:
+    """Send a signal to each of the tasks' process groups stepd recorded (gone ones skipped).
+
+    Args:
+        directory: the job's or step's directory.
+        signum: the signal.
+    """
+    for pgid in task_groups(directory):
+        try:
+            os.killpg(pgid, signum)
+        except OSError:
+            pass
+
+
 # --- terminate.json ---------------------------------------------------------------------------
 
 

@@ -144,11 +144,8 @@ class AdoptedStep:
             signum: the signal.
             task_id: ignored: every task of the step gets it.
         """
-        if self.done:
-            return
-        for pgid in spool.task_groups(self.step_dir):
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, signum)
+        if not self.done:
+            spool.signal_task_groups(self.step_dir, signum)
 
     def terminate(self, kill_wait: int, outcome: str, when: float) -> None:
         """Kill the step as stepd kills it: ``terminate.json``, then SIGTERM to stepd.
@@ -192,9 +189,7 @@ class AdoptedStep:
         error = ""
         if result is None:
             # No supervisor is left: its tasks must not run on unwatched.
-            for pgid in spool.task_groups(self.step_dir):
-                with contextlib.suppress(OSError):
-                    os.killpg(pgid, signal.SIGKILL)
+            spool.signal_task_groups(self.step_dir, signal.SIGKILL)
             log.error(
                 "job=%d step=%s stepd left no status; its log:\n%s",
                 self.job_id,

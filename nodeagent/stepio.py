@@ -470,7 +470,7 @@ class StepSession:
         result = spool.read_status(self.step_dir)
         if result is None:
             if exited:  # no supervisor is left: its tasks must not run on unwatched
-                self._kill_group()
+                spool.signal_task_groups(self.step_dir, signal.SIGKILL)
             now = time.time()
             message = spool.STEPD_DIED if exited else f"lost slurmstepd: {reason}"
             result = spool.StepResult(*self._ids(), 0, signal.SIGKILL, now, now, message=message)
@@ -479,11 +479,6 @@ class StepSession:
         return StepEvent(
             EventKind.DONE, -1, exit_code=result.exit_code, signal=result.signal, error=error
         )
-
-    def _kill_group(self) -> None:
-        for pgid in spool.task_groups(self.step_dir):
-            with contextlib.suppress(OSError):
-                os.killpg(pgid, signal.SIGKILL)
 
     def _ids(self) -> tuple[int, int]:
         return self.job.job_id, self.job.step_id
