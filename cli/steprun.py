@@ -141,7 +141,7 @@ class StepRun:
             self.raw.enter()
         for link in self.links:
             try:
-                link.stream = link.agent.stream("LaunchTasks", self.request)
+                link.stream = link.agent.stream("LaunchTasks", self.request, node=link.name)
             except RpcError as err:
                 self._node_failed(link, err)
 
@@ -261,6 +261,7 @@ class StepRun:
             try:
                 link.stream = link.agent.stream(
                     "AttachStep",
+                    node=link.name,
                     credential=self.request["credential"],
                     job_id=self.job_id,
                     step_id=self.step_id,
@@ -453,6 +454,7 @@ class StepRun:
             try:
                 link.agent.call(
                     "TaskInput",
+                    node=link.name,
                     job_id=self.job_id,
                     step_id=self.step_id,
                     task_id=0,
@@ -489,6 +491,7 @@ class StepRun:
             try:
                 link.agent.call(
                     "SignalTasks",
+                    node=link.name,
                     job_id=self.job_id,
                     step_id=self.step_id,
                     signal=signum,

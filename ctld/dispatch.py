@@ -122,6 +122,7 @@ class AgentDispatcher:
 
     async def launch_batch(
         self,
+        node: str,
         address_of: Callable[[], str | None],
         job: Job,
         script: JobScript,
@@ -131,7 +132,8 @@ class AgentDispatcher:
         """Ask the batch host's agent to start a job's script.
 
         Args:
-            address_of: returns the agent's current ``host:port`` (None: unknown yet).
+            node: the batch host.
+            address_of: returns its agent's current ``host:port`` (None: unknown yet).
             job: the RUNNING job with its allocation.
             script: its script, arguments, environment and umask.
             site: the cluster's side of the launch.
@@ -144,6 +146,7 @@ class AgentDispatcher:
         request = convert.launch_request(
             job, script, site.cluster, site.controller, site.conf_path, site.kill_wait
         )
+        request.node = node
         await self._call(
             address_of,
             f"launch job={job.job_id}",
@@ -152,12 +155,18 @@ class AgentDispatcher:
         )
 
     async def terminate(
-        self, address_of: Callable[[], str | None], job_id: int, outcome: str, kill_wait: int
+        self,
+        node: str,
+        address_of: Callable[[], str | None],
+        job_id: int,
+        outcome: str,
+        kill_wait: int,
     ) -> None:
         """Ask an agent to kill everything of a job on its node.
 
         Args:
-            address_of: returns the agent's current ``host:port``.
+            node: the node.
+            address_of: returns its agent's current ``host:port``.
             job_id: the job.
             outcome: why (the state the job ends in).
             kill_wait: seconds between SIGTERM and SIGKILL.
@@ -166,7 +175,7 @@ class AgentDispatcher:
             AgentUnreachable: no answer in time.
         """
         request = pb.TerminateJobRequest(
-            job_id=job_id, outcome=outcome, kill_wait=kill_wait, time=int(time.time())
+            job_id=job_id, outcome=outcome, kill_wait=kill_wait, time=int(time.time()), node=node
         )
         await self._call(
             address_of,
@@ -174,11 +183,12 @@ class AgentDispatcher:
             lambda stub: stub.TerminateJob(request, timeout=CALL_TIMEOUT),
         )
 
-    async def signal(self, address_of: Callable[[], str | None], intent: Signal) -> None:
+    async def signal(self, node: str, address_of: Callable[[], str | None], intent: Signal) -> None:
         """Ask an agent to send a signal to a job's processes on its node.
 
         Args:
-            address_of: returns the agent's current ``host:port``.
+            node: the node.
+            address_of: returns its agent's current ``host:port``.
             intent: which job, which signal, batch shell or steps.
 
         Raises:
@@ -189,6 +199,7 @@ class AgentDispatcher:
             signal=intent.signal,
             batch_only=intent.batch_only,
             full=intent.full,
+            node=node,
         )
         await self._call(
             address_of,
@@ -197,12 +208,15 @@ class AgentDispatcher:
         )
 
     async def signal_tasks(
-        self, addresses_of: list[Callable[[], str | None]], intent: SignalStep, signed: StepSigned
+        self,
+        addresses_of: dict[str, Callable[[], str | None]],
+        intent: SignalStep,
+        signed: StepSigned,
     ) -> None:
         """Ask the agents of a step's nodes to send a signal to its tasks there.
 
         Args:
-            addresses_of: per node, returns its agent's current ``host:port``.
+            addresses_of: per node, what returns its agent's current ``host:port``.
             intent: the step and the signal.
             signed: what the credential the agents check is made of.
 
@@ -211,29 +225,30 @@ class AgentDispatcher:
         """
         info = convert.step_info(signed.step, signed.addresses)
         credential = convert.credential(info, signed.job, signed.key, signed.now)
-        request = pb.SignalTasksRequest(
-            job_id=intent.job_id,
-            step_id=intent.step_id,
-            signal=intent.signal,
-            credential=credential,
-        )
         what = f"signal step={intent.job_id}.{intent.step_id}"
-        await asyncio.gather(
-            *(
-                self._call(
-                    address_of, what, lambda stub: stub.SignalTasks(request, timeout=CALL_TIMEOUT)
-                )
-                for address_of in addresses_of
+
+        async def signal_on(node: str, address_of: Callable[[], str | None]) -> None:
+            request = pb.SignalTasksRequest(
+                job_id=intent.job_id,
+                step_id=intent.step_id,
+                signal=intent.signal,
+                credential=credential,
+                node=node,
             )
-        )
+            await self._call(
+                address_of, what, lambda stub: stub.SignalTasks(request, timeout=CALL_TIMEOUT)
+            )
+
+        await asyncio.gather(*(signal_on(n, a) for n, a in addresses_of.items()))
 
     async def step_stat(
-        self, address_of: Callable[[], str | None], job_id: int, step_id: int
+        self, node: str, address_of: Callable[[], str | None], job_id: int, step_id: int
     ) -> list[NodeStepStat]:
         """Ask an agent for the live usage of one step's tasks on its node (sstat).
 
         Args:
-            address_of: returns the agent's current ``host:port``.
+            node: the node.
+            address_of: returns its agent's current ``host:port``.
             job_id: the step's job.
             step_id: the step.
 
@@ -243,7 +258,7 @@ class AgentDispatcher:
         Raises:
             AgentUnreachable: no answer in time.
         """
-        request = pb.StepStatRequest(job_id=job_id, step_id=step_id)
+        request = pb.NodeStepStatRequest(job_id=job_id, step_id=step_id, node=node)
         reply = await self._call(
             address_of,
             f"stat step={job_id}.{step_id}",

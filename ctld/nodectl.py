@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
@@ -23,6 +24,7 @@ from ctld.state import NodeUsage
 from ctld.store import repo
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
+from minislurm.model import Job
 from minislurm.requests import Heartbeat, JobStatus, NodeUpdate, Registration
 from minislurm.states import ACTIVE_JOB_STATES, JobState, kill_name
 
@@ -59,45 +61,69 @@ class NodeControl:
         self._accounting = accounting
         self._fencing: dict[str, set[int]] = {}  # node -> stale jobs it must kill before use
 
-    def register(self, request: Registration) -> tuple[list[int], int]:
-        """A node agent (re)starts: record its resources and reconcile its jobs.
+    def register(self, requests: Sequence[Registration]) -> tuple[list[list[int]], int]:
+        """Node agents (re)start: record their resources and reconcile their jobs.
+
+        One slurmd registers all its nodes at once; their records are saved
+        in one transaction, and the jobs are looked over once for them all.
 
         Args:
-            request: what the agent found on its node, and the jobs it knows.
+            requests: per node, what its agent found and the jobs it knows.
 
         Returns:
-            Jobs it must kill, and the heartbeat interval (seconds).
+            Per node (in order), the jobs it must kill; and the heartbeat interval (seconds).
 
         Raises:
-            InvalidRequest: the node is not in slurm.conf.
+            InvalidRequest: a node is not in slurm.conf (no node is registered then).
         """
-        node = self._state.nodes.get(request.name)
-        if node is None:
-            raise InvalidRequest(f"Node {request.name} is not in the configuration")
+        nodes = []
+        for request in requests:
+            node = self._state.nodes.get(request.name)
+            if node is None:
+                raise InvalidRequest(f"Node {request.name} is not in the configuration")
+            nodes.append(node)
         now = time.time()
-        updated = nodeops.registered(node, request, now, self._conf)
-        if nodeops.persisted_fields(updated) != nodeops.persisted_fields(node):
+        updates = [
+            nodeops.registered(node, request, now, self._conf)
+            for node, request in zip(nodes, requests, strict=True)
+        ]
+        changed = [
+            updated
+            for node, updated in zip(nodes, updates, strict=True)
+            if nodeops.persisted_fields(updated) != nodeops.persisted_fields(node)
+        ]
+        if changed:
             with self._ledger.transaction() as s:
-                repo.save_node(s, *nodeops.persisted_fields(updated), updated.reason_time)
-        self._state.put_node(updated)
-        self._runner.registered.add(request.name)
-        kill = self._reconcile(request)
-        if kill:
-            # Not used again until its agent reports those jobs gone.
-            self._fencing[request.name] = set(kill)
-            self._state.put_node(nodeops.fenced(updated))
-        else:  # what an earlier registration found stale is gone; ids may run here again
-            self._fencing.pop(request.name, None)
+                for updated in changed:
+                    repo.save_node(s, *nodeops.persisted_fields(updated), updated.reason_time)
+        names = {request.name for request in requests}
+        batch_jobs: dict[str, list[Job]] = {}
+        for job in self._state.active_jobs():
+            if job.batch and job.allocation is not None and job.allocation.node_names[0] in names:
+                batch_jobs.setdefault(job.allocation.node_names[0], []).append(job)
+        kills = []
+        for request, updated in zip(requests, updates, strict=True):
+            self._state.put_node(updated)
+            self._runner.registered.add(request.name)
+            kill = self._reconcile(request, batch_jobs.get(request.name, []))
+            if kill:
+                # Not used again until its agent reports those jobs gone.
+                self._fencing[request.name] = set(kill)
+                self._state.put_node(nodeops.fenced(updated))
+            else:  # what an earlier registration found stale is gone; ids may run here again
+                self._fencing.pop(request.name, None)
+            kills.append(kill)
         self._scheduler.kick()
-        return kill, nodeops.heartbeat_interval(self._conf)
+        return kills, nodeops.heartbeat_interval(self._conf)
 
-    def _reconcile(self, request: Registration) -> list[int]:
+    def _reconcile(self, request: Registration, batch_jobs: list[Job]) -> list[int]:
         """Match the jobs an agent reports with what the controller believes.
 
         Ended jobs are recorded; running jobs the controller does not run
         there are to be killed (returned); kills decided earlier are sent
-        again; batch jobs the node never heard of are launched again when
-        their launch was never acknowledged, else they were lost with the node.
+        again; batch jobs the node never heard of (of ``batch_jobs``, the
+        active ones whose batch host it is) are launched again when their
+        launch was never acknowledged, else they were lost with the node.
         """
         node = request.name
         reported = {j.job_id: j for j in request.jobs}
@@ -119,10 +145,9 @@ class NodeControl:
                 kill.append(job_id)
             elif job.state is JobState.COMPLETING:
                 intents.append(Terminate(job_id, (node,), kill_name(job.kill_event)))
-        for job in list(self._state.active_jobs()):
-            if job.allocation is None or job.allocation.node_names[0] != node:
-                continue
-            if job.job_id in reported or not job.batch:
+        for listed in batch_jobs:
+            job = self._state.jobs.get(listed.job_id)
+            if job is None or job.job_id in reported or job.state not in ACTIVE_JOB_STATES:
                 continue
             if job.state is JobState.COMPLETING:
                 status = JobStatus(job_id=job.job_id, signal=9, restarts=job.restarts)
@@ -135,26 +160,31 @@ class NodeControl:
         self._runner.run(intents)
         return kill
 
-    def heartbeat(self, request: Heartbeat) -> bool:
-        """A node agent is alive.
+    def heartbeat(self, requests: Sequence[Heartbeat]) -> list[bool]:
+        """Node agents are alive (one slurmd's nodes, in one call).
 
         Args:
-            request: its load, free memory and running jobs.
+            requests: per node, its load, free memory and running jobs.
 
         Returns:
-            Whether it must register again (this controller has not seen it).
+            Per node, whether it must register again (this controller has not seen it).
         """
-        node = self._state.nodes.get(request.name)
-        if node is None or request.name not in self._runner.registered:
-            return True
-        updated = nodeops.heartbeat(node, request, time.time())
-        stale = self._fencing.get(request.name, set()) & set(request.running_job_ids)
-        if stale:
-            updated = nodeops.fenced(updated)
-        elif self._fencing.pop(request.name, None) is not None:
-            self._scheduler.kick()
-        self._state.put_node(updated)
-        return False
+        now = time.time()
+        reregister = []
+        for request in requests:
+            node = self._state.nodes.get(request.name)
+            if node is None or request.name not in self._runner.registered:
+                reregister.append(True)
+                continue
+            updated = nodeops.heartbeat(node, request, now)
+            stale = self._fencing.get(request.name, set()) & set(request.running_job_ids)
+            if stale:
+                updated = nodeops.fenced(updated)
+            elif self._fencing.pop(request.name, None) is not None:
+                self._scheduler.kick()
+            self._state.put_node(updated)
+            reregister.append(False)
+        return reregister
 
     def update_node(self, request: NodeUpdate) -> None:
         """scontrol update NodeName=... State=DRAIN|RESUME|DOWN Reason=...

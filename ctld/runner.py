@@ -153,7 +153,7 @@ class IntentRunner:
             The node's figures (empty when it did not answer in time).
         """
         try:
-            return await self.agents.step_stat(lambda: self.address_of(node), job_id, step_id)
+            return await self.agents.step_stat(node, lambda: self.address_of(node), job_id, step_id)
         except (AgentUnreachable, grpc.aio.AioRpcError) as err:
             log.warning("step=%d.%d node=%s no usage: %s", job_id, step_id, node, err)
             return []
@@ -178,13 +178,17 @@ class IntentRunner:
     async def _terminate_on(self, intent: Terminate, node: str) -> None:
         try:
             await self.agents.terminate(
-                lambda: self.address_of(node), intent.job_id, intent.outcome, self._conf.kill_wait
+                node,
+                lambda: self.address_of(node),
+                intent.job_id,
+                intent.outcome,
+                self._conf.kill_wait,
             )
         except AgentUnreachable:
             log.warning("job=%d node=%s unreachable for terminate", intent.job_id, node)
 
     async def _signal_on(self, intent: Signal, node: str) -> None:
-        await self.agents.signal(lambda: self.address_of(node), intent)
+        await self.agents.signal(node, lambda: self.address_of(node), intent)
 
     async def _signal_step(self, intent: SignalStep) -> None:
         job = self._state.jobs.get(intent.job_id)
@@ -192,7 +196,7 @@ class IntentRunner:
         if job is None or step is None:
             return
         signed = StepSigned(step, job, self.addresses(), self._settings.cluster_key, time.time())
-        addresses_of = [self._address_getter(node) for node in intent.nodes]
+        addresses_of = {node: self._address_getter(node) for node in intent.nodes}
         await self.agents.signal_tasks(addresses_of, intent, signed)
 
     def _address_getter(self, node: str) -> Callable[[], str | None]:
@@ -219,7 +223,7 @@ class IntentRunner:
         patience = nodeops.launch_patience(self._conf)
         try:
             await self.agents.launch_batch(
-                lambda: self._batch_host(job), job, script, self._site, patience
+                batch_host, lambda: self._batch_host(job), job, script, self._site, patience
             )
         except AgentUnreachable as err:
             current = current_run(self._state.jobs, job)

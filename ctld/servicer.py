@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     Ctx = grpc.aio.ServicerContext[Any, Any]
 
 # Methods only node agents (root or SlurmUser) may call; minislurm.security.authgrpc enforces it.
-DAEMON_ONLY = frozenset({"RegisterNode", "Heartbeat", "JobComplete", "StepComplete"})
+DAEMON_ONLY = frozenset({"RegisterNodes", "Heartbeats", "JobComplete", "StepComplete"})
 
 
 class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
@@ -154,16 +154,21 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         )
 
     @grpc_errors
-    async def RegisterNode(
-        self, request: pb.RegisterNodeRequest, context: Ctx
-    ) -> pb.RegisterNodeReply:
-        kill, interval = self.ctl.nodes.register(convert.record(rq.Registration, request))
-        return pb.RegisterNodeReply(kill_job_ids=kill, heartbeat_interval=interval)
+    async def RegisterNodes(
+        self, request: pb.RegisterNodesRequest, context: Ctx
+    ) -> pb.RegisterNodesReply:
+        registrations = [convert.record(rq.Registration, node) for node in request.nodes]
+        kills, interval = self.ctl.nodes.register(registrations)
+        return pb.RegisterNodesReply(
+            nodes=[pb.RegisterNodeReply(kill_job_ids=k, heartbeat_interval=interval) for k in kills]
+        )
 
     @grpc_errors
-    async def Heartbeat(self, request: pb.HeartbeatRequest, context: Ctx) -> pb.HeartbeatReply:
-        reregister = self.ctl.nodes.heartbeat(convert.record(rq.Heartbeat, request))
-        return pb.HeartbeatReply(reregister=reregister)
+    async def Heartbeats(self, request: pb.HeartbeatsRequest, context: Ctx) -> pb.HeartbeatsReply:
+        beats = [convert.record(rq.Heartbeat, node) for node in request.nodes]
+        return pb.HeartbeatsReply(
+            nodes=[pb.HeartbeatReply(reregister=r) for r in self.ctl.nodes.heartbeat(beats)]
+        )
 
     @grpc_errors
     async def JobComplete(
@@ -283,3 +288,4 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         timeout = min(request.timeout or 30.0, 300.0)
         job = await self.ctl.jobs.wait_job(request.job_id, timeout, request.until_ended)
         return pb.WaitJobReply(job=convert.job_info(job, self.ctl.ranking.priority(job, now), now))
+

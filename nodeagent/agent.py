@@ -1,9 +1,11 @@
-"""slurmd's work: register with the controller, heartbeat, launch and report jobs.
+"""One node's agent: launch and report its jobs and steps.
 
 The agent holds no authority: it runs what the controller asks and reports
 how it ended. Reports are kept until the controller acknowledges them (the
 spool directory is the outbox), so a job that ends while the controller is
-down is recorded when it comes back.
+down is recorded when it comes back. One slurmd process may serve many
+nodes, an agent each (:mod:`nodeagent.slurmd` registers and heartbeats for
+them all).
 
 Imports nodeagent.launcher, nodeagent.resources and minislurm.
 """
@@ -21,15 +23,13 @@ import grpc
 
 from minislurm import SLURM_VERSION, jobenv
 from minislurm.config import SlurmConfig
-from minislurm.daemon import GRPC_OPTIONS
-from minislurm.security.authgrpc import SignCalls, daemon_signer
 from minislurm.stepids import BATCH_STEP
-from minislurm.wire import convert, tls
+from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent import hostsfile, spool
 from nodeagent.launcher import Launcher, StepOutcome
-from nodeagent.resources import NodeResources, current_load
+from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import NodeFacts, StepManager
 from nodeagent.stepstat import node_stat
@@ -38,7 +38,6 @@ log = logging.getLogger(__name__)
 
 RETRY_MAX_SECONDS = 2.0
 CALL_TIMEOUT = 10.0
-ALIVE_SECONDS = 1.0
 STEP_GRACE = 1.0  # seconds a job's end waits for the ends of its steps still running here
 
 
@@ -49,9 +48,6 @@ class AgentSettings:
     conf: SlurmConfig
     conf_path: str
     node_name: str
-    listen_host: str
-    port: int  # 0: any free port
-    port_file: str | None
     advertise_addr: str  # the address the controller and other nodes use
     spool_dir: str
     controller: str  # host:port
@@ -95,13 +91,25 @@ def status_message(outcome: StepOutcome) -> pb.JobStatus:
 
 
 class Agent:
-    """The node agent's state and its conversation with the controller."""
+    """One node's agent: its jobs, its steps, and the reports of their ends.
 
-    def __init__(self, settings: AgentSettings, resources: NodeResources) -> None:
+    Args:
+        settings: the node's settings.
+        resources: what the node has.
+        stepds: the process's stepd pool.
+        ctld: the controller's stub (one channel for all the nodes of a process).
+    """
+
+    def __init__(
+        self,
+        settings: AgentSettings,
+        resources: NodeResources,
+        stepds: StepdPool,
+        ctld: pb_grpc.SlurmControllerStub,
+    ) -> None:
         self.settings = settings
         self.resources = resources
-        self.stepds = StepdPool()
-        self.launcher = Launcher(settings.spool_dir, self._step_ended, self.stepds)
+        self.launcher = Launcher(settings.spool_dir, self._step_ended, stepds)
         self.hosts_file = _hosts_file(settings)
         host, _, port = settings.controller.rpartition(":")
         facts = NodeFacts(
@@ -117,24 +125,16 @@ class Agent:
             key=settings.cluster_key,
             hosts_file=self.hosts_file,
         )
-        self.steps = StepManager(facts, self._step_done, self.stepds.spawn)
+        self.steps = StepManager(facts, self._step_done, stepds.spawn)
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
-        self.port = settings.port
         self.start_time = time.time()
-        self._channel = tls.aio_channel(
-            settings.controller,
-            settings.conf.tls_files("slurmd"),
-            GRPC_OPTIONS,
-            [SignCalls(daemon_signer(settings.conf.auth_type, settings.cluster_key))],
-        )
-        self._ctld = pb_grpc.SlurmControllerStub(self._channel)
+        self._ctld = ctld
         self._outbox: dict[int, StepOutcome] = {}
         self._held: dict[int, float] = {}  # job ends waiting for their steps', since when
         self._outbox_event = asyncio.Event()
-        self._registered = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._kills: set[asyncio.Task[None]] = set()  # steps to kill once their script is
-        self.heartbeat_interval = 5.0
+        self.registered = False  # with the controller, since it last answered
 
     # ------------------------------------------------------------ lifecycle
 
@@ -149,19 +149,10 @@ class Agent:
             self._outbox[outcome.job_id] = outcome
         self.steps.adopt()
 
-    async def start(self, port: int) -> None:
-        """Register and report in the background (after :meth:`adopt`).
-
-        Args:
-            port: the port the agent's server is bound to.
-        """
-        self.port = port
+    def start(self) -> None:
+        """Report ended jobs and steps in the background (after :meth:`adopt`)."""
         loop = asyncio.get_running_loop()
-        self._tasks = [
-            loop.create_task(self._heartbeat_loop(), name="heartbeat"),
-            loop.create_task(self._report_loop(), name="reporter"),
-            loop.create_task(self._alive_loop(), name="alive"),
-        ]
+        self._tasks = [loop.create_task(self._report_loop(), name="reporter")]
         self._outbox_event.set()
 
     async def stop(self) -> None:
@@ -170,8 +161,6 @@ class Agent:
             task.cancel()
         await asyncio.gather(*self._tasks, *self._kills, return_exceptions=True)
         await self.launcher.close()
-        self.stepds.close()
-        await self._channel.close()
 
     # ------------------------------------------------------------ controller
 
@@ -184,7 +173,15 @@ class Agent:
         """
         return sorted({*self.launcher.running, *(job for job, _ in self.steps.sessions)})
 
-    def _registration(self) -> pb.RegisterNodeRequest:
+    def registration(self, port: int) -> pb.RegisterNodeRequest:
+        """What this node tells the controller when it (re)registers.
+
+        Args:
+            port: the port its slurmd serves on.
+
+        Returns:
+            The node's part of a ``RegisterNodes`` call.
+        """
         res = self.resources
         jobs = [pb.AgentJob(job_id=i, running=True) for i in self._running_jobs()]
         jobs += [
@@ -194,7 +191,7 @@ class Agent:
         return pb.RegisterNodeRequest(
             name=self.settings.node_name,
             addr=self.settings.advertise_addr,
-            port=self.port,
+            port=port,
             hostname=res.hostname,
             cpus=res.cpus,
             real_memory=res.real_memory,
@@ -210,51 +207,33 @@ class Agent:
             threads_per_core=res.threads_per_core,
         )
 
-    async def _register(self) -> None:
-        reply = await self._ctld.RegisterNode(self._registration(), timeout=CALL_TIMEOUT)
-        self.heartbeat_interval = float(reply.heartbeat_interval or 5)
-        self._registered.set()
+    def accepted(self, reply: pb.RegisterNodeReply) -> None:
+        """The controller took this node's registration: kill what it does not know.
+
+        Args:
+            reply: the node's part of the reply.
+        """
+        self.registered = True
         for job_id in reply.kill_job_ids:
             log.info("job=%d unknown to the controller: killing it", job_id)
             self._terminate(job_id, "CANCELLED", self.settings.conf.kill_wait, time.time())
-        log.info("registered with the controller at %s", self.settings.controller)
 
-    async def _heartbeat_loop(self) -> None:
-        delay = 0.1
-        while True:
-            try:
-                if not self._registered.is_set():
-                    await self._register()
-                else:
-                    load, free = current_load()
-                    reply = await self._ctld.Heartbeat(
-                        pb.HeartbeatRequest(
-                            name=self.settings.node_name,
-                            cpu_load=load,
-                            free_memory=free,
-                            running_job_ids=self._running_jobs(),
-                        ),
-                        timeout=CALL_TIMEOUT,
-                    )
-                    if reply.reregister:
-                        self._registered.clear()
-                        continue
-                delay = 0.1
-                await asyncio.sleep(self.heartbeat_interval)
-            except grpc.aio.AioRpcError as err:
-                self._registered.clear()
-                log.debug("controller unreachable: %s", err.details())
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, RETRY_MAX_SECONDS)
+    def heartbeat(self, load: float, free_memory: int) -> pb.HeartbeatRequest:
+        """This node's part of a ``Heartbeats`` call.
 
-    async def _alive_loop(self) -> None:
-        """Touch the alive file each second, whether or not the controller answers."""
-        while True:
-            await asyncio.sleep(ALIVE_SECONDS)
-            try:
-                self.launcher.touch_alive()
-            except OSError as err:
-                log.warning("cannot touch the alive file: %s", err)
+        Args:
+            load: the host's load average.
+            free_memory: its free memory (MiB).
+
+        Returns:
+            The message.
+        """
+        return pb.HeartbeatRequest(
+            name=self.settings.node_name,
+            cpu_load=load,
+            free_memory=free_memory,
+            running_job_ids=self._running_jobs(),
+        )
 
     def _step_ended(self, outcome: StepOutcome) -> None:
         log.info(
@@ -396,7 +375,7 @@ class Agent:
         self._kills.add(task)
         task.add_done_callback(self._kills.discard)
 
-    def step_stat(self, request: pb.StepStatRequest) -> pb.StepStatReply:
+    def step_stat(self, request: pb.NodeStepStatRequest) -> pb.StepStatReply:
         """sstat: the live usage of a step's tasks on this node.
 
         Args:

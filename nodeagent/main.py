@@ -2,8 +2,10 @@
 
 Flags as Slurm's slurmd (``-D -f -N -L -v -V``) plus ``--port``,
 ``--port-file``, ``--listen``, ``--addr``, ``--spool-dir`` and
-``--fake-gpus`` for local clusters and tests. Stops on SIGTERM/SIGINT
-without touching running jobs (their stepds keep them running).
+``--fake-gpus`` for local clusters and tests. ``-N`` takes a hostlist: one
+process then serves every node in it, on one port (see
+:mod:`nodeagent.slurmd`). Stops on SIGTERM/SIGINT without touching running
+jobs (their stepds keep them running).
 
 Imports nodeagent and minislurm.
 """
@@ -15,11 +17,13 @@ import logging
 import os
 import socket
 import sys
+from dataclasses import dataclass
 
 import grpc
 
+from minislurm import hostlist
 from minislurm.conffile import find_config
-from minislurm.config import load_gres_conf, load_slurm_conf
+from minislurm.config import SlurmConfig, load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
     GRPC_OPTIONS,
     Fatal,
@@ -33,10 +37,11 @@ from minislurm.security import auth, authd, cred
 from minislurm.security.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.wire import tls
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
-from nodeagent.agent import Agent, AgentSettings
+from nodeagent.agent import AgentSettings
 from nodeagent.gpus import GpuDiscoveryError, gpu_discovery
-from nodeagent.resources import discover
+from nodeagent.resources import NodeResources, discover
 from nodeagent.service import CONTROLLER_METHODS, STEP_METHODS, NodeAgentServicer
+from nodeagent.slurmd import Slurmd
 
 log = logging.getLogger("slurmd")
 
@@ -54,51 +59,115 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     """
     p = argparse.ArgumentParser(prog="slurmd", description="minislurm node agent daemon")
     add_common_flags(p)
-    p.add_argument("-N", dest="node", help="this node's NodeName (default: the short hostname)")
-    p.add_argument("--port", type=int, help="port (overrides the node's Port; 0 = any free)")
-    p.add_argument("--addr", help="address the controller reaches this node at")
-    p.add_argument("--spool-dir", help="overrides SlurmdSpoolDir")
-    p.add_argument("--fake-gpus", type=int, help="pretend to have this many GPUs")
+    p.add_argument(
+        "-N",
+        dest="node",
+        help="the NodeName this slurmd serves, or a hostlist of several (default: the short "
+        "hostname)",
+    )
+    p.add_argument("--port", type=int, help="port (overrides the nodes' Port; 0 = any free)")
+    p.add_argument("--addr", help="address the controller reaches these nodes at")
+    p.add_argument("--spool-dir", help="overrides SlurmdSpoolDir (%%n: the node's name)")
+    p.add_argument("--fake-gpus", type=int, help="pretend each node has this many GPUs")
     return p.parse_args(argv)
 
 
-def settings_from(args: argparse.Namespace) -> AgentSettings:
+@dataclass(frozen=True)
+class Served:
+    """What one slurmd process serves, and where it listens."""
+
+    conf: SlurmConfig
+    conf_path: str
+    controller: str  # host:port
+    key: bytes
+    listen_host: str
+    port: int  # 0: any free port
+    nodes: tuple[AgentSettings, ...]
+
+
+def settings_from(args: argparse.Namespace) -> Served:
     """Read slurm.conf and apply the flags.
 
     Args:
         args: parsed flags.
 
     Returns:
-        The settings.
+        The process's settings, and each node's.
 
     Raises:
-        ConfigError: slurm.conf is missing or malformed, or the node is not in it.
+        ConfigError: slurm.conf is missing or malformed, a node is not in it,
+            or the nodes of one process cannot share its port or spool.
     """
     path = args.conf or find_config(os.environ)
     if not path:
         raise ConfigError("slurm.conf", 0, "no slurm.conf found (use -f or SLURM_CONF)")
     conf = load_slurm_conf(path)
-    name = args.node or socket.gethostname().split(".")[0]
-    node = conf.node(name)
-    if node is None:
-        raise ConfigError(path, 0, f"node {name} is not defined (NodeName=)")
-    addr, port = conf.slurmd_address(name)
-    return AgentSettings(
+    try:
+        names = hostlist.expand(args.node or socket.gethostname().split(".")[0])
+    except ValueError as err:
+        raise ConfigError(path, 0, f"-N {args.node}: {err}") from None
+    missing = [name for name in names if conf.node(name) is None]
+    if missing:
+        raise ConfigError(path, 0, f"node {hostlist.compress(missing)} is not defined (NodeName=)")
+    ports = {conf.slurmd_address(name)[1] for name in names}
+    if args.port is None and len(ports) > 1:
+        raise ConfigError(path, 0, "the nodes of one slurmd share its port: give --port")
+    spools = {_spool_dir(conf, args.spool_dir, name) for name in names}
+    if len(spools) < len(names):
+        raise ConfigError(path, 0, "the nodes of one slurmd need spools of their own: use %n")
+    controller = f"{conf.controller_addr}:{conf.controller_port}"
+    key = cred.load_key(cred.key_path(path))
+    nodes = tuple(
+        AgentSettings(
+            conf=conf,
+            conf_path=os.path.abspath(path),
+            node_name=name,
+            advertise_addr=args.addr or conf.slurmd_address(name)[0],
+            spool_dir=_spool_dir(conf, args.spool_dir, name),
+            controller=controller,
+            cluster_key=key,
+        )
+        for name in names
+    )
+    return Served(
         conf=conf,
         conf_path=os.path.abspath(path),
-        node_name=name,
+        controller=controller,
+        key=key,
         listen_host=args.listen,
-        port=port if args.port is None else args.port,
-        port_file=args.port_file,
-        advertise_addr=args.addr or addr,
-        spool_dir=args.spool_dir or conf.slurmd_spool_dir_for(name),
-        controller=f"{conf.controller_addr}:{conf.controller_port}",
-        cluster_key=cred.load_key(cred.key_path(path)),
+        port=ports.pop() if args.port is None else args.port,
+        nodes=nodes,
     )
 
 
+def _spool_dir(conf: SlurmConfig, flag: str | None, name: str) -> str:
+    if flag is None:
+        return conf.slurmd_spool_dir_for(name)
+    return flag.replace("%n", name)
+
+
+def _resources(served: Served, fake_gpus: int | None) -> list[tuple[AgentSettings, NodeResources]]:
+    """What each node has.
+
+    Raises:
+        Fatal: configured GPUs cannot be found.
+    """
+    conf = served.conf
+    overrides = "config_overrides" in conf.slurmd_parameters
+    nodes = []
+    for settings in served.nodes:
+        gres = load_gres_conf(conf.gres_conf_path, settings.node_name)
+        try:
+            discovery = gpu_discovery(gres, fake_gpus)
+            resources = discover(conf.node(settings.node_name), discovery, overrides)
+        except GpuDiscoveryError as err:
+            raise Fatal(f"{settings.node_name}: {err}") from None
+        nodes.append((settings, resources))
+    return nodes
+
+
 async def serve(args: argparse.Namespace) -> None:
-    """Run the agent until asked to stop.
+    """Run the agents until asked to stop.
 
     Args:
         args: the daemon's flags.
@@ -107,47 +176,37 @@ async def serve(args: argparse.Namespace) -> None:
         Fatal: it cannot listen or find its GPUs.
         ConfigError: slurm.conf is missing or malformed.
     """
-    settings = settings_from(args)
-    conf = settings.conf
-    gres = load_gres_conf(conf.gres_conf_path, settings.node_name)
-    try:
-        resources = discover(
-            conf.node(settings.node_name),
-            gpu_discovery(gres, args.fake_gpus),
-            "config_overrides" in conf.slurmd_parameters,
-        )
-    except GpuDiscoveryError as err:
-        raise Fatal(str(err)) from None
-    agent = Agent(settings, resources)
+    served = settings_from(args)
+    conf = served.conf
+    slurmd = Slurmd(_resources(served, args.fake_gpus), conf, served.controller, served.key)
     guard = Authenticator(
-        verifier_for(settings.conf.auth_type, settings.cluster_key),
+        verifier_for(conf.auth_type, served.key),
         daemon_only=CONTROLLER_METHODS,
         exempt=STEP_METHODS,
-        privileged=privileged_uids(settings.conf.slurm_user),
+        privileged=privileged_uids(conf.slurm_user),
     )
     server = grpc.aio.server(
         options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
     )
     try:
-        address = f"{settings.listen_host}:{settings.port}"
+        address = f"{served.listen_host}:{served.port}"
         port = tls.add_port(server, address, conf.tls_files("slurmd"))
     except OSError as err:
         raise Fatal(f"TLSType={conf.tls_type}: {err}") from None
     if port == 0:
-        raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
-    pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(agent), server)
-    await agent.adopt()
+        raise Fatal(f"cannot listen on {served.listen_host}:{served.port}")
+    pb_grpc.add_NodeAgentServicer_to_server(NodeAgentServicer(slurmd), server)
+    await slurmd.adopt()
     await server.start()
-    kiosk = await authd.serve_unless_served(
-        auth.socket_path(settings.conf_path), settings.cluster_key
-    )
-    await agent.start(port)
-    if settings.port_file:
-        write_port_file(settings.port_file, port)
-    log.info("slurmd %s listening on %s:%d", settings.node_name, settings.listen_host, port)
+    kiosk = await authd.serve_unless_served(auth.socket_path(served.conf_path), served.key)
+    await slurmd.start(port)
+    if args.port_file:
+        write_port_file(args.port_file, port)
+    names = hostlist.compress([n.node_name for n in served.nodes])
+    log.info("slurmd %s listening on %s:%d", names, served.listen_host, port)
     await stop_requested()
     log.info("slurmd shutting down (running jobs keep running)")
-    await agent.stop()
+    await slurmd.stop()
     await server.stop(GRACE_SECONDS)
     if kiosk is not None:
         kiosk.close()

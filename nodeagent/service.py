@@ -1,9 +1,10 @@
 """The NodeAgent gRPC service: what the controller asks of a node.
 
-Thin handlers over :class:`~nodeagent.agent.Agent`; every request is
-idempotent, because the controller retries after a lost reply.
+Thin handlers over the :class:`~nodeagent.agent.Agent` of the node each
+request names (one slurmd may serve many); every request is idempotent,
+because the controller retries after a lost reply.
 
-Imports nodeagent.agent, nodeagent.launcher and minislurm.
+Imports nodeagent.slurmd, nodeagent.agent, nodeagent.launcher and minislurm.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent
 from nodeagent.launcher import EarlierRunRunning
+from nodeagent.slurmd import Slurmd
 from nodeagent.stepio import StepdError
 
 log = logging.getLogger(__name__)
@@ -34,16 +36,25 @@ CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Pin
 
 
 class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # generated base is untyped
-    """Serves the controller."""
+    """Serves the controller and srun, for every node of the process."""
 
-    def __init__(self, agent: Agent) -> None:
-        self.agent = agent
+    def __init__(self, slurmd: Slurmd) -> None:
+        self.slurmd = slurmd
+
+    async def _agent(self, node: str, context: Ctx) -> Agent:
+        """The agent of the node a request names; NOT_FOUND when it is not served here."""
+        agent = self.slurmd.agent(node)
+        if agent is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"node {node!r} is not served here")
+        assert agent is not None  # abort raises
+        return agent
 
     async def LaunchBatch(
         self, request: pb.BatchLaunchRequest, context: Ctx
     ) -> pb.BatchLaunchReply:
+        agent = await self._agent(request.node, context)
         try:
-            self.agent.launch_batch(request)
+            agent.launch_batch(request)
         except EarlierRunRunning as err:  # the controller tries again
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(err))
         except PermissionError as err:
@@ -56,24 +67,27 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def TerminateJob(
         self, request: pb.TerminateJobRequest, context: Ctx
     ) -> pb.TerminateJobReply:
-        self.agent.terminate_job(request)
+        (await self._agent(request.node, context)).terminate_job(request)
         return pb.TerminateJobReply()
 
     async def SignalJob(self, request: pb.SignalJobRequest, context: Ctx) -> pb.SignalJobReply:
-        self.agent.signal_job(request)
+        (await self._agent(request.node, context)).signal_job(request)
         return pb.SignalJobReply()
 
-    async def StepStat(self, request: pb.StepStatRequest, context: Ctx) -> pb.StepStatReply:
-        return await asyncio.to_thread(self.agent.step_stat, request)
+    async def StepStat(self, request: pb.NodeStepStatRequest, context: Ctx) -> pb.StepStatReply:
+        agent = await self._agent(request.node, context)
+        return await asyncio.to_thread(agent.step_stat, request)
 
     async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
-        return pb.AgentPingReply(name=self.agent.settings.node_name)
+        agent = await self._agent(request.node, context)
+        return pb.AgentPingReply(name=agent.settings.node_name)
 
     async def LaunchTasks(
         self, request: pb.LaunchTasksRequest, context: Ctx
     ) -> AsyncIterator[pb.TaskEvent]:
+        agent = await self._agent(request.node, context)
         try:
-            async for event in self.agent.steps.launch(request):
+            async for event in agent.steps.launch(request):
                 yield event
         except (CredentialError, PermissionError) as err:
             log.warning("step=%d.%d refused: %s", request.job_id, request.step_id, err)
@@ -85,8 +99,9 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def AttachStep(
         self, request: pb.AttachStepRequest, context: Ctx
     ) -> AsyncIterator[pb.TaskEvent]:
+        agent = await self._agent(request.node, context)
         try:
-            async for event in self.agent.steps.attach(request):
+            async for event in agent.steps.attach(request):
                 yield event
         except CredentialError as err:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
@@ -94,8 +109,9 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
             await context.abort(grpc.StatusCode.NOT_FOUND, str(err))
 
     async def TaskInput(self, request: pb.TaskInputRequest, context: Ctx) -> pb.TaskInputReply:
+        agent = await self._agent(request.node, context)
         try:
-            await self.agent.steps.task_input(request)
+            await agent.steps.task_input(request)
         except CredentialError as err:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
         except ValueError as err:
@@ -105,8 +121,9 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def SignalTasks(
         self, request: pb.SignalTasksRequest, context: Ctx
     ) -> pb.SignalTasksReply:
+        agent = await self._agent(request.node, context)
         try:
-            await self.agent.steps.signal_tasks(request)
+            await agent.steps.signal_tasks(request)
         except CredentialError as err:
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
         return pb.SignalTasksReply()

@@ -758,6 +758,30 @@ class HeartbeatReply(_message.Message):
     kill_job_ids: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, reregister: _Optional[bool] = ..., kill_job_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
+class RegisterNodesRequest(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[RegisterNodeRequest]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[RegisterNodeRequest, _Mapping]]] = ...) -> None: ...
+
+class RegisterNodesReply(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[RegisterNodeReply]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[RegisterNodeReply, _Mapping]]] = ...) -> None: ...
+
+class HeartbeatsRequest(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[HeartbeatRequest]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[HeartbeatRequest, _Mapping]]] = ...) -> None: ...
+
+class HeartbeatsReply(_message.Message):
+    __slots__ = ("nodes",)
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    nodes: _containers.RepeatedCompositeFieldContainer[HeartbeatReply]
+    def __init__(self, nodes: _Optional[_Iterable[_Union[HeartbeatReply, _Mapping]]] = ...) -> None: ...
+
 class JobCompleteRequest(_message.Message):
     __slots__ = ("node", "status")
     NODE_FIELD_NUMBER: _ClassVar[int]
@@ -1009,6 +1033,16 @@ class StepStatRequest(_message.Message):
     step_id: int
     requester_uid: int
     def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class NodeStepStatRequest(_message.Message):
+    __slots__ = ("job_id", "step_id", "node")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    node: str
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., node: _Optional[str] = ...) -> None: ...
 
 class TaskUsage(_message.Message):
     __slots__ = ("task_id", "max_rss", "max_vmem", "max_pages", "cpu", "disk_read", "disk_write")
@@ -1424,60 +1458,68 @@ class GetReservationsReply(_message.Message):
     def __init__(self, reservations: _Optional[_Iterable[_Union[ReservationInfo, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
 
 class BatchLaunchRequest(_message.Message):
-    __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait")
+    __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait", "node")
     JOB_FIELD_NUMBER: _ClassVar[int]
     SPEC_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     CONTROLLER_FIELD_NUMBER: _ClassVar[int]
     CONF_PATH_FIELD_NUMBER: _ClassVar[int]
     KILL_WAIT_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     job: JobInfo
     spec: JobSpec
     cluster: str
     controller: str
     conf_path: str
     kill_wait: int
-    def __init__(self, job: _Optional[_Union[JobInfo, _Mapping]] = ..., spec: _Optional[_Union[JobSpec, _Mapping]] = ..., cluster: _Optional[str] = ..., controller: _Optional[str] = ..., conf_path: _Optional[str] = ..., kill_wait: _Optional[int] = ...) -> None: ...
+    node: str
+    def __init__(self, job: _Optional[_Union[JobInfo, _Mapping]] = ..., spec: _Optional[_Union[JobSpec, _Mapping]] = ..., cluster: _Optional[str] = ..., controller: _Optional[str] = ..., conf_path: _Optional[str] = ..., kill_wait: _Optional[int] = ..., node: _Optional[str] = ...) -> None: ...
 
 class BatchLaunchReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class SignalJobRequest(_message.Message):
-    __slots__ = ("job_id", "signal", "batch_only", "full")
+    __slots__ = ("job_id", "signal", "batch_only", "full", "node")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     BATCH_ONLY_FIELD_NUMBER: _ClassVar[int]
     FULL_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     signal: int
     batch_only: bool
     full: bool
-    def __init__(self, job_id: _Optional[int] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ...) -> None: ...
+    node: str
+    def __init__(self, job_id: _Optional[int] = ..., signal: _Optional[int] = ..., batch_only: _Optional[bool] = ..., full: _Optional[bool] = ..., node: _Optional[str] = ...) -> None: ...
 
 class SignalJobReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class TerminateJobRequest(_message.Message):
-    __slots__ = ("job_id", "outcome", "kill_wait", "time")
+    __slots__ = ("job_id", "outcome", "kill_wait", "time", "node")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     KILL_WAIT_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     outcome: str
     kill_wait: int
     time: int
-    def __init__(self, job_id: _Optional[int] = ..., outcome: _Optional[str] = ..., kill_wait: _Optional[int] = ..., time: _Optional[int] = ...) -> None: ...
+    node: str
+    def __init__(self, job_id: _Optional[int] = ..., outcome: _Optional[str] = ..., kill_wait: _Optional[int] = ..., time: _Optional[int] = ..., node: _Optional[str] = ...) -> None: ...
 
 class TerminateJobReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class AgentPingRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    def __init__(self, node: _Optional[str] = ...) -> None: ...
 
 class AgentPingReply(_message.Message):
     __slots__ = ("name",)
@@ -1486,7 +1528,7 @@ class AgentPingReply(_message.Message):
     def __init__(self, name: _Optional[str] = ...) -> None: ...
 
 class LaunchTasksRequest(_message.Message):
-    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append", "pty", "window", "preserve_env")
+    __slots__ = ("credential", "job_id", "step_id", "argv", "environment", "cwd", "stdout", "stderr", "stdin", "stdin_all", "gpu_bind", "unbuffered", "umask", "kill_wait", "kill_on_bad_exit", "master_addr", "master_port", "cluster", "conf_path", "job", "step", "launch_host", "open_append", "pty", "window", "preserve_env", "node")
     class EnvironmentEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -1520,6 +1562,7 @@ class LaunchTasksRequest(_message.Message):
     PTY_FIELD_NUMBER: _ClassVar[int]
     WINDOW_FIELD_NUMBER: _ClassVar[int]
     PRESERVE_ENV_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     credential: SignedCredential
     job_id: int
     step_id: int
@@ -1546,7 +1589,8 @@ class LaunchTasksRequest(_message.Message):
     pty: bool
     window: WindowSize
     preserve_env: bool
-    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ..., pty: _Optional[bool] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ..., preserve_env: _Optional[bool] = ...) -> None: ...
+    node: str
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., argv: _Optional[_Iterable[str]] = ..., environment: _Optional[_Mapping[str, str]] = ..., cwd: _Optional[str] = ..., stdout: _Optional[str] = ..., stderr: _Optional[str] = ..., stdin: _Optional[str] = ..., stdin_all: _Optional[bool] = ..., gpu_bind: _Optional[str] = ..., unbuffered: _Optional[bool] = ..., umask: _Optional[int] = ..., kill_wait: _Optional[int] = ..., kill_on_bad_exit: _Optional[bool] = ..., master_addr: _Optional[str] = ..., master_port: _Optional[int] = ..., cluster: _Optional[str] = ..., conf_path: _Optional[str] = ..., job: _Optional[_Union[JobInfo, _Mapping]] = ..., step: _Optional[_Union[StepInfo, _Mapping]] = ..., launch_host: _Optional[str] = ..., open_append: _Optional[bool] = ..., pty: _Optional[bool] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ..., preserve_env: _Optional[bool] = ..., node: _Optional[str] = ...) -> None: ...
 
 class WindowSize(_message.Message):
     __slots__ = ("rows", "cols")
@@ -1589,7 +1633,7 @@ class TaskEvent(_message.Message):
     def __init__(self, kind: _Optional[_Union[TaskEvent.Kind, str]] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., node: _Optional[str] = ..., error: _Optional[str] = ...) -> None: ...
 
 class TaskInputRequest(_message.Message):
-    __slots__ = ("job_id", "step_id", "task_id", "data", "eof", "credential", "window")
+    __slots__ = ("job_id", "step_id", "task_id", "data", "eof", "credential", "window", "node")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1597,6 +1641,7 @@ class TaskInputRequest(_message.Message):
     EOF_FIELD_NUMBER: _ClassVar[int]
     CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     WINDOW_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     step_id: int
     task_id: int
@@ -1604,36 +1649,41 @@ class TaskInputRequest(_message.Message):
     eof: bool
     credential: SignedCredential
     window: WindowSize
-    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., eof: _Optional[bool] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ...) -> None: ...
+    node: str
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., task_id: _Optional[int] = ..., data: _Optional[bytes] = ..., eof: _Optional[bool] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., window: _Optional[_Union[WindowSize, _Mapping]] = ..., node: _Optional[str] = ...) -> None: ...
 
 class TaskInputReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class SignalTasksRequest(_message.Message):
-    __slots__ = ("job_id", "step_id", "signal", "credential", "terminate")
+    __slots__ = ("job_id", "step_id", "signal", "credential", "terminate", "node")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
     CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     TERMINATE_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     step_id: int
     signal: int
     credential: SignedCredential
     terminate: bool
-    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., signal: _Optional[int] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., terminate: _Optional[bool] = ...) -> None: ...
+    node: str
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., signal: _Optional[int] = ..., credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., terminate: _Optional[bool] = ..., node: _Optional[str] = ...) -> None: ...
 
 class SignalTasksReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
 class AttachStepRequest(_message.Message):
-    __slots__ = ("credential", "job_id", "step_id")
+    __slots__ = ("credential", "job_id", "step_id", "node")
     CREDENTIAL_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    NODE_FIELD_NUMBER: _ClassVar[int]
     credential: SignedCredential
     job_id: int
     step_id: int
-    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ...) -> None: ...
+    node: str
+    def __init__(self, credential: _Optional[_Union[SignedCredential, _Mapping]] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., node: _Optional[str] = ...) -> None: ...

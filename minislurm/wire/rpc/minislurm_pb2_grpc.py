@@ -84,15 +84,15 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.PingRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.PingReply.FromString,
                 _registered_method=True)
-        self.RegisterNode = channel.unary_unary(
-                '/minislurm.v1.SlurmController/RegisterNode',
-                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodeRequest.SerializeToString,
-                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodeReply.FromString,
+        self.RegisterNodes = channel.unary_unary(
+                '/minislurm.v1.SlurmController/RegisterNodes',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesReply.FromString,
                 _registered_method=True)
-        self.Heartbeat = channel.unary_unary(
-                '/minislurm.v1.SlurmController/Heartbeat',
-                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatRequest.SerializeToString,
-                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatReply.FromString,
+        self.Heartbeats = channel.unary_unary(
+                '/minislurm.v1.SlurmController/Heartbeats',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatsRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatsReply.FromString,
                 _registered_method=True)
         self.JobComplete = channel.unary_unary(
                 '/minislurm.v1.SlurmController/JobComplete',
@@ -224,13 +224,13 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def RegisterNode(self, request, context):
+    def RegisterNodes(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def Heartbeat(self, request, context):
+    def Heartbeats(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -367,15 +367,15 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.PingRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.PingReply.SerializeToString,
             ),
-            'RegisterNode': grpc.unary_unary_rpc_method_handler(
-                    servicer.RegisterNode,
-                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodeRequest.FromString,
-                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodeReply.SerializeToString,
+            'RegisterNodes': grpc.unary_unary_rpc_method_handler(
+                    servicer.RegisterNodes,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesReply.SerializeToString,
             ),
-            'Heartbeat': grpc.unary_unary_rpc_method_handler(
-                    servicer.Heartbeat,
-                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatRequest.FromString,
-                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatReply.SerializeToString,
+            'Heartbeats': grpc.unary_unary_rpc_method_handler(
+                    servicer.Heartbeats,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatsRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.HeartbeatsReply.SerializeToString,
             ),
             'JobComplete': grpc.unary_unary_rpc_method_handler(
                     servicer.JobComplete,
@@ -724,7 +724,7 @@ class SlurmController:
             _registered_method=True)
 
     @staticmethod
-    def RegisterNode(request,
+    def RegisterNodes(request,
             target,
             options=(),
             channel_credentials=None,
@@ -737,9 +737,9 @@ class SlurmController:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/minislurm.v1.SlurmController/RegisterNode',
-            minislurm_dot_v1_dot_minislurm__pb2.RegisterNodeRequest.SerializeToString,
-            minislurm_dot_v1_dot_minislurm__pb2.RegisterNodeReply.FromString,
+            '/minislurm.v1.SlurmController/RegisterNodes',
+            minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -751,7 +751,7 @@ class SlurmController:
             _registered_method=True)
 
     @staticmethod
-    def Heartbeat(request,
+    def Heartbeats(request,
             target,
             options=(),
             channel_credentials=None,
@@ -764,9 +764,9 @@ class SlurmController:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/minislurm.v1.SlurmController/Heartbeat',
-            minislurm_dot_v1_dot_minislurm__pb2.HeartbeatRequest.SerializeToString,
-            minislurm_dot_v1_dot_minislurm__pb2.HeartbeatReply.FromString,
+            '/minislurm.v1.SlurmController/Heartbeats',
+            minislurm_dot_v1_dot_minislurm__pb2.HeartbeatsRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.HeartbeatsReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1180,7 +1180,7 @@ class NodeAgentStub:
                 _registered_method=True)
         self.StepStat = channel.unary_unary(
                 '/minislurm.v1.NodeAgent/StepStat',
-                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.SerializeToString,
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.NodeStepStatRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.FromString,
                 _registered_method=True)
 
@@ -1287,7 +1287,7 @@ def add_NodeAgentServicer_to_server(servicer, server):
             ),
             'StepStat': grpc.unary_unary_rpc_method_handler(
                     servicer.StepStat,
-                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.FromString,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.NodeStepStatRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.SerializeToString,
             ),
     }
@@ -1532,7 +1532,7 @@ class NodeAgent:
             request,
             target,
             '/minislurm.v1.NodeAgent/StepStat',
-            minislurm_dot_v1_dot_minislurm__pb2.StepStatRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.NodeStepStatRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.StepStatReply.FromString,
             options,
             channel_credentials,

@@ -379,6 +379,18 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'reregister', 'bool', '', False, '', ''),
         (2, 'kill_job_ids', 'uint32', 'repeated', True, '', ''),
     ),
+    'minislurm.v1.RegisterNodesRequest': (
+        (1, 'nodes', 'message', 'repeated', False, 'minislurm.v1.RegisterNodeRequest', ''),
+    ),
+    'minislurm.v1.RegisterNodesReply': (
+        (1, 'nodes', 'message', 'repeated', False, 'minislurm.v1.RegisterNodeReply', ''),
+    ),
+    'minislurm.v1.HeartbeatsRequest': (
+        (1, 'nodes', 'message', 'repeated', False, 'minislurm.v1.HeartbeatRequest', ''),
+    ),
+    'minislurm.v1.HeartbeatsReply': (
+        (1, 'nodes', 'message', 'repeated', False, 'minislurm.v1.HeartbeatReply', ''),
+    ),
     'minislurm.v1.JobCompleteRequest': (
         (1, 'node', 'string', '', False, '', ''),
         (2, 'status', 'message', '', False, 'minislurm.v1.JobStatus', ''),
@@ -504,6 +516,11 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'job_id', 'uint32', '', False, '', ''),
         (2, 'step_id', 'uint32', '', False, '', ''),
         (3, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.NodeStepStatRequest': (
+        (1, 'job_id', 'uint32', '', False, '', ''),
+        (2, 'step_id', 'uint32', '', False, '', ''),
+        (3, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.TaskUsage': (
         (1, 'task_id', 'uint32', '', False, '', ''),
@@ -708,6 +725,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (4, 'controller', 'string', '', False, '', ''),
         (5, 'conf_path', 'string', '', False, '', ''),
         (6, 'kill_wait', 'uint32', '', False, '', ''),
+        (7, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.BatchLaunchReply': (
     ),
@@ -716,6 +734,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'signal', 'uint32', '', False, '', ''),
         (3, 'batch_only', 'bool', '', False, '', ''),
         (4, 'full', 'bool', '', False, '', ''),
+        (5, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.SignalJobReply': (
     ),
@@ -724,10 +743,12 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'outcome', 'string', '', False, '', ''),
         (3, 'kill_wait', 'uint32', '', False, '', ''),
         (4, 'time', 'int64', '', False, '', ''),
+        (5, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.TerminateJobReply': (
     ),
     'minislurm.v1.AgentPingRequest': (
+        (1, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.AgentPingReply': (
         (1, 'name', 'string', '', False, '', ''),
@@ -759,6 +780,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (24, 'pty', 'bool', '', False, '', ''),
         (25, 'window', 'message', '', False, 'minislurm.v1.WindowSize', ''),
         (26, 'preserve_env', 'bool', '', False, '', ''),
+        (27, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.WindowSize': (
         (1, 'rows', 'uint32', '', False, '', ''),
@@ -781,6 +803,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (5, 'eof', 'bool', '', False, '', ''),
         (6, 'credential', 'message', '', False, 'minislurm.v1.SignedCredential', ''),
         (7, 'window', 'message', '', False, 'minislurm.v1.WindowSize', ''),
+        (8, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.TaskInputReply': (
     ),
@@ -790,6 +813,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (3, 'signal', 'uint32', '', False, '', ''),
         (4, 'credential', 'message', '', False, 'minislurm.v1.SignedCredential', ''),
         (5, 'terminate', 'bool', '', False, '', ''),
+        (6, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.SignalTasksReply': (
     ),
@@ -797,6 +821,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'credential', 'message', '', False, 'minislurm.v1.SignedCredential', ''),
         (2, 'job_id', 'uint32', '', False, '', ''),
         (3, 'step_id', 'uint32', '', False, '', ''),
+        (4, 'node', 'string', '', False, '', ''),
     ),
 }
 
@@ -817,8 +842,8 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'GetPartitions': ('minislurm.v1.GetPartitionsRequest', 'minislurm.v1.GetPartitionsReply', False, False),
         'GetConfig': ('minislurm.v1.GetConfigRequest', 'minislurm.v1.GetConfigReply', False, False),
         'Ping': ('minislurm.v1.PingRequest', 'minislurm.v1.PingReply', False, False),
-        'RegisterNode': ('minislurm.v1.RegisterNodeRequest', 'minislurm.v1.RegisterNodeReply', False, False),
-        'Heartbeat': ('minislurm.v1.HeartbeatRequest', 'minislurm.v1.HeartbeatReply', False, False),
+        'RegisterNodes': ('minislurm.v1.RegisterNodesRequest', 'minislurm.v1.RegisterNodesReply', False, False),
+        'Heartbeats': ('minislurm.v1.HeartbeatsRequest', 'minislurm.v1.HeartbeatsReply', False, False),
         'JobComplete': ('minislurm.v1.JobCompleteRequest', 'minislurm.v1.JobCompleteReply', False, False),
         'CreateStep': ('minislurm.v1.CreateStepRequest', 'minislurm.v1.CreateStepReply', False, False),
         'StepComplete': ('minislurm.v1.StepCompleteRequest', 'minislurm.v1.StepCompleteReply', False, False),
@@ -842,6 +867,6 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'TaskInput': ('minislurm.v1.TaskInputRequest', 'minislurm.v1.TaskInputReply', False, False),
         'SignalTasks': ('minislurm.v1.SignalTasksRequest', 'minislurm.v1.SignalTasksReply', False, False),
         'AttachStep': ('minislurm.v1.AttachStepRequest', 'minislurm.v1.TaskEvent', False, True),
-        'StepStat': ('minislurm.v1.StepStatRequest', 'minislurm.v1.StepStatReply', False, False),
+        'StepStat': ('minislurm.v1.NodeStepStatRequest', 'minislurm.v1.StepStatReply', False, False),
     },
 }

@@ -1,0 +1,160 @@
+"""One slurmd process: the nodes it serves and its conversation with the controller.
+
+A slurmd serves one node, or many (``slurmd -N 'n[1-128]'``, Slurm's
+multiple-slurmd idea, to emulate a large cluster on one machine). Each node
+is an :class:`~nodeagent.agent.Agent` with its own spool, jobs and reports;
+the process has one channel to the controller, registers all its nodes in
+one ``RegisterNodes`` call and reports them alive in one ``Heartbeats`` call
+per interval, so a thousand emulated nodes cost the controller a handful of
+calls, not a thousand. Killing the process is the failure of all its nodes.
+
+Imports nodeagent.agent, nodeagent.stepdpool, nodeagent.resources and minislurm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+import grpc
+
+from minislurm.config import SlurmConfig
+from minislurm.daemon import GRPC_OPTIONS
+from minislurm.security.authgrpc import SignCalls, daemon_signer
+from minislurm.wire import tls
+from minislurm.wire.rpc import minislurm_pb2 as pb
+from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
+from nodeagent.agent import CALL_TIMEOUT, RETRY_MAX_SECONDS, Agent, AgentSettings
+from nodeagent.resources import NodeResources, current_load
+from nodeagent.stepdpool import StepdPool
+
+log = logging.getLogger(__name__)
+
+ALIVE_SECONDS = 1.0
+
+
+class Slurmd:
+    """The agents of one process, and the calls they share.
+
+    Args:
+        nodes: each node's settings and resources.
+        conf: the configuration.
+        controller: the controller's ``host:port``.
+        key: the cluster's key (signs the calls to the controller).
+    """
+
+    def __init__(
+        self,
+        nodes: Sequence[tuple[AgentSettings, NodeResources]],
+        conf: SlurmConfig,
+        controller: str,
+        key: bytes,
+    ) -> None:
+        self.stepds = StepdPool()
+        self._channel = tls.aio_channel(
+            controller,
+            conf.tls_files("slurmd"),
+            GRPC_OPTIONS,
+            [SignCalls(daemon_signer(conf.auth_type, key))],
+        )
+        ctld = pb_grpc.SlurmControllerStub(self._channel)
+        self._ctld = ctld
+        self._controller = controller
+        self.agents = {
+            settings.node_name: Agent(settings, resources, self.stepds, ctld)
+            for settings, resources in nodes
+        }
+        self.port = 0
+        self.heartbeat_interval = 5.0
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def agent(self, node: str) -> Agent | None:
+        """The agent of a node this process serves.
+
+        Args:
+            node: the node's name; "" names the only node of a one-node slurmd.
+
+        Returns:
+            Its agent, or None when this process does not serve it.
+        """
+        if not node and len(self.agents) == 1:
+            return next(iter(self.agents.values()))
+        return self.agents.get(node)
+
+    async def adopt(self) -> None:
+        """Find every node's jobs and steps that ran on while slurmd was away (before serving)."""
+        for agent in self.agents.values():
+            await agent.adopt()
+
+    async def start(self, port: int) -> None:
+        """Register, heartbeat and report in the background (after :meth:`adopt`).
+
+        Args:
+            port: the port the server is bound to.
+        """
+        self.port = port
+        loop = asyncio.get_running_loop()
+        for agent in self.agents.values():
+            agent.start()
+        self._tasks = [
+            loop.create_task(self._heartbeat_loop(), name="heartbeat"),
+            loop.create_task(self._alive_loop(), name="alive"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop talking to the controller (running steps are left running)."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for agent in self.agents.values():
+            await agent.stop()
+        self.stepds.close()
+        await self._channel.close()
+
+    async def _register(self, agents: list[Agent]) -> None:
+        request = pb.RegisterNodesRequest(nodes=[a.registration(self.port) for a in agents])
+        reply = await self._ctld.RegisterNodes(request, timeout=CALL_TIMEOUT)
+        for agent, answer in zip(agents, reply.nodes, strict=True):
+            self.heartbeat_interval = float(answer.heartbeat_interval or 5)
+            agent.accepted(answer)
+        log.info("registered %d node(s) with the controller at %s", len(agents), self._controller)
+
+    async def _beat(self, agents: list[Agent]) -> None:
+        load, free = current_load()
+        request = pb.HeartbeatsRequest(nodes=[a.heartbeat(load, free) for a in agents])
+        reply = await self._ctld.Heartbeats(request, timeout=CALL_TIMEOUT)
+        for agent, answer in zip(agents, reply.nodes, strict=True):
+            if answer.reregister:
+                agent.registered = False
+
+    async def _heartbeat_loop(self) -> None:
+        delay = 0.1
+        while True:
+            agents = list(self.agents.values())
+            try:
+                unregistered = [a for a in agents if not a.registered]
+                if unregistered:
+                    await self._register(unregistered)
+                else:
+                    await self._beat(agents)
+                    if not all(a.registered for a in agents):
+                        continue
+                delay = 0.1
+                await asyncio.sleep(self.heartbeat_interval)
+            except grpc.aio.AioRpcError as err:
+                for agent in agents:
+                    agent.registered = False
+                log.debug("controller unreachable: %s", err.details())
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, RETRY_MAX_SECONDS)
+
+    async def _alive_loop(self) -> None:
+        """Touch each node's alive file each second, whether or not the controller answers."""
+        while True:
+            await asyncio.sleep(ALIVE_SECONDS)
+            for agent in self.agents.values():
+                try:
+                    agent.launcher.touch_alive()
+                except OSError as err:
+                    log.warning("cannot touch the alive file: %s", err)
