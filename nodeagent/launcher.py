@@ -19,7 +19,6 @@ import logging
 import os
 import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from dataclasses import dataclass
 from minislurm.stepids import BATCH_STEP
 from nodeagent import spool
 from nodeagent.stepadopt import AdoptedStep
-from nodeagent.stepdpool import StepdPool
+from nodeagent.stepdpool import Stepd, StepdPool
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +65,7 @@ class Launcher:
         self._pool = pool
         self._on_end = on_end
         self._running: dict[int, AdoptedStep] = {}  # job id -> its batch step, followed
-        self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._children: dict[int, Stepd] = {}
         self._followers: set[asyncio.Task[None]] = set()
         os.makedirs(spool, mode=0o755, exist_ok=True)
 
@@ -177,7 +176,7 @@ class Launcher:
         self._running.pop(job_id, None)
         proc = self._children.pop(job_id, None)
         if proc is not None:
-            proc.wait()  # it has exited: only reaped here
+            proc.release()
         self._on_end(self._outcome(job_id, step.ended()))
 
     def _outcome(self, job_id: int, result: spool.StepResult) -> StepOutcome:

@@ -57,14 +57,13 @@ import os
 import signal
 import socket
 import struct
-import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from nodeagent import spool
 from nodeagent.stepd import frames
-from nodeagent.stepdpool import start_stepd
+from nodeagent.stepdpool import Stepd, start_stepd
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +121,7 @@ async def start_step(
     step_dir: str,
     job: spool.StepJob,
     timeout: float = START_TIMEOUT,
-    spawn: Callable[[str], subprocess.Popen[bytes]] | None = None,
+    spawn: Callable[[str], Stepd] | None = None,
 ) -> StepSession:
     """Create the step's directory, start its stepd and wait for it to connect.
 
@@ -148,18 +147,17 @@ async def start_step(
     listener = _listen(step_dir)
     try:
         proc = (spawn or start_stepd)(step_dir)
-        pidfd = os.pidfd_open(proc.pid)
         try:
-            reader, writer = await _connection(listener, proc, pidfd, step_dir, timeout)
+            reader, writer = await _connection(listener, proc, step_dir, timeout)
         except BaseException:
-            _kill_stepd(proc, pidfd)
+            proc.kill()
             raise
     finally:
         listener.close()
         with contextlib.suppress(OSError):
             os.unlink(os.path.join(step_dir, spool.SOCKET_NAME))
     log.info("job=%d step=%d stepd pid=%d started", job.job_id, job.step_id, proc.pid)
-    return StepSession(step_dir, job, proc, pidfd, reader, writer)
+    return StepSession(step_dir, job, proc, reader, writer)
 
 
 def _listen(step_dir: str) -> socket.socket:
@@ -181,15 +179,14 @@ def _listen(step_dir: str) -> socket.socket:
 
 async def _connection(
     listener: socket.socket,
-    proc: subprocess.Popen[bytes],
-    pidfd: int,
+    proc: Stepd,
     step_dir: str,
     timeout: float,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """Accept stepd's connection (checked by its pid) and read its HELLO."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
-    exited = asyncio.ensure_future(wait_readable(pidfd, None))
+    exited = asyncio.ensure_future(wait_readable(proc.pidfd, None))
     accept: asyncio.Future[tuple[socket.socket, object]] | None = None
     try:
         while True:
@@ -250,13 +247,6 @@ async def wait_readable(fd: int, timeout: float | None) -> bool:
         return False
     finally:
         loop.remove_reader(fd)
-
-
-def _kill_stepd(proc: subprocess.Popen[bytes], pidfd: int) -> None:
-    with contextlib.suppress(OSError):
-        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    proc.wait()
-    os.close(pidfd)
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> tuple[int, int, bytes]:
@@ -327,15 +317,13 @@ class StepSession:
         self,
         step_dir: str,
         job: spool.StepJob,
-        proc: subprocess.Popen[bytes],
-        pidfd: int,
+        proc: Stepd,
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
     ) -> None:
         self.step_dir = step_dir
         self.job = job
         self._proc = proc
-        self._pidfd = pidfd
         self._reader = reader
         self._writer = writer
         self._result: spool.StepResult | None = None
@@ -422,9 +410,7 @@ class StepSession:
         request = spool.Terminate(outcome, kill_wait, when)
         spool.write_terminate(self.step_dir, request)
         self._send(frames.Kind.TERMINATE, frames.ALL_TASKS, request.to_json())
-        if self._pidfd >= 0:
-            with contextlib.suppress(OSError):
-                signal.pidfd_send_signal(self._pidfd, signal.SIGTERM)
+        self._proc.signal(signal.SIGTERM)
 
     def outcome(self) -> spool.StepResult:
         """How the step ended (per task too).
@@ -443,9 +429,7 @@ class StepSession:
     def close(self) -> None:
         """Drop the connection (as a slurmd restart does); the step keeps running."""
         self._writer.close()
-        if self._pidfd >= 0:
-            os.close(self._pidfd)
-            self._pidfd = -1
+        self._proc.release()
 
     def _send(self, kind: frames.Kind, task_id: int, payload: bytes = b"") -> None:
         if not self._writer.is_closing():
@@ -454,13 +438,10 @@ class StepSession:
     async def _finish(self, wait: float) -> bool:
         """Close the connection and reap stepd (waiting up to ``wait``); whether it exited."""
         self._writer.close()
-        exited = self._proc.poll() is not None
-        if not exited and self._pidfd >= 0:
-            await wait_readable(self._pidfd, wait)
-            exited = self._proc.poll() is not None
-        if self._pidfd >= 0:
-            os.close(self._pidfd)
-            self._pidfd = -1
+        exited = self._proc.exited()
+        if not exited and self._proc.pidfd >= 0:
+            exited = await wait_readable(self._proc.pidfd, wait)
+        self._proc.release()
         return exited
 
     async def _lost(self, reason: str) -> StepEvent:

@@ -21,7 +21,6 @@ import contextlib
 import logging
 import os
 import signal
-import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent import spool, stepio
 from nodeagent.stepadopt import AdoptedStep
+from nodeagent.stepdpool import Stepd
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ class StepManager:
         self,
         facts: NodeFacts,
         report: Callable[[pb.StepCompleteRequest], None],
-        spawn: Callable[[str], subprocess.Popen[bytes]],
+        spawn: Callable[[str], Stepd],
     ) -> None:
         self.facts = facts
         self._report = report

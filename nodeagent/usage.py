@@ -15,10 +15,10 @@ While the step runs, each sample's per-task peaks go to ``usage.json`` in
 its directory; slurmd reads them back (:func:`read_record`) and adds a
 sample of its own when sstat asks (nodeagent.stepstat).
 
-psutil is not imported when stepd starts: a spare stepd must be ready
-within tens of milliseconds of the previous launch and psutil costs 20-50
-ms to import. A spare left idle imports it while it waits
-(:func:`preload_psutil`); otherwise the first sample does. If it cannot be
+psutil is not imported when stepd starts: it costs 20-50 ms to import. The
+fork server slurmd starts stepds from imports it once
+(:func:`preload_psutil`), for all of them; a stepd started on its own
+imports it at its first sample. If it cannot be
 imported then (stepd already runs as the job's user and the interpreter's
 files are unreadable), sampling stops and ``ru_maxrss`` alone is reported.
 
@@ -38,7 +38,7 @@ FIRST_SAMPLE_SECONDS = 0.3  # after the start: long enough for a task to exist, 
 
 
 def preload_psutil() -> None:
-    """Import psutil ahead of the first sample, if it is there (a spare stepd's idle work)."""
+    """Import psutil ahead of the first sample, if it is there (the fork server's start)."""
     try:
         importlib.import_module("psutil")
     except ImportError:

@@ -64,7 +64,7 @@ share: privileges, descendants, stepd's own lines),
 :mod:`~nodeagent.stepd.tasks` (a step's tasks: their streams, terminal and
 start), :mod:`~nodeagent.stepd.supervisor` (a step's run to its end, a batch
 script's too) and :mod:`~nodeagent.stepd.main` (the entry point,
-spares included).
+and the fork server slurmd starts stepds with).
 
 Imports nothing: importing :mod:`nodeagent.stepd.frames` must not load the
 supervisor.

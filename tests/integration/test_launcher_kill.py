@@ -50,7 +50,7 @@ exec sleep 300
 
     async def body() -> tuple[list[StepOutcome], float]:
         ended: list[StepOutcome] = []
-        pool = StepdPool(spare=False)
+        pool = StepdPool(fork=False)
         launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
         launcher.launch(*job(7, script, tmp_path, kill_wait=20))
         await until(lambda: "ready" in text(out), what="the job to start")
@@ -112,7 +112,7 @@ def test_a_cancelled_job_of_another_user_says_when_its_processes_had_sigterm() -
 
     async def body() -> bool:
         ended: list[StepOutcome] = []
-        pool = StepdPool(spare=False)
+        pool = StepdPool(fork=False)
         launcher = Launcher(str(work / "spool"), ended.append, pool)
         batch, code = job(7, script, work, kill_wait=5)
         launcher.launch(batch._replace(uid=nobody.pw_uid, gid=nobody.pw_gid, user="nobody"), code)

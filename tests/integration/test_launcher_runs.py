@@ -43,7 +43,7 @@ def text(path: Path) -> str:
 def test_a_stale_run_is_killed_before_the_next_run_starts(tmp_path: Path) -> None:
     async def body() -> None:
         ended: list[StepOutcome] = []
-        pool = StepdPool(spare=False)
+        pool = StepdPool()
         launcher = Launcher(str(tmp_path / "spool"), ended.append, pool)
         launcher.launch(*run_of(7, 0, tmp_path))
         await until(lambda: "run=0" in text(tmp_path / "run0.out"), what="the first run")
@@ -79,7 +79,7 @@ def test_a_restarted_launcher_settles_launches_its_predecessor_left_half_done(
 
     async def body() -> tuple[list[StepOutcome], list[int]]:
         ended: list[StepOutcome] = []
-        pool = StepdPool(spare=False)
+        pool = StepdPool()
         crashed = Launcher(str(spool), ended.append, pool)
         crashed.launch(*run_of(9, 0, tmp_path))
         await crashed.close()  # as if slurmd died: its stepds run on

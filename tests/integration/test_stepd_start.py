@@ -3,12 +3,13 @@
 A launch whose srun goes away while its stepd starts is cancelled, and one
 whose stepd exits without connecting fails; either way the next launch, whose
 listening socket may reuse the same descriptor number, must accept its stepd.
-Real stepd processes from slurmd's spare pool, no gRPC, no cluster.
+Real stepd processes from slurmd's fork server, no gRPC, no cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,20 +17,25 @@ import pytest
 from test_stepio import collect, sh_task, step_spec, stream, until
 
 from nodeagent.spool import SOCKET_NAME, StepJob
-from nodeagent.stepdpool import StepdPool
+from nodeagent.stepdpool import Stepd, StepdPool
 from nodeagent.stepio import StepdError, start_step
 
 pytestmark = pytest.mark.timeout(60)
 
 
-def never_connects(step_dir: str) -> subprocess.Popen[bytes]:
+def started(argv: list[str]) -> Stepd:
+    proc = subprocess.Popen(argv, start_new_session=True)
+    return Stepd(proc.pid, os.pidfd_open(proc.pid), proc)
+
+
+def never_connects(step_dir: str) -> Stepd:
     """A "stepd" that stays silent until killed."""
-    return subprocess.Popen(["sleep", "60"], start_new_session=True)
+    return started(["sleep", "60"])
 
 
-def exits_at_once(step_dir: str) -> subprocess.Popen[bytes]:
+def exits_at_once(step_dir: str) -> Stepd:
     """A "stepd" that exits before it connects."""
-    return subprocess.Popen(["true"], start_new_session=True)
+    return started(["true"])
 
 
 async def cancel_while_waiting(step_dir: Path, spec: StepJob) -> None:

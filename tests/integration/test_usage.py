@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import pwd
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -128,15 +129,16 @@ def test_step_reports_the_largest_task_tree(tmp_path: Path) -> None:
     assert 80 * MIB < result.max_rss < 140 * MIB  # task 0's two processes, not the sum of all
 
 
-def test_an_idle_spare_stepd_loads_psutil_and_still_starts_on_demand() -> None:
-    spare = subprocess.Popen([PY, "-m", "nodeagent.stepd", "--spare"], stdin=subprocess.PIPE)
-    assert spare.stdin is not None
+def test_the_stepd_fork_server_loads_psutil_once_and_exits_when_slurmd_goes() -> None:
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    with theirs:
+        server = subprocess.Popen([PY, "-m", "nodeagent.stepd", "--fork-server"], stdin=theirs)
     try:
-        maps = f"/proc/{spare.pid}/maps"
+        maps = f"/proc/{server.pid}/maps"
         wait_until(lambda: "_psutil_linux" in Path(maps).read_text(), 20, "psutil to be loaded")
     finally:
-        spare.stdin.close()  # slurmd went away: the spare exits unused
-        assert spare.wait(10) == 0
+        ours.close()  # slurmd went away: the server exits
+        assert server.wait(10) == 0
 
 
 def test_a_running_steps_usage_is_there_for_sstat(tmp_path: Path) -> None:
