@@ -12,7 +12,7 @@ import time
 
 import click
 
-from minislurm import VERSION_LINE, __version__
+from minislurm import VERSION_LINE, __version__, hostlist
 from minislurm.conffile import read_controller_address
 from minislurm.errors import ConfigError
 from minislurm.local.cluster import ClusterSpec, default_home
@@ -41,7 +41,14 @@ HOME_OPTION = click.option(
 
 @cluster.command()
 @HOME_OPTION
-@click.option("--nodes", default=2, show_default=True, type=click.IntRange(1, 512))
+@click.option("--nodes", default=2, show_default=True, type=click.IntRange(1, 8192))
+@click.option(
+    "--nodes-per-slurmd",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="nodes each slurmd process serves (many: emulate a large cluster)",
+)
 @click.option("--gpus-per-node", default=8, show_default=True, type=click.IntRange(0, 64))
 @click.option("--cpus-per-node", default=8, show_default=True, type=click.IntRange(1, 4096))
 @click.option(
@@ -60,6 +67,7 @@ HOME_OPTION = click.option(
 def up(
     home: str,
     nodes: int,
+    nodes_per_slurmd: int,
     gpus_per_node: int,
     cpus_per_node: int,
     memory_per_node: int,
@@ -86,6 +94,7 @@ def up(
         cpus_per_node=cpus_per_node,
         memory_per_node=memory_per_node,
         tls=tls,
+        nodes_per_slurmd=nodes_per_slurmd,
     )
     try:
         since = time.time()
@@ -96,10 +105,10 @@ def up(
     names = local.node_names()
     if not started:
         click.echo(f"cluster in {local.home} is already running")
-    elif len(started) < 1 + len(names):
+    elif len(started) < len(local.daemons()):
         click.echo(f"cluster in {local.home} was running; restarted {', '.join(started)}")
     host, port = read_controller_address(local.conf_path)
-    click.echo(f"slurmctld at {host}:{port}, nodes {', '.join(names)}")
+    click.echo(f"slurmctld at {host}:{port}, nodes {hostlist.compress(names)}")
     click.echo(f"SLURM_CONF={local.conf_path} (commands find it without it)")
 
 

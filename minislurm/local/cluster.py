@@ -3,9 +3,11 @@
 ``minislurm cluster up`` and the end-to-end tests both use this. Everything
 lives under one directory (``$MINISLURM_HOME`` or ``~/.minislurm``):
 ``slurm.conf`` and ``gres.conf``, ``state/`` (the database), ``spool/<node>/``,
-``log/`` and one pid file per daemon. Ports are chosen by the kernel: the
-controller binds port 0 and reports it, and ``slurm.conf`` is then rewritten
-with that port so commands and agents find it. Only processes whose pid
+``log/`` and one pid file per daemon. A slurmd may serve several nodes
+(``--nodes-per-slurmd``); ``slurmd.groups`` then lists each one's nodes.
+Ports are chosen by the kernel: the controller binds port 0 and reports it,
+and ``slurm.conf`` is then rewritten with that port so commands and agents
+find it. Only processes whose pid
 files this launcher wrote, and whose command line is still ours, are ever
 signalled.
 
@@ -24,11 +26,13 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from minislurm import hostlist
 from minislurm.conffile import read_controller_address
 from minislurm.security import cred
 from nodeagent.spool import stepd_pid
 
 CTLD = "slurmctld"
+GROUPS_FILE = "slurmd.groups"  # the nodes of each slurmd process, a hostlist per line
 PROVISIONAL_PORT = 6817  # in slurm.conf until the controller reports its real port
 
 
@@ -46,11 +50,18 @@ class ClusterSpec:
     min_job_age: int = 300
     acct_gather_frequency: int = 30  # seconds between usage samples of a task
     tls: bool = False  # TLSType=tls/openssl, with a CA and certificate made for the cluster
+    nodes_per_slurmd: int = 1  # nodes each slurmd process serves
 
     @property
     def node_names(self) -> list[str]:
         """n1, n2, ..."""
         return [f"n{i}" for i in range(1, self.nodes + 1)]
+
+    @property
+    def agent_groups(self) -> list[str]:
+        """The nodes of each slurmd process, as hostlists: ``n[1-128]``, ``n[129-256]``..."""
+        names, size = self.node_names, self.nodes_per_slurmd
+        return [hostlist.compress(names[i : i + size]) for i in range(0, len(names), size)]
 
 
 def default_home() -> str:
@@ -196,6 +207,14 @@ class LocalCluster:
 
         return [n.name for n in load_slurm_conf(self.conf_path).nodes]
 
+    def agent_groups(self) -> list[str]:
+        """The nodes of each slurmd process (hostlists); one node each unless told otherwise."""
+        try:
+            with open(self.path(GROUPS_FILE)) as f:
+                return f.read().split()
+        except FileNotFoundError:
+            return self.node_names()
+
     def pid(self, daemon: str) -> int | None:
         """The pid of a daemon of ours that is alive, else None.
 
@@ -232,11 +251,11 @@ class LocalCluster:
         """The address slurmctld listens on."""
         return "127.0.0.1"
 
-    def agent_argv(self, node: str, argv: list[str]) -> list[str]:
-        """The command line that starts a node's slurmd (here: ``argv`` as it is).
+    def agent_argv(self, nodes: str, argv: list[str]) -> list[str]:
+        """The command line that starts a slurmd (here: ``argv`` as it is).
 
         Args:
-            node: the node's name.
+            nodes: its nodes (a hostlist).
             argv: slurmd's own command line.
 
         Returns:
@@ -254,6 +273,8 @@ class LocalCluster:
             os.makedirs(self.path(sub), exist_ok=True)
         _write_atomic(self.conf_path, self.render_config(spec))
         _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
+        if spec.nodes_per_slurmd > 1:
+            _write_atomic(self.path(GROUPS_FILE), "".join(f"{g}\n" for g in spec.agent_groups))
         cred.generate_key(cred.key_path(self.conf_path))
         if spec.tls:
             from minislurm.config import load_slurm_conf
@@ -341,18 +362,18 @@ class LocalCluster:
             )
         return True
 
-    def start_agent(self, node: str) -> int:
-        """Start the slurmd of one node.
+    def start_agent(self, nodes: str) -> int:
+        """Start the slurmd of one node, or of several.
 
         Args:
-            node: the node's name.
+            nodes: the node's name, or a hostlist (one process serves them all).
 
         Returns:
             Its pid.
         """
         from minislurm.config import load_slurm_conf
 
-        addr, _ = load_slurm_conf(self.conf_path).slurmd_address(node)
+        addr, _ = load_slurm_conf(self.conf_path).slurmd_address(hostlist.expand(nodes)[0])
         argv = [
             sys.executable,
             "-m",
@@ -361,9 +382,9 @@ class LocalCluster:
             "-f",
             self.conf_path,
             "-N",
-            node,
+            nodes,
             "-L",
-            self.path("log", f"slurmd-{node}.log"),
+            self.path("log", f"slurmd-{nodes}.log"),
             "--listen",
             addr,
             "--port",
@@ -371,11 +392,11 @@ class LocalCluster:
             "--addr",
             addr,
         ]
-        return self._spawn(f"slurmd-{node}", self.agent_argv(node, argv))
+        return self._spawn(f"slurmd-{nodes}", self.agent_argv(nodes, argv))
 
     def daemons(self) -> list[str]:
-        """Every daemon of the cluster: slurmctld, then slurmd-<node> for each node."""
-        return [CTLD] + [f"slurmd-{n}" for n in self.node_names()]
+        """Every daemon of the cluster: slurmctld, then slurmd-<nodes> for each slurmd."""
+        return [CTLD] + [f"slurmd-{g}" for g in self.agent_groups()]
 
     def up(self, spec: ClusterSpec) -> list[str]:
         """Start the cluster, or restart whichever of its daemons died.
@@ -393,10 +414,10 @@ class LocalCluster:
         if self.pid(CTLD) is None:
             self.start_controller()
             started.append(CTLD)
-        for node in self.node_names():
-            daemon = f"slurmd-{node}"
+        for nodes in self.agent_groups():
+            daemon = f"slurmd-{nodes}"
             if self.pid(daemon) is None:
-                self.start_agent(node)
+                self.start_agent(nodes)
                 started.append(daemon)
         return started
 
@@ -505,6 +526,7 @@ class LocalCluster:
         from minislurm.wire.h2grpc import RpcError
 
         config = read_client_config(self.conf_path)
+        daemon_of = {n: f"slurmd-{g}" for g in self.agent_groups() for n in hostlist.expand(g)}
         host, port = config.host, config.port
         context = tls.client_context(config.tls_ca) if config.tls_ca else None
 
@@ -519,7 +541,7 @@ class LocalCluster:
                 not n.state.startswith("UNKNOWN")
                 and "NOT_RESPONDING" not in n.flags
                 and (
-                    f"slurmd-{n.name}" not in started
+                    daemon_of.get(n.name) not in started
                     or (n.slurmd_start_time >= int(since) and _listens(n.addr, n.port))
                 )
                 for n in nodes

@@ -2,9 +2,10 @@
 
 ``minislurm cluster up --netns`` and the multi-host tests use this. A bridge
 in the root namespace carries the controller's address (``<subnet>.1``); each
-node gets a namespace with a veth on that bridge, its own address
-(``<subnet>.<10+i>``), its own hostname (a UTS namespace) and a hosts file
-naming the controller and every node (bind-mounted over ``/etc/hosts`` in a
+slurmd gets a namespace with a veth on that bridge, its own address
+(``<subnet>.<10+i>``), its own hostname (a UTS namespace: its first node's
+name) and a hosts file naming the controller and every node (the nodes of
+one slurmd share its address) (bind-mounted over ``/etc/hosts`` in a
 private mount namespace, so the rest of the machine never sees it). The
 filesystem stays shared, as on NFS. Agents are entered with ``nsenter
 --net=`` rather than ``ip netns exec``, which would remount ``/sys`` and hide
@@ -28,11 +29,13 @@ import shutil
 import signal
 import subprocess
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
+from minislurm import hostlist
 from minislurm.local.cluster import PROVISIONAL_PORT, ClusterSpec, LocalCluster, render_slurm_conf
 
 CONTROLLER_NAME = "slurmctld"
-MAX_NODES = 64
+MAX_HOSTS = 64  # namespaces (slurmd processes) of one cluster
 TOOLS = ("ip", "nsenter", "unshare", "mount")
 # 10.200.0.0/16 .. 10.239.255.0/24: one /24 per cluster, probed from a pid-derived start.
 SUBNETS = [f"10.{200 + k // 256}.{k % 256}" for k in range(40 * 256)]
@@ -68,6 +71,22 @@ class Network:
     tag: str  # the launcher's pid in six hex digits and a counter
     subnet: str  # the first three octets of a /24
     nodes: tuple[str, ...]
+    hosts: tuple[str, ...] = ()  # each slurmd's nodes, a hostlist (none: a node each)
+
+    @cached_property
+    def groups(self) -> list[list[str]]:
+        """The nodes of each namespace (each slurmd process), in order."""
+        if not self.hosts:
+            return [[node] for node in self.nodes]
+        return [hostlist.expand(host) for host in self.hosts]
+
+    @cached_property
+    def _indices(self) -> dict[str, int]:
+        return {node: i for i, group in enumerate(self.groups) for node in group}
+
+    def _index(self, node: str) -> int:
+        """The number of the namespace that holds a node."""
+        return self._indices[node]
 
     @property
     def bridge(self) -> str:
@@ -80,18 +99,18 @@ class Network:
         return f"{self.subnet}.1"
 
     def addr(self, node: str) -> str:
-        """A node's address."""
-        return f"{self.subnet}.{11 + self.nodes.index(node)}"
+        """A node's address (that of its slurmd's namespace)."""
+        return f"{self.subnet}.{11 + self._index(node)}"
 
     def namespace(self, node: str) -> str:
-        """A node's network namespace (``/run/netns/<name>``)."""
-        return f"ms{self.tag}-{node}"
+        """A node's network namespace (``/run/netns/<name>``), named after its slurmd's first."""
+        return f"ms{self.tag}-{self.groups[self._index(node)][0]}"
 
     def veth(self, node: str) -> str:
         """The root-namespace end of a node's cable (its ``eth0`` inside)."""
-        return f"msv{self.tag}x{self.nodes.index(node)}"
+        return f"msv{self.tag}x{self._index(node)}"
 
-    def hosts(self) -> str:
+    def hosts_file(self) -> str:
         """The hosts file every node sees."""
         lines = ["127.0.0.1 localhost", f"{self.controller_addr} {CONTROLLER_NAME}"]
         lines += [f"{self.addr(n)} {n}" for n in self.nodes]
@@ -115,27 +134,28 @@ def _free_subnet(start: int) -> str:
     raise RuntimeError("no free /24 in 10.200.0.0-10.239.255.0")
 
 
-def allocate_network(nodes: list[str]) -> Network:
+def allocate_network(nodes: list[str], hosts: list[str]) -> Network:
     """Pick names and a subnet that no other cluster on this host uses.
 
     Args:
         nodes: the node names.
+        hosts: each slurmd's nodes (hostlists), a namespace each.
 
     Returns:
         The network (not created yet).
 
     Raises:
-        RuntimeError: too many nodes, or no free subnet.
+        RuntimeError: too many namespaces, or no free subnet.
     """
-    if len(nodes) > MAX_NODES:
-        raise RuntimeError(f"a namespace cluster has at most {MAX_NODES} nodes")
+    if len(hosts) > MAX_HOSTS:
+        raise RuntimeError(f"a namespace cluster has at most {MAX_HOSTS} slurmd processes")
     seq = next(_instances) % 100  # keeps link names within 15 characters
     tag = f"{os.getpid():06x}{seq}"  # pids stay below 2**22: six hex digits
-    return Network(tag, _free_subnet(os.getpid() + seq), tuple(nodes))
+    return Network(tag, _free_subnet(os.getpid() + seq), tuple(nodes), tuple(hosts))
 
 
 def create_network(net: Network) -> None:
-    """Create the bridge, and for each node its namespace, cable and address.
+    """Create the bridge, and for each slurmd its namespace, cable and address.
 
     Args:
         net: what to create.
@@ -146,7 +166,7 @@ def create_network(net: Network) -> None:
     _ip("link", "add", net.bridge, "type", "bridge")
     _ip("addr", "add", f"{net.controller_addr}/24", "dev", net.bridge)
     _ip("link", "set", net.bridge, "up")
-    for node in net.nodes:
+    for node in (group[0] for group in net.groups):
         ns, veth, peer = net.namespace(node), net.veth(node), f"{net.veth(node)}p"
         _ip("netns", "add", ns)
         _ip("link", "add", veth, "type", "veth", "peer", "name", peer)
@@ -159,14 +179,14 @@ def create_network(net: Network) -> None:
 
 
 def remove_network(net: Network) -> None:
-    """Kill what still runs in the nodes' namespaces, then remove everything created.
+    """Kill what still runs in the namespaces, then remove everything created.
 
     Missing pieces are skipped, so this also cleans up after a failed start.
 
     Args:
         net: what to remove.
     """
-    for node in net.nodes:
+    for node in (group[0] for group in net.groups):
         ns = net.namespace(node)
         pids = _ip("netns", "pids", ns, check=False).stdout.split()
         for pid in pids:
@@ -180,7 +200,7 @@ def remove_network(net: Network) -> None:
 
 
 class NetnsCluster(LocalCluster):
-    """A local cluster whose agents each run in a network namespace of their own."""
+    """A local cluster whose slurmds each run in a network namespace of their own."""
 
     def __init__(self, home: str) -> None:
         super().__init__(home)
@@ -191,15 +211,17 @@ class NetnsCluster(LocalCluster):
         """The recorded network (raises OSError when there is none)."""
         with open(self.network_path) as f:
             data = json.load(f)
-        return Network(data["tag"], data["subnet"], tuple(data["nodes"]))
+        return Network(
+            data["tag"], data["subnet"], tuple(data["nodes"]), tuple(data.get("hosts", ()))
+        )
 
     def render_config(self, spec: ClusterSpec) -> str:
         """slurm.conf with the controller on the bridge and each node at its address."""
-        net = allocate_network(spec.node_names)
+        net = allocate_network(spec.node_names, spec.agent_groups)
         with open(self.network_path, "w") as f:
             json.dump(asdict(net), f)
         with open(self.hosts_path, "w") as f:
-            f.write(net.hosts())
+            f.write(net.hosts_file())
         return render_slurm_conf(
             spec,
             self.home,
@@ -212,11 +234,12 @@ class NetnsCluster(LocalCluster):
         """The bridge's address."""
         return self.network().controller_addr
 
-    def agent_argv(self, node: str, argv: list[str]) -> list[str]:
-        """slurmd inside the node's network, UTS and mount namespaces."""
-        ns = f"/run/netns/{self.network().namespace(node)}"
+    def agent_argv(self, nodes: str, argv: list[str]) -> list[str]:
+        """slurmd inside its network namespace, and UTS and mount namespaces of its own."""
+        first = hostlist.expand(nodes)[0]
+        ns = f"/run/netns/{self.network().namespace(first)}"
         enter = ["nsenter", f"--net={ns}", "unshare", "--uts", "--mount"]
-        return [*enter, "sh", "-c", ENTER_NODE, node, self.hosts_path, node, *argv]
+        return [*enter, "sh", "-c", ENTER_NODE, first, self.hosts_path, first, *argv]
 
     def up(self, spec: ClusterSpec) -> list[str]:
         """Create the network unless its bridge exists, then start the daemons.
@@ -250,7 +273,7 @@ class NetnsCluster(LocalCluster):
             remove_network(self.network())
 
     def unplug(self, node: str) -> None:
-        """Take a node's cable down: nothing reaches it and it reaches nothing.
+        """Take a node's cable down: nothing reaches it (nor its slurmd's other nodes).
 
         Args:
             node: the node's name.
