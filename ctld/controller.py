@@ -51,6 +51,7 @@ class Controller:
         self.settings = settings
         self.conf = conf = settings.conf
         self._engine = engine
+        self.start_time = time.time()
         self.state = ClusterState(
             nodeops.configured_nodes(conf),
             conf.partitions,

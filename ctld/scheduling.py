@@ -26,7 +26,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ctld import jobs as jobops
@@ -81,6 +81,27 @@ def latest_start(job: Job) -> float:
     return job.deadline - limit
 
 
+@dataclass
+class PassStats:
+    """How long one kind of pass took: the last, the longest, the sum and the count (seconds)."""
+
+    last: float = 0.0
+    longest: float = 0.0
+    total: float = 0.0
+    count: int = 0
+
+    def add(self, took: float) -> None:
+        """Count one more pass.
+
+        Args:
+            took: its length in seconds.
+        """
+        self.last = took
+        self.longest = max(self.longest, took)
+        self.total += took
+        self.count += 1
+
+
 class PassHooks(Protocol):
     """Who carries out a pass's decisions (the controller's :class:`ctld.starts.Starts`)."""
 
@@ -129,6 +150,8 @@ class SchedulerLoop:
         self._kept = KeptEntries()  # plain jobs' entries, for event passes
         self._quiet: dict[int, float] = {}  # job id -> until when its reason stays None
         self.passes = 0
+        self.full_stats = PassStats()  # sdiag's backfill cycles
+        self.event_stats = PassStats()  # sdiag's main schedule cycles
 
     def kick(self) -> None:
         """Ask for a pass as soon as possible."""
@@ -240,6 +263,7 @@ class SchedulerLoop:
             except Exception:
                 log.exception("scheduling pass failed")
             took = time.monotonic() - began
+            (self.full_stats if full else self.event_stats).add(took)
             if full:
                 # The next full pass waits as long again as this one took.
                 last_full, full_ready, owed = began, began + 2 * took, False

@@ -154,6 +154,21 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         )
 
     @grpc_errors
+    async def GetStats(self, request: pb.GetStatsRequest, context: Ctx) -> pb.GetStatsReply:
+        full, event = self.ctl.scheduler.full_stats, self.ctl.scheduler.event_stats
+        return pb.GetStatsReply(
+            sched_cycle_last_us=_us(event.last),
+            sched_cycle_max_us=_us(event.longest),
+            sched_cycle_sum_us=_us(event.total),
+            sched_cycle_count=event.count,
+            bf_cycle_last_us=_us(full.last),
+            bf_cycle_max_us=_us(full.longest),
+            bf_cycle_sum_us=_us(full.total),
+            bf_cycle_count=full.count,
+            server_start=int(self.ctl.start_time),
+        )
+
+    @grpc_errors
     async def RegisterNodes(
         self, request: pb.RegisterNodesRequest, context: Ctx
     ) -> pb.RegisterNodesReply:
@@ -289,3 +304,6 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         job = await self.ctl.jobs.wait_job(request.job_id, timeout, request.until_ended)
         return pb.WaitJobReply(job=convert.job_info(job, self.ctl.ranking.priority(job, now), now))
 
+
+def _us(seconds: float) -> int:
+    return round(seconds * 1e6)

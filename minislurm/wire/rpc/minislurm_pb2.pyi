@@ -660,6 +660,32 @@ class PingReply(_message.Message):
     now: int
     def __init__(self, cluster: _Optional[str] = ..., version: _Optional[str] = ..., now: _Optional[int] = ...) -> None: ...
 
+class GetStatsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetStatsReply(_message.Message):
+    __slots__ = ("sched_cycle_last_us", "sched_cycle_max_us", "sched_cycle_sum_us", "sched_cycle_count", "bf_cycle_last_us", "bf_cycle_max_us", "bf_cycle_sum_us", "bf_cycle_count", "server_start")
+    SCHED_CYCLE_LAST_US_FIELD_NUMBER: _ClassVar[int]
+    SCHED_CYCLE_MAX_US_FIELD_NUMBER: _ClassVar[int]
+    SCHED_CYCLE_SUM_US_FIELD_NUMBER: _ClassVar[int]
+    SCHED_CYCLE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    BF_CYCLE_LAST_US_FIELD_NUMBER: _ClassVar[int]
+    BF_CYCLE_MAX_US_FIELD_NUMBER: _ClassVar[int]
+    BF_CYCLE_SUM_US_FIELD_NUMBER: _ClassVar[int]
+    BF_CYCLE_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SERVER_START_FIELD_NUMBER: _ClassVar[int]
+    sched_cycle_last_us: int
+    sched_cycle_max_us: int
+    sched_cycle_sum_us: int
+    sched_cycle_count: int
+    bf_cycle_last_us: int
+    bf_cycle_max_us: int
+    bf_cycle_sum_us: int
+    bf_cycle_count: int
+    server_start: int
+    def __init__(self, sched_cycle_last_us: _Optional[int] = ..., sched_cycle_max_us: _Optional[int] = ..., sched_cycle_sum_us: _Optional[int] = ..., sched_cycle_count: _Optional[int] = ..., bf_cycle_last_us: _Optional[int] = ..., bf_cycle_max_us: _Optional[int] = ..., bf_cycle_sum_us: _Optional[int] = ..., bf_cycle_count: _Optional[int] = ..., server_start: _Optional[int] = ...) -> None: ...
+
 class AgentJob(_message.Message):
     __slots__ = ("job_id", "running", "status")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]

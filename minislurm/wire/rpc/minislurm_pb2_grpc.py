@@ -84,6 +84,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.PingRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.PingReply.FromString,
                 _registered_method=True)
+        self.GetStats = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetStats',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsReply.FromString,
+                _registered_method=True)
         self.RegisterNodes = channel.unary_unary(
                 '/minislurm.v1.SlurmController/RegisterNodes',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.SerializeToString,
@@ -219,6 +224,12 @@ class SlurmControllerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Ping(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetStats(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -366,6 +377,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.Ping,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.PingRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.PingReply.SerializeToString,
+            ),
+            'GetStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetStats,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsReply.SerializeToString,
             ),
             'RegisterNodes': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterNodes,
@@ -713,6 +729,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/Ping',
             minislurm_dot_v1_dot_minislurm__pb2.PingRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.PingReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetStats',
+            minislurm_dot_v1_dot_minislurm__pb2.GetStatsRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetStatsReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -330,6 +330,19 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'version', 'string', '', False, '', ''),
         (3, 'now', 'int64', '', False, '', ''),
     ),
+    'minislurm.v1.GetStatsRequest': (
+    ),
+    'minislurm.v1.GetStatsReply': (
+        (1, 'sched_cycle_last_us', 'uint64', '', False, '', ''),
+        (2, 'sched_cycle_max_us', 'uint64', '', False, '', ''),
+        (3, 'sched_cycle_sum_us', 'uint64', '', False, '', ''),
+        (4, 'sched_cycle_count', 'uint32', '', False, '', ''),
+        (5, 'bf_cycle_last_us', 'uint64', '', False, '', ''),
+        (6, 'bf_cycle_max_us', 'uint64', '', False, '', ''),
+        (7, 'bf_cycle_sum_us', 'uint64', '', False, '', ''),
+        (8, 'bf_cycle_count', 'uint32', '', False, '', ''),
+        (9, 'server_start', 'int64', '', False, '', ''),
+    ),
     'minislurm.v1.AgentJob': (
         (1, 'job_id', 'uint32', '', False, '', ''),
         (2, 'running', 'bool', '', False, '', ''),
@@ -842,6 +855,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'GetPartitions': ('minislurm.v1.GetPartitionsRequest', 'minislurm.v1.GetPartitionsReply', False, False),
         'GetConfig': ('minislurm.v1.GetConfigRequest', 'minislurm.v1.GetConfigReply', False, False),
         'Ping': ('minislurm.v1.PingRequest', 'minislurm.v1.PingReply', False, False),
+        'GetStats': ('minislurm.v1.GetStatsRequest', 'minislurm.v1.GetStatsReply', False, False),
         'RegisterNodes': ('minislurm.v1.RegisterNodesRequest', 'minislurm.v1.RegisterNodesReply', False, False),
         'Heartbeats': ('minislurm.v1.HeartbeatsRequest', 'minislurm.v1.HeartbeatsReply', False, False),
         'JobComplete': ('minislurm.v1.JobCompleteRequest', 'minislurm.v1.JobCompleteReply', False, False),
