@@ -136,12 +136,19 @@ class StepRun:
     # ---------------------------------------------------------------- launch
 
     def launch(self) -> None:
-        """Start the tasks on every node (the calls return at once)."""
+        """Start the tasks on every node (the calls return at once).
+
+        The request, the whole step's layout included, is encoded once; each
+        node's call adds its name.
+        """
         if self.raw is not None:
             self.raw.enter()
+        if not self.links:
+            return
+        request = self.links[0].agent.encode("LaunchTasks", self.request)
         for link in self.links:
             try:
-                link.stream = link.agent.stream("LaunchTasks", self.request, node=link.name)
+                link.stream = link.agent.stream("LaunchTasks", request, node=link.name)
             except RpcError as err:
                 self._node_failed(link, err)
 
