@@ -27,7 +27,7 @@ from ctld.store import repo
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
-    GRPC_OPTIONS,
+    SERVER_OPTIONS,
     Fatal,
     add_common_flags,
     run_daemon,
@@ -117,9 +117,7 @@ def build_server(settings: CtldSettings) -> CtldServer:
     """
     verify = verifier_for(settings.conf.auth_type, settings.cluster_key)
     guard = Authenticator(verify, daemon_only=DAEMON_ONLY, privileged=settings.operators)
-    server = grpc.aio.server(
-        options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
-    )
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[guard])
     try:
         port = tls.add_port(
             server, f"{settings.listen_host}:{settings.port}", settings.conf.tls_files()

@@ -25,7 +25,7 @@ from minislurm import hostlist
 from minislurm.conffile import find_config
 from minislurm.config import SlurmConfig, load_gres_conf, load_slurm_conf
 from minislurm.daemon import (
-    GRPC_OPTIONS,
+    SERVER_OPTIONS,
     Fatal,
     add_common_flags,
     run_daemon,
@@ -185,9 +185,7 @@ async def serve(args: argparse.Namespace) -> None:
         exempt=STEP_METHODS,
         privileged=privileged_uids(conf.slurm_user),
     )
-    server = grpc.aio.server(
-        options=[*GRPC_OPTIONS, ("grpc.so_reuseport", 0)], interceptors=[guard]
-    )
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[guard])
     try:
         address = f"{served.listen_host}:{served.port}"
         port = tls.add_port(server, address, conf.tls_files("slurmd"))
