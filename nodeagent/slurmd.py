@@ -143,8 +143,9 @@ class Slurmd:
                 delay = 0.1
                 await asyncio.sleep(self.heartbeat_interval)
             except grpc.aio.AioRpcError as err:
-                for agent in agents:
-                    agent.registered = False
+                # Registrations stand: a controller that restarted meanwhile asks for them
+                # again in its answer to the next heartbeat. Registering every node again
+                # because a busy controller answered late only made it busier.
                 log.debug("controller unreachable: %s", err.details())
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX_SECONDS)
