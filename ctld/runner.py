@@ -26,12 +26,14 @@ from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.ledger import Ledger
 from ctld.settings import CtldSettings
 from ctld.store import repo
-from minislurm.model import Job
+from minislurm.model import Job, JobScript
 from minislurm.requests import NodeStepStat
 from minislurm.security.authgrpc import daemon_signer
 from minislurm.states import JobState
 
 log = logging.getLogger(__name__)
+
+SCRIPTS_KEPT = 64  # scripts kept after their launch: an array's tasks share theirs
 
 
 class Outcomes(Protocol):
@@ -87,6 +89,7 @@ class IntentRunner:
         self._tasks: set[asyncio.Task[None]] = set()
         self._launches: dict[int, asyncio.Task[None]] = {}  # launches under way, by job id
         self._outcomes: Outcomes | None = None
+        self._scripts: dict[int, JobScript] = {}  # the last scripts launched, by id
         self._site = BatchSite(
             settings.conf.cluster_name,
             settings.controller_address,
@@ -213,12 +216,22 @@ class IntentRunner:
         assert job.allocation is not None
         return self.address_of(job.allocation.node_names[0])
 
+    def _script(self, script_id: int) -> JobScript:
+        """A job's script (an array's tasks share one): read once for a burst of launches."""
+        script = self._scripts.get(script_id)
+        if script is None:
+            with self._ledger.transaction() as s:
+                script = repo.load_script(s, script_id)
+            self._scripts[script_id] = script
+            while len(self._scripts) > SCRIPTS_KEPT:
+                del self._scripts[next(iter(self._scripts))]
+        return script
+
     async def _launch(self, job_id: int, outcomes: Outcomes) -> None:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
-        with self._ledger.transaction() as s:
-            script = repo.load_script(s, job.array_job_id or job.job_id)
+        script = self._script(job.array_job_id or job.job_id)
         batch_host = job.allocation.node_names[0]
         patience = nodeops.launch_patience(self._conf)
         try:
