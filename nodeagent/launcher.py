@@ -280,7 +280,7 @@ class Launcher:
             return
         log.warning("job=%d stepd did not finish the kill; killing its session", job_id)
         step.signal(signal.SIGKILL)
-        _signal(step.pid, signal.SIGKILL)
+        step.signal_stepd(signal.SIGKILL)
 
     def signal_job(self, job_id: int, sig: int, batch_only: bool, full: bool) -> None:
         """Send a signal to a job's batch script (``-b``) or its whole batch step (``-f``).

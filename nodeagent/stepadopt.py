@@ -56,6 +56,13 @@ class AdoptedStep:
         self.job_id = job_id
         self.step_id = step_id
         self.pid = (spool.stepd_pid(step_dir) or 0) if pid is None else pid
+        # Opened now, not when the follower first runs: by then a stepd that ended may
+        # have been reaped and its pid given to another process, which a pid-based kill
+        # would hit. A pidfd stays with the process it was opened on.
+        self._pidfd = -1
+        if self.pid:
+            with contextlib.suppress(OSError):
+                self._pidfd = os.pidfd_open(self.pid)
         self._log: list[stepio.StepEvent] = []
         self._changed = asyncio.Event()
         self._result: spool.StepResult | None = None
@@ -71,24 +78,21 @@ class AdoptedStep:
         Yields:
             Each event since the old slurmd went.
         """
-        pidfd = -1
-        if self.pid:
-            with contextlib.suppress(OSError):
-                pidfd = os.pidfd_open(self.pid)
         tail = _Tail(os.path.join(self.step_dir, spool.LOST_OUTPUT_FILE))
         poll = None if self.step_id == BATCH_STEP else POLL_SECONDS  # nothing to tail
         try:
-            exited = pidfd < 0
+            exited = self._pidfd < 0
             while True:
                 for event in tail.read():
                     self._keep(event)
                     yield event
                 if exited:
                     break
-                exited = await stepio.wait_readable(pidfd, poll)
+                exited = await stepio.wait_readable(self._pidfd, poll)
         finally:
-            if pidfd >= 0:
-                os.close(pidfd)
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+                self._pidfd = -1
         for event in self._end():
             self._keep(event)
             yield event
@@ -158,8 +162,17 @@ class AdoptedStep:
         if self.done or not self.pid:
             return
         spool.write_terminate(self.step_dir, spool.Terminate(outcome, kill_wait, when))
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGTERM)
+        self.signal_stepd(signal.SIGTERM)
+
+    def signal_stepd(self, signum: int) -> None:
+        """Send stepd itself a signal, through its pidfd (never a pid another process took).
+
+        Args:
+            signum: the signal.
+        """
+        if self._pidfd >= 0:
+            with contextlib.suppress(OSError):
+                signal.pidfd_send_signal(self._pidfd, signum)
 
     def outcome(self) -> spool.StepResult:
         """How the step ended.
