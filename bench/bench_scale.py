@@ -78,6 +78,7 @@ QUERY_REPEAT = 3  # each query command, per run: the median counts
 HOLD_MINUTES = 60  # the job that holds every node while the others wait
 PENDING_MINUTES = 10  # the waiting jobs' time limit
 SUBMITTERS = 4  # clients submitting the pending jobs at once
+FAILURES_SHOWN = 5  # array tasks that did not complete, described before the run goes on
 FULL_PASS_WAIT = 90.0  # seconds: a full pass comes at least every bf_interval (30 s)
 NO_STATS = "n/a (controller lacks GetStats)"
 
@@ -499,8 +500,23 @@ def measure_array(run: Run) -> None:
         ended = ctl.call("GetJobs", job_ids=[array_id], all_states=True).jobs
     states = Counter(j.state for j in ended)
     if states["COMPLETED"] != jobs:
+        for job in [j for j in ended if j.state != "COMPLETED"][:FAILURES_SHOWN]:
+            print(f"    {describe_end(run, job)}", flush=True)
         raise BenchError(f"{states['COMPLETED']} of {jobs} array tasks COMPLETED: {dict(states)}")
     run.record("array_jobs_per_s", jobs / (done - began))
+
+
+def describe_end(run: Run, job: Any) -> str:
+    """How a task that did not complete ended: its record, and the controller's lines on it."""
+    ending = f"exit {job.exit_code}:{job.exit_signal} on {job.batch_host}"
+    said = f"job {job.job_id}: {job.state} {ending}"
+    mark = f"job={job.job_id} "
+    try:
+        with open(os.path.join(run.home, "log", "slurmctld.log"), errors="replace") as log:
+            lines = [line.rstrip() for line in log if mark in line]
+    except OSError:
+        lines = []
+    return "\n      ".join([said, *lines[-4:]])
 
 
 def leftovers(home: str) -> list[psutil.Process]:
