@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from benchcluster import calibration
+
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan, plan_event
 from ctld.sched.priority import PriorityWeights
@@ -171,17 +173,6 @@ def median_pass(
         cpu.append(time.process_time() - began_cpu)
     med = statistics.median
     return med(times), med(cpu), len(decided.starts), len(decided.start_times)
-
-
-def calibration() -> float:
-    """Seconds for a fixed pure-Python loop of 5,000,000 additions, the best of three."""
-    best = float("inf")
-    for _ in range(3):
-        began, total = time.perf_counter(), 0
-        for i in range(5_000_000):
-            total += i
-        best = min(best, time.perf_counter() - began)
-    return best
 
 
 def main() -> None:

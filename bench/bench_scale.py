@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psutil
-from benchcluster import BIN, ROOT
+from benchcluster import BIN, ROOT, calibration
 
 from cli.sbatch import batch_spec, merged_options
 from ctld.sched.knobs import DEFAULT_BF_MAX_JOB_TEST
@@ -613,17 +613,6 @@ def summarize(args: argparse.Namespace, runs: list[Run]) -> dict[str, dict[str, 
         print(f"  {describe(fig, shown)}{verdict}")
         summary[key] = {"min": low, "median": mid, "max": high, "target": fig.target}
     return summary
-
-
-def calibration() -> float:
-    """Seconds for a fixed pure-Python loop of 5,000,000 additions, the best of three."""
-    best = float("inf")
-    for _ in range(3):
-        began, total = time.perf_counter(), 0
-        for i in range(5_000_000):
-            total += i
-        best = min(best, time.perf_counter() - began)
-    return best
 
 
 def main() -> None:

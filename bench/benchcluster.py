@@ -1,4 +1,5 @@
-"""What the benchmarks share: a fresh local cluster with our commands ready to time.
+"""What the benchmarks share: a fresh local cluster with our commands ready to time,
+and the machine's calibration figure.
 
 Imports minislurm.local.cluster; the benchmarks import it as a sibling module
 (``python bench/bench_x.py`` puts ``bench/`` first on the path).
@@ -10,6 +11,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -63,3 +65,14 @@ def bench_cluster(nodes: int = 2, tls: bool = False) -> Iterator[BenchCluster]:
             yield BenchCluster(cluster, work, env)
         finally:
             cluster.down()
+
+
+def calibration() -> float:
+    """Seconds for a fixed pure-Python loop of 5,000,000 additions, the best of three."""
+    best = float("inf")
+    for _ in range(3):
+        began, total = time.perf_counter(), 0
+        for i in range(5_000_000):
+            total += i
+        best = min(best, time.perf_counter() - began)
+    return best
