@@ -78,6 +78,7 @@ QUERY_REPEAT = 3  # each query command, per run: the median counts
 HOLD_MINUTES = 60  # the job that holds every node while the others wait
 PENDING_MINUTES = 10  # the waiting jobs' time limit
 SUBMITTERS = 4  # clients submitting the pending jobs at once
+MIN_JOB_AGE = 7200  # seconds the controller keeps an ended job's record
 FAILURES_SHOWN = 5  # array tasks that did not complete, described before the run goes on
 FULL_PASS_WAIT = 90.0  # seconds: a full pass comes at least every bf_interval (30 s)
 NO_STATS = "n/a (controller lacks GetStats)"
@@ -262,15 +263,21 @@ def listed_jobs(run: Run) -> set[int]:
 def start_cluster(run: Run) -> None:
     """``minislurm cluster up``, then until every node is idle in ``sinfo``.
 
-    With ``--bf-max-job-test``, the configuration is written first, as
-    ``cluster up`` would write it, with that ``SchedulerParameters`` line added.
+    The configuration is written first, as ``cluster up`` would write it,
+    but with a ``MinJobAge`` that keeps every array task's record until the
+    array is counted (the default, 300 s, forgets the first tasks of a long
+    array before the last end), and with ``--bf-max-job-test``, that
+    ``SchedulerParameters`` line added.
     """
     os.makedirs(run.work)
+    spec = ClusterSpec(
+        nodes=run.args.nodes,
+        gpus_per_node=8,
+        nodes_per_slurmd=run.args.nodes_per_slurmd,
+        min_job_age=MIN_JOB_AGE,
+    )
+    LocalCluster(run.home).write_config(spec)
     if run.args.bf_max_job_test:
-        spec = ClusterSpec(
-            nodes=run.args.nodes, gpus_per_node=8, nodes_per_slurmd=run.args.nodes_per_slurmd
-        )
-        LocalCluster(run.home).write_config(spec)
         with open(run.conf, "a") as f:
             f.write(f"SchedulerParameters=bf_max_job_test={run.args.bf_max_job_test}\n")
     began = time.perf_counter()
