@@ -1,4 +1,4 @@
-"""Typed configuration for the daemons, read from slurm.conf and gres.conf.
+"""Typed configuration for the daemons, read from slurm.conf, gres.conf and topology.conf.
 
 ``load_slurm_conf`` builds one frozen ``SlurmConfig`` (with a ``NodeConfig`` per
 node and a ``PartitionConfig`` per partition) from the records of
@@ -11,7 +11,8 @@ silently (``IGNORED_KEYS``).
 
 Only the daemons import this module, so it may import what it needs from the
 standard library; of our packages it imports only ``minislurm.conffile``,
-``minislurm.errors``, ``minislurm.hostlist`` and ``minislurm.units``.
+``minislurm.errors``, ``minislurm.hostlist``, ``minislurm.topology`` and
+``minislurm.units``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from minislurm import hostlist, tlsconf
+from minislurm import hostlist, tlsconf, topology
 from minislurm.conffile import (
     DEFAULT_INTERACTIVE_STEP_OPTIONS,
     DEFAULT_KILL_WAIT,
@@ -30,6 +31,7 @@ from minislurm.conffile import (
     parse_port,
     parse_slurmctld_host,
 )
+from minislurm.topology import Topology, load_topology, topology_conf_path
 from minislurm.units import INFINITE, parse_gres, parse_time_limit
 
 logger = logging.getLogger(__name__)
@@ -139,6 +141,9 @@ class SlurmConfig:
     select_type_parameters: tuple[str, ...] = ()
     launch_parameters: tuple[str, ...] = ()  # use_interactive_step: salloc's shell on a node
     interactive_step_options: str = DEFAULT_INTERACTIVE_STEP_OPTIONS  # srun's, for that shell
+    topology_plugin: str = "topology/flat"
+    topology_param: tuple[str, ...] = ()
+    topology: Topology | None = None  # topology.conf, for topology/tree and topology/block
     nodes: tuple[NodeConfig, ...] = ()
     partitions: tuple[PartitionConfig, ...] = ()
     warnings: tuple[str, ...] = ()
@@ -233,6 +238,8 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "SelectTypeParameters": ("select_type_parameters", "list"),
     "LaunchParameters": ("launch_parameters", "list"),
     "InteractiveStepOptions": ("interactive_step_options", "str"),
+    "TopologyPlugin": ("topology_plugin", "topology"),
+    "TopologyParam": ("topology_param", "list"),
 }
 PREEMPT_TYPES = ("preempt/none", "preempt/partition_prio", "preempt/qos")
 PREEMPT_MODES = ("OFF", "CANCEL", "REQUEUE")  # SUSPEND and GANG are not supported
@@ -244,6 +251,7 @@ _CHOICES = {
     "priority": ("priority/basic", "priority/multifactor"),
     "preempt": PREEMPT_TYPES,
     "preemptmode": PREEMPT_MODES,
+    "topology": topology.PLUGINS,
 }
 
 _NODE_KEYS = (
@@ -291,7 +299,7 @@ IGNORED_KEYS = frozenset(
     SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SrunEpilog
     SrunPortRange SrunProlog SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate
     SuspendTime SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin
-    TaskPluginParam TaskProlog TCPTimeout TmpFS TopologyParam TopologyPlugin TrackWCKey
+    TaskPluginParam TaskProlog TCPTimeout TmpFS TrackWCKey
     TreeWidth UnkillableStepProgram UnkillableStepTimeout UsePAM VSizeFactor Waittime
     X11Parameters
     CoreSpecCount CpuBind CpuSpecList MemSpecLimit Reason TRESWeights
@@ -355,6 +363,7 @@ _SCHED_NUMBERS = {
     "bf_window": (1, 43200),  # minutes
     "bf_resolution": (1, 3600),  # seconds
     "bf_max_job_test": (1, 1_000_000),
+    "max_switch_wait": (0, 0x7FFFFFFF),  # seconds
     "bf_interval": (1, 10800),  # seconds
     "bf_job_part_count_reserve": (0, 100_000),
     "default_queue_depth": (0, 1_000_000),
@@ -541,10 +550,14 @@ class _Builder:
         for i in defaults[:-1]:  # as in Slurm, the last Default=YES wins
             self.warn(self.partitions[i][0], "more than one default partition; the last wins")
             partitions[i] = replace(partitions[i], default=False)
+        plugin = self.values.get("topology_plugin", "")
+        params = self.values.get("topology_param", ())
+        topo = load_topology(topology_conf_path(self.path), plugin, params, list(self.nodes))
         return SlurmConfig(
             path=self.path,
             controller_host=host,
             controller_addr=addr,
+            topology=topo,
             nodes=tuple(self.nodes.values()),
             partitions=tuple(partitions),
             warnings=tuple(self.warnings),
