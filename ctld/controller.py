@@ -57,6 +57,7 @@ class Controller:
             conf.partitions,
             conf.memory_consumable,
             conf.gres_types,
+            settings.sched.max_switch_wait,
         )
         self.ledger = Ledger(self.state, engine)
         self.weights = weights_of(conf)

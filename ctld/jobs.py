@@ -175,6 +175,7 @@ def resolve_request(
     if max_nodes < min_nodes or ntasks < min_nodes:
         raise rejected(f"can't run {ntasks} processes on {min_nodes} nodes", NOT_AVAILABLE)
     gpus_per_node, gpu_type = _gpus_per_node(spec, gres_types)
+    switches, switch_wait = jobopts.parse_switches(spec.options.get("switches", ""))
     return ResourceRequest(
         min_nodes=min_nodes,
         max_nodes=max_nodes,
@@ -194,6 +195,8 @@ def resolve_request(
         exclusive=spec.exclusive,
         gpu_type=gpu_type,
         untyped_nodes=untyped_nodes(gpu_type, state),
+        switches=switches,
+        switch_wait=switch_wait,
     )
 
 

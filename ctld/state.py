@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ctld.sched.knobs import DEFAULT_MAX_SWITCH_WAIT
 from minislurm.config import PartitionConfig
 from minislurm.model import Allocation, Job, Node, Resv, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
@@ -80,12 +81,15 @@ class ClusterState:
         partitions: Iterable[PartitionConfig],
         memory_consumable: bool = True,
         gres_types: tuple[str, ...] = ("gpu",),
+        max_switch_wait: int = DEFAULT_MAX_SWITCH_WAIT,
     ) -> None:
         self.jobs: dict[int, Job] = {}
         # Jobs hold memory (SelectTypeParameters CR_*_Memory); otherwise a job's memory only
         # rules out nodes with less RealMemory, and allocations hold none.
         self.memory_consumable = memory_consumable
         self.gres_types = gres_types  # GresTypes: the generic resources a job may ask for
+        # SchedulerParameters=max_switch_wait: the longest a job waits for its --switches, s
+        self.max_switch_wait = max_switch_wait
         self.nodes: dict[str, Node] = {n.name: n for n in nodes}
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
         self.reservations: dict[str, Resv] = {}  # advance reservations by name

@@ -1,4 +1,5 @@
-"""Job options that both the commands and the controller read: --signal, --mail-type, --open-mode.
+"""Job options that both the commands and the controller read: --signal, --mail-type, --open-mode,
+--switches.
 
 The commands parse what users type, as Slurm's ``slurm_opt.c`` does; the
 controller checks the parsed values again (clients can be bypassed).
@@ -139,3 +140,28 @@ def parse_open_mode(text: str) -> str:
     if first == "t":
         return "truncate"
     raise ValueError(f"invalid --open-mode {text!r}")
+
+
+def parse_switches(text: str) -> tuple[int, int]:
+    """``--switches=count[@max-time]``, already checked (``optcheck.check_switches``).
+
+    The time reads as a time limit (``5`` is five minutes, ``1:30`` a minute
+    and a half, rounded up); as in Slurm it is not checked, and one that
+    does not read is no wait.
+
+    Args:
+        text: the option's value; "" when not given.
+
+    Returns:
+        (the most leaf switches, 0 for any; seconds to wait for them, -1
+        when no time was given: ``max_switch_wait``).
+    """
+    if not text:
+        return 0, -1
+    number, at, wait = text.partition("@")
+    if not at:
+        return int(number), -1
+    try:
+        return int(number), units.parse_time_limit(wait, zero_is_infinite=False) * 60
+    except ValueError:
+        return int(number), 0

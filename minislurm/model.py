@@ -45,6 +45,8 @@ class ResourceRequest:
     gpu_type: str = ""  # the GPU type asked for ("a100"); "": any
     untyped_nodes: frozenset[str] = frozenset()  # nodes whose GPUs are not all of gpu_type
     part_mem: int = 0  # MiB: its partition's first node's RealMemory (see tres_mem)
+    switches: int = 0  # --switches: the most leaf switches it may span (0: any)
+    switch_wait: int = -1  # --switches=N@time: seconds it waits for them (-1: max_switch_wait)
 
     @property
     def excluded(self) -> frozenset[str]:
@@ -260,6 +262,7 @@ class PendingJob:
     held: bool = False
     array_task_id: int | None = None  # one pending task of an array (the job is its record)
     blocked: str = ""  # why it may not start whatever the resources (Dependency, BeginTime...)
+    switch_until: float = 0.0  # its wait for request.switches leaf switches ends then
 
     @property
     def key(self) -> tuple[int, int]:

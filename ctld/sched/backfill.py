@@ -38,6 +38,7 @@ from ctld.sched.knobs import SchedConfig
 from ctld.sched.queue import PassContext, PlanBuilder, Shape
 from ctld.sched.select import task_capacity
 from ctld.sched.timeline import Timeline, build_timeline
+from ctld.sched.topo import Wiring, place_tree, wiring_of
 from minislurm.model import Allocation, PendingJob, Plan, ResourceRequest
 
 INF = float("inf")
@@ -61,6 +62,8 @@ class Candidates:
     required: int
     classes: tuple[tuple[int, int], ...]  # (class mask, tasks per idle node), classes that can help
     need: int  # nodes it needs at least
+    ntasks: int
+    wiring: Wiring | None = None  # the switches it is placed under (topology/tree)
 
     def task_bound(self, nodes: int) -> int:
         """How many tasks the nodes in ``nodes`` could hold at most.
@@ -73,20 +76,57 @@ class Candidates:
         """
         return sum((nodes & members).bit_count() * tasks for members, tasks in self.classes)
 
+    def may_fit(self, nodes: int) -> bool:
+        """Whether the job may fit on the nodes of a bitmask: enough of them, its required ones.
 
-def candidates(timeline: Timeline, req: ResourceRequest, partition_mask: int) -> Candidates:
+        Args:
+            nodes: a bitmask of nodes free throughout a window.
+
+        Returns:
+            False when it surely does not.
+        """
+        return (
+            nodes.bit_count() >= self.need
+            and nodes & self.required == self.required
+            and self.task_bound(nodes) >= self.ntasks
+        )
+
+    def place(
+        self,
+        timeline: Timeline,
+        req: ResourceRequest,
+        start: float,
+        end: float,
+        whole: int,
+        partial: int,
+        limit: int,
+    ) -> Allocation | None:
+        """:meth:`Timeline.place`, under the switches when the job is placed by them."""
+        if self.wiring is None:
+            return timeline.place(req, start, end, whole, partial, limit)
+        return place_tree(
+            timeline, req, start, end, whole, partial, limit, self.wiring, self.may_fit
+        )
+
+
+def candidates(
+    timeline: Timeline, req: ResourceRequest, partition_mask: int, wiring: Wiring | None = None
+) -> Candidates:
     """The job's candidates: its partition's usable nodes, less excluded ones and useless classes.
 
     Args:
         timeline: the map.
         req: the job's request.
         partition_mask: its partition's nodes.
+        wiring: the switches that place it, if any (nodes under none are left out).
 
     Returns:
         The candidates.
     """
     table = timeline.table
     mask = partition_mask & table.usable & ~table.mask(req.excluded)
+    if wiring is not None:
+        mask &= wiring.fabric.covered
     classes = []
     for members, view in zip(table.class_masks, table.class_views, strict=True):
         tasks = task_capacity(req, view)
@@ -96,7 +136,7 @@ def candidates(timeline: Timeline, req: ResourceRequest, partition_mask: int) ->
             mask &= ~members
     required = table.mask(req.req_nodes)
     need = max(req.min_nodes, len(req.req_nodes), 1)
-    return Candidates(mask, required, tuple(classes), need)
+    return Candidates(mask, required, tuple(classes), need, req.ntasks, wiring)
 
 
 def earliest_fit(
@@ -150,7 +190,7 @@ def earliest_fit(
             if held and free & held == held:
                 alloc = timeline.place(req, start, end, whole & held, free & held & ~whole, limit)
             if alloc is None:
-                alloc = timeline.place(req, start, end, whole, free & ~whole, limit)
+                alloc = cand.place(timeline, req, start, end, whole, free & ~whole, limit)
             if alloc is not None:
                 return Placement(start, end, alloc)
         i += 1
@@ -218,7 +258,7 @@ def plan_backfill(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
                 floors[shape] = INF
                 wait(job)
                 continue
-        cand = candidates(timeline, job.request, part_masks[part])
+        cand = candidates(timeline, job.request, part_masks[part], wiring_of(cfg, timeline, job))
         names = snapshot.held.get(job.key)
         # An iterator, not the tuple: the table keeps the masks of tuples (partitions').
         held = timeline.table.mask(iter(names)) & cand.mask if names else 0

@@ -4,14 +4,15 @@ One frozen dataclass with Slurm's defaults, built from slurm.conf once at
 start and passed to every pass (no global, unlike Slurm's ``slurm_conf``).
 minislurm.config has already checked the values' syntax and ranges.
 
-Imports only minislurm.config.
+Imports only minislurm.config and minislurm.topology.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minislurm.config import SlurmConfig
+from minislurm.topology import Topology
 
 SCHED_BACKFILL = "sched/backfill"
 SCHED_BUILTIN = "sched/builtin"
@@ -22,6 +23,7 @@ DEFAULT_BF_MAX_JOB_TEST = 500
 DEFAULT_BF_INTERVAL = 30  # seconds
 DEFAULT_BF_JOB_PART_COUNT_RESERVE = 0  # every job tested gets a reservation
 DEFAULT_QUEUE_DEPTH = 100  # jobs an event-triggered pass looks at
+DEFAULT_MAX_SWITCH_WAIT = 300  # seconds a job waits at most for its --switches count
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class SchedConfig:
     bf_job_part_count_reserve: int = DEFAULT_BF_JOB_PART_COUNT_RESERVE  # 0: reserve for all
     bf_continue: bool = False
     default_queue_depth: int = DEFAULT_QUEUE_DEPTH  # jobs an event-triggered pass looks at
+    max_switch_wait: int = DEFAULT_MAX_SWITCH_WAIT  # seconds
+    topology: Topology | None = None  # topology/tree or topology/block; None: flat
 
     @property
     def backfill(self) -> bool:
@@ -72,7 +76,8 @@ def sched_config(conf: SlurmConfig) -> SchedConfig:
     Returns:
         The scheduler's configuration.
     """
-    return sched_from_params(conf.scheduler_type, conf.scheduler_parameters)
+    knobs = sched_from_params(conf.scheduler_type, conf.scheduler_parameters)
+    return replace(knobs, topology=conf.topology)
 
 
 def sched_from_params(scheduler_type: str, params: dict[str, str]) -> SchedConfig:
@@ -101,4 +106,5 @@ def sched_from_params(scheduler_type: str, params: dict[str, str]) -> SchedConfi
         ),
         bf_continue="bf_continue" in params,
         default_queue_depth=number("default_queue_depth", DEFAULT_QUEUE_DEPTH),
+        max_switch_wait=number("max_switch_wait", DEFAULT_MAX_SWITCH_WAIT),
     )

@@ -48,6 +48,7 @@ from ctld.sched.queue import (
     job_order,
 )
 from ctld.sched.strict import strict_pass
+from ctld.sched.topo import wiring_of
 from minislurm.model import Plan, Snapshot
 
 __all__ = [
@@ -130,7 +131,7 @@ def _plan_builtin(ctx: PassContext, now: float, cfg: SchedConfig) -> Plan:
     timeline, out = done.timeline, done.out
     for job in done.heads:
         mask = timeline.table.mask(ctx.parts[job.partition].nodes)
-        cand = candidates(timeline, job.request, mask)
+        cand = candidates(timeline, job.request, mask, wiring_of(cfg, timeline, job))
         found = earliest_fit(timeline, job.request, job.duration, cand, 0, horizon)
         if found is not None:
             timeline = timeline.reserve(found.allocation, found.start, found.end)

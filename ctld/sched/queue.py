@@ -119,11 +119,11 @@ _CPUS = attrgetter("cpus")
 _KEPT = 1 << 10  # partitions' facts kept from pass to pass, at most
 _FACTS: dict[int, tuple[PartitionView, NodeTable, PartitionFacts]] = {}
 _KEPT_JOBS = 1 << 16  # jobs' triage kept from pass to pass, at most
-# A job's shape: its partition, request (a number per distinct request: equal requests
-# have the same), time limit in seconds and the nodes it needs at least. Jobs of one
-# shape fare alike in the placements of a pass.
+# A job's shape: its partition, request (a number per distinct request and end of its
+# wait for switches: equal ones have the same), time limit in seconds and the nodes it
+# needs at least. Jobs of one shape fare alike in the placements of a pass.
 Shape = tuple[str, int, float, int]
-_NUMBERS: dict[ResourceRequest, int] = {}
+_NUMBERS: dict[tuple[ResourceRequest, float], int] = {}
 # By the job's identity: the job, its partition's facts then (kept while the partition
 # and the nodes' configuration and usability are), its static reason and shape.
 _TRIAGED: dict[int, tuple[PendingJob, PartitionFacts, tuple[str, Shape]]] = {}
@@ -280,7 +280,7 @@ class PassContext:
             if down:
                 reason = f"{REASON_REQ_NODE_NOT_AVAIL}, UnavailableNodes:{hostlist.compress(down)}"
         req = job.request
-        number = _NUMBERS.setdefault(req, len(_NUMBERS))
+        number = _NUMBERS.setdefault((req, job.switch_until), len(_NUMBERS))
         found = (reason, (job.partition, number, job.duration, max(req.min_nodes, 1)))
         _TRIAGED[id(job)] = (job, facts, found)
         return found

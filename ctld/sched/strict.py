@@ -29,6 +29,7 @@ from ctld.sched.backfill import candidates, earliest_fit
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.queue import REASON_PRIORITY, PassContext, PlanBuilder
 from ctld.sched.timeline import Timeline, build_timeline
+from ctld.sched.topo import wiring_of
 from minislurm.model import PendingJob
 
 _BLOCKED = attrgetter("blocked")
@@ -78,7 +79,8 @@ def strict_pass(
         if part in blocked:
             out.note(job, REASON_PRIORITY)
             continue
-        cand = candidates(timeline, job.request, part_masks[part] & ~closed)
+        wiring = wiring_of(cfg, timeline, job)
+        cand = candidates(timeline, job.request, part_masks[part] & ~closed, wiring)
         found = earliest_fit(timeline, job.request, duration, cand, 0, now)
         if found is None:
             out.wait(job)
