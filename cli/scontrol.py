@@ -1,6 +1,6 @@
 """scontrol: show and change jobs, nodes and partitions, as Slurm 22.05's scontrol.
 
-Supported: ``show job|node|partition|step|config|hostnames|hostlist|hostlistsorted``,
+Supported: ``show job|node|partition|step|config|topology|hostnames|hostlist|hostlistsorted``,
 ``hold|uhold|release``, ``update JobId=...`` and ``update NodeName=...``,
 ``ping``, ``version``; keywords may be abbreviated as Slurm allows
 (``scontrol sho jo 5``). The records are formatted by cli.scontrol_show
@@ -235,6 +235,42 @@ def show_config(args: list[str], settings: Settings) -> int:
     return ping([], settings)
 
 
+def show_topology(args: list[str], settings: Settings) -> int:
+    """``show topology [NAME]``: the switches or blocks, those named, or those holding nodes.
+
+    NAME is a switch or block (also as ``unit=``, ``switch=`` or ``block=``),
+    or nodes (a hostlist, also as ``node=``): then the units that hold them all.
+
+    Args:
+        args: at most one name.
+        settings: unused (the lines are one-liners already).
+
+    Returns:
+        The exit status (0 even when nothing matches, as Slurm's).
+    """
+    try:
+        reply = common.call("GetTopology")
+    except RpcError as err:
+        return _fail(f"slurm_load_topo error: {common.rpc_message(err)}")
+    units = list(reply.units)
+    if not units:
+        sys.stderr.write("scontrol: error: No topology information available\n")
+        return 0
+    name = args[0] if args else ""
+    key, eq, value = name.partition("=")
+    if eq and key.lower() in ("unit", "switch", "block", "node"):
+        name = value
+    if name:
+        units = show.topology_matches(units, name, by_node=bool(eq) and key.lower() == "node")
+        if not units:
+            sys.stderr.write(
+                f"scontrol: error: Topology information contains no switch or node named {name}\n"
+            )
+            return 0
+    sys.stdout.write("".join(show.topology_line(unit, reply.plugin) for unit in units))
+    return 0
+
+
 def show_hostnames(args: list[str], settings: Settings) -> int:
     """``show hostnames EXPR``: one host name per line (``$SLURM_JOB_NODELIST`` by default).
 
@@ -293,6 +329,7 @@ SHOW_ENTITIES: list[tuple[str, int, Callable[[list[str], Settings], int]]] = [
     ("partitions", 2, show_partitions),
     ("reservations", 3, lambda a, s: resv.show_reservations(a, s.oneliner)),
     ("steps", 2, lambda a, s: steps.show_steps(a, s.oneliner)),
+    ("topology", 1, show_topology),
 ]
 
 

@@ -11,7 +11,7 @@ Pure functions; imports minislurm.units only.
 
 from __future__ import annotations
 
-from minislurm import units
+from minislurm import jobopts, units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,6 +30,23 @@ def _or(text: str | None, default: str) -> str:
 
 def _hms(seconds: int) -> str:
     return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def switch_request(job: Message) -> tuple[int, int]:
+    """The leaf switches a job asked for at most (0: any), and the seconds it waits for them.
+
+    Args:
+        job: a JobInfo.
+
+    Returns:
+        (count, seconds): the wait is at most ``max_switch_wait``'s default;
+        (0, 0) for a job that asked for none.
+    """
+    text = _options(job).get("switches", "")
+    if not text:
+        return 0, 0
+    count, wait = jobopts.parse_switches(text)
+    return count, MAX_SWITCH_WAIT if wait < 0 else min(wait, MAX_SWITCH_WAIT)
 
 
 def items(job: Message) -> dict[str, str]:
@@ -94,13 +111,7 @@ def before_power_lines(job: Message) -> list[str]:
     opts = _options(job)
     lines = []
     if "switches" in opts:
-        count, at, wait = opts["switches"].partition("@")
-        seconds = MAX_SWITCH_WAIT
-        if at:
-            try:
-                seconds = min(units.parse_time_limit(wait, zero_is_infinite=False) * 60, seconds)
-            except ValueError:
-                seconds = 0
+        count, seconds = switch_request(job)
         lines.append(f"Switches={count}@{_hms(seconds)}")
     if opts.get("bb"):
         lines.append(f"BurstBuffer={opts['bb']}")

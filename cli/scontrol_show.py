@@ -311,3 +311,47 @@ def config_text(entries: list[Message], now: float) -> str:
     lines = [f"Configuration data as of {fmt.timestamp_or(int(now), 'Unknown')}"]
     lines += [f"{e.key:<{CONFIG_KEY_WIDTH}} = {e.value}" for e in entries]
     return "\n".join(lines) + "\n\n"
+
+
+def topology_line(unit: Message, plugin: str) -> str:
+    """One switch or block as ``scontrol show topology`` prints it.
+
+    Args:
+        unit: a TopologyUnit.
+        plugin: TopologyPlugin (``topology/block`` prints blocks).
+
+    Returns:
+        The line, with its newline.
+    """
+    if plugin == "topology/block":
+        kind = "AggregatedBlock" if unit.level else "BlockName"
+        nodes = f" Nodes={unit.nodes}" if unit.nodes else ""
+        return f"{kind}={unit.name} BlockIndex={unit.index}{nodes} BlockSize={unit.size}\n"
+    line = f"SwitchName={unit.name} Level={unit.level} LinkSpeed={unit.link_speed}"
+    if unit.nodes:
+        line += f" Nodes={unit.nodes}"
+    if unit.switches:
+        line += f" Switches={unit.switches}"
+    return line + "\n"
+
+
+def topology_matches(units: list[Message], name: str, by_node: bool = False) -> list[Message]:
+    """The units named ``name``, or else those that hold every node of the hostlist ``name``.
+
+    Args:
+        units: every TopologyUnit, in order.
+        name: a switch or block name, or nodes.
+        by_node: ``name`` is nodes only.
+
+    Returns:
+        The matches, in order.
+    """
+    if not by_node:
+        named = [u for u in units if u.name == name]
+        if named:
+            return named
+    try:
+        wanted = set(hostlist.expand(name))
+    except ValueError:
+        return []
+    return [u for u in units if wanted and wanted <= set(hostlist.expand(u.nodes))]

@@ -146,6 +146,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         ]
         return pb.GetConfigReply(entries=entries)
 
+    @grpc_errors
+    async def GetTopology(
+        self, request: pb.GetTopologyRequest, context: Ctx
+    ) -> pb.GetTopologyReply:
+        conf = self.ctl.conf
+        units = convert.topology_units(conf.topology)
+        return pb.GetTopologyReply(plugin=conf.topology_plugin, units=units)
+
     async def Ping(self, request: pb.PingRequest, context: Ctx) -> pb.PingReply:
         if not self.serving:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "slurmctld is shutting down")

@@ -32,6 +32,7 @@ class NodeContext:
     conf_path: str
     controller_host: str
     controller_port: int
+    topology_addr: tuple[str, str] = ("", "")  # SLURM_TOPOLOGY_ADDR and its pattern ("": flat)
 
 
 def gpu_variables(gpus: tuple[int, ...]) -> dict[str, str]:
@@ -121,8 +122,8 @@ def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
             "SLURM_JOB_NUM_NODES": str(len(alloc.nodes)),
             "SLURM_NNODES": str(len(alloc.nodes)),
             "SLURM_TASKS_PER_NODE": compress_counts([n.ntasks for n in alloc.nodes]),
-            "SLURM_TOPOLOGY_ADDR": ctx.node_name,
-            "SLURM_TOPOLOGY_ADDR_PATTERN": "node",
+            "SLURM_TOPOLOGY_ADDR": ctx.topology_addr[0] or ctx.node_name,
+            "SLURM_TOPOLOGY_ADDR_PATTERN": ctx.topology_addr[1] or "node",
             "SLURM_WORKING_CLUSTER": ":".join(
                 (
                     ctx.cluster,

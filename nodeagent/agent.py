@@ -24,6 +24,7 @@ import grpc
 from minislurm import SLURM_VERSION, jobenv
 from minislurm.config import SlurmConfig
 from minislurm.stepids import BATCH_STEP
+from minislurm.topology import node_address
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
@@ -124,6 +125,7 @@ class Agent:
             acct_freq=settings.conf.job_acct_gather_frequency,
             key=settings.cluster_key,
             hosts_file=self.hosts_file,
+            topology_addr=node_address(settings.conf.topology, settings.node_name),
         )
         self.steps = StepManager(facts, self._step_done, stepds.spawn)
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
@@ -323,6 +325,7 @@ class Agent:
             conf_path=request.conf_path,
             controller_host=request.controller.rpartition(":")[0],
             controller_port=int(request.controller.rpartition(":")[2] or 0),
+            topology_addr=self.steps.facts.topology_addr,
         )
         env = jobenv.batch_environment(dict(request.spec.environment), job, ctx)
         stdout, stderr, stdin = convert.std_paths(job, node)

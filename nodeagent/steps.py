@@ -63,6 +63,7 @@ class NodeFacts:
     key: bytes
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
     hosts_file: str = ""  # the jobs' /etc/hosts (nodeagent.hostsfile); "" for the host's own
+    topology_addr: tuple[str, str] = ("", "")  # SLURM_TOPOLOGY_ADDR and its pattern
 
 
 def check_credential(
@@ -122,6 +123,7 @@ def task_jobs(
         facts.conf_path,
         facts.controller_host,
         facts.controller_port,
+        facts.topology_addr,
     )
     step = jobenv.StepContext(
         step_id=content.step_id,

@@ -27,6 +27,7 @@ from minislurm.states import (
     node_state_long,
     node_state_scontrol,
 )
+from minislurm.topology import Topology
 from minislurm.units import INFINITE
 from minislurm.wire.rpc import minislurm_pb2 as pb
 
@@ -450,6 +451,43 @@ def node_info(node: Node, alloc_cpus: int, alloc_mem: int, alloc_gpus: int) -> p
         weight=node.weight,
         features=node.features,
     )
+
+
+def topology_units(topology: Topology | None) -> list[pb.TopologyUnit]:
+    """The switches or blocks of a topology as ``scontrol show topology`` reads them.
+
+    Args:
+        topology: the controller's (None: flat, no units).
+
+    Returns:
+        Switches in file order; or base blocks, then each level of
+        aggregated blocks (named after their base blocks).
+    """
+    if topology is None:
+        return []
+    if topology.tree:
+        return [
+            pb.TopologyUnit(
+                name=s.name,
+                level=s.level,
+                link_speed=s.link_speed,
+                nodes=hostlist.compress(s.nodes),
+                switches=hostlist.compress(s.switches),
+            )
+            for s in topology.switches
+        ]
+    blocks = topology.blocks
+    return [
+        pb.TopologyUnit(
+            name=hostlist.compress([blocks[i].name for i in group]),
+            level=level,
+            nodes=hostlist.compress([n for i in group for n in blocks[i].nodes]),
+            index=index,
+            size=topology.block_sizes[level],
+        )
+        for level, groups in enumerate(topology.block_groups())
+        for index, group in enumerate(groups)
+    ]
 
 
 def launch_request(

@@ -1053,3 +1053,42 @@ def test_update_of_array_tasks_reports_groups_of_tasks_as_slurm_does(
     )
     assert [c[1]["array_task_id"] for c in fake.calls] == [2, 3, 4, 5, 6, 7]
     assert run(["update", "JobId=39_1", "TimeLimit=5"], capsys) == ("", "", 0)
+
+
+def _topology(plugin: str, *units: dict[str, Any]) -> Message:
+    return Message(
+        "minislurm.v1.GetTopologyReply",
+        {"plugin": plugin, "units": [Message("minislurm.v1.TopologyUnit", u) for u in units]},
+    )
+
+
+def test_show_topology_prints_blocks_as_slurm_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reply = _topology(
+        "topology/block",
+        {"name": "b1", "nodes": "n[1-8]", "size": 8},
+        {"name": "b2", "nodes": "n[9-16]", "index": 1, "size": 8},
+        {"name": "b[1-2]", "level": 1, "nodes": "n[1-16]", "size": 16},
+    )
+    monkeypatch.setattr(common, "call", lambda method, **request: reply)
+    assert run(["show", "topology"], capsys) == (
+        "BlockName=b1 BlockIndex=0 Nodes=n[1-8] BlockSize=8\n"
+        "BlockName=b2 BlockIndex=1 Nodes=n[9-16] BlockSize=8\n"
+        "AggregatedBlock=b[1-2] BlockIndex=0 Nodes=n[1-16] BlockSize=16\n",
+        "",
+        0,
+    )
+    assert run(["show", "topology", "block=b2"], capsys)[0].startswith("BlockName=b2 ")
+    assert run(["show", "topo", "n[8-9]"], capsys)[0].startswith("AggregatedBlock=b[1-2] ")
+
+
+def test_show_topology_without_a_topology(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(common, "call", lambda method, **request: _topology("topology/flat"))
+    assert run(["show", "topology"], capsys) == (
+        "",
+        "scontrol: error: No topology information available\n",
+        0,
+    )

@@ -657,3 +657,13 @@ def test_an_arrays_pending_tasks_with_records_of_their_own_show_in_its_line(
     assert apart.splitlines()[1:3] == ["30_[0-1,3%2] None", "30_2 JobHeldAdmin"]
     each, _, _ = run(["-r", "-o", "%i"], capsys)
     assert each.splitlines()[1:] == ["30_0", "30_1", "30_3", "30_2", "30_5", "30_6"]
+
+
+@pytest.mark.parametrize(
+    ("switches", "shown"),
+    [("", ["0", "0:00"]), ("1", ["1", "5:00"]), ("2@1:00", ["2", "1:00"]), ("1@60", ["1", "5:00"])],
+)
+def test_requested_switches_and_their_wait(switches: str, shown: list[str]) -> None:
+    options = {"switches": switches} if switches else {}
+    job = Message("minislurm.v1.JobInfo", {"job_id": 5, "options": options})
+    assert [fields.LONG[name][1](job, 0) for name in ("reqswitch", "wait4switch")] == shown

@@ -646,6 +646,36 @@ class GetConfigReply(_message.Message):
     entries: _containers.RepeatedCompositeFieldContainer[ConfigEntry]
     def __init__(self, entries: _Optional[_Iterable[_Union[ConfigEntry, _Mapping]]] = ...) -> None: ...
 
+class GetTopologyRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TopologyUnit(_message.Message):
+    __slots__ = ("name", "level", "link_speed", "nodes", "switches", "index", "size")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    LEVEL_FIELD_NUMBER: _ClassVar[int]
+    LINK_SPEED_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    SWITCHES_FIELD_NUMBER: _ClassVar[int]
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    SIZE_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    level: int
+    link_speed: int
+    nodes: str
+    switches: str
+    index: int
+    size: int
+    def __init__(self, name: _Optional[str] = ..., level: _Optional[int] = ..., link_speed: _Optional[int] = ..., nodes: _Optional[str] = ..., switches: _Optional[str] = ..., index: _Optional[int] = ..., size: _Optional[int] = ...) -> None: ...
+
+class GetTopologyReply(_message.Message):
+    __slots__ = ("plugin", "units")
+    PLUGIN_FIELD_NUMBER: _ClassVar[int]
+    UNITS_FIELD_NUMBER: _ClassVar[int]
+    plugin: str
+    units: _containers.RepeatedCompositeFieldContainer[TopologyUnit]
+    def __init__(self, plugin: _Optional[str] = ..., units: _Optional[_Iterable[_Union[TopologyUnit, _Mapping]]] = ...) -> None: ...
+
 class PingRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

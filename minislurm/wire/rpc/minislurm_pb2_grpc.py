@@ -79,6 +79,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetConfigRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetConfigReply.FromString,
                 _registered_method=True)
+        self.GetTopology = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetTopology',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetTopologyRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetTopologyReply.FromString,
+                _registered_method=True)
         self.Ping = channel.unary_unary(
                 '/minislurm.v1.SlurmController/Ping',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.PingRequest.SerializeToString,
@@ -218,6 +223,12 @@ class SlurmControllerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetConfig(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTopology(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -372,6 +383,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.GetConfig,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetConfigRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetConfigReply.SerializeToString,
+            ),
+            'GetTopology': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTopology,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetTopologyRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetTopologyReply.SerializeToString,
             ),
             'Ping': grpc.unary_unary_rpc_method_handler(
                     servicer.Ping,
@@ -702,6 +718,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/GetConfig',
             minislurm_dot_v1_dot_minislurm__pb2.GetConfigRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.GetConfigReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTopology(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetTopology',
+            minislurm_dot_v1_dot_minislurm__pb2.GetTopologyRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetTopologyReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -323,6 +323,21 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.GetConfigReply': (
         (1, 'entries', 'message', 'repeated', False, 'minislurm.v1.ConfigEntry', ''),
     ),
+    'minislurm.v1.GetTopologyRequest': (
+    ),
+    'minislurm.v1.TopologyUnit': (
+        (1, 'name', 'string', '', False, '', ''),
+        (2, 'level', 'uint32', '', False, '', ''),
+        (3, 'link_speed', 'uint32', '', False, '', ''),
+        (4, 'nodes', 'string', '', False, '', ''),
+        (5, 'switches', 'string', '', False, '', ''),
+        (6, 'index', 'uint32', '', False, '', ''),
+        (7, 'size', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.GetTopologyReply': (
+        (1, 'plugin', 'string', '', False, '', ''),
+        (2, 'units', 'message', 'repeated', False, 'minislurm.v1.TopologyUnit', ''),
+    ),
     'minislurm.v1.PingRequest': (
     ),
     'minislurm.v1.PingReply': (
@@ -854,6 +869,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'UpdateNode': ('minislurm.v1.UpdateNodeRequest', 'minislurm.v1.UpdateNodeReply', False, False),
         'GetPartitions': ('minislurm.v1.GetPartitionsRequest', 'minislurm.v1.GetPartitionsReply', False, False),
         'GetConfig': ('minislurm.v1.GetConfigRequest', 'minislurm.v1.GetConfigReply', False, False),
+        'GetTopology': ('minislurm.v1.GetTopologyRequest', 'minislurm.v1.GetTopologyReply', False, False),
         'Ping': ('minislurm.v1.PingRequest', 'minislurm.v1.PingReply', False, False),
         'GetStats': ('minislurm.v1.GetStatsRequest', 'minislurm.v1.GetStatsReply', False, False),
         'RegisterNodes': ('minislurm.v1.RegisterNodesRequest', 'minislurm.v1.RegisterNodesReply', False, False),
