@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from typing import TextIO
 
 import click
 
@@ -64,6 +65,11 @@ HOME_OPTION = click.option(
     is_flag=True,
     help="gRPC over TLS only (TLSType=tls/openssl), with a new CA and certificate (openssl)",
 )
+@click.option(
+    "--topology",
+    type=click.File("r"),
+    help="a topology.conf to install; its switch or block lines set TopologyPlugin",
+)
 def up(
     home: str,
     nodes: int,
@@ -73,6 +79,7 @@ def up(
     memory_per_node: int,
     netns: bool,
     tls: bool,
+    topology: TextIO | None,
 ) -> None:
     """Start the cluster, or restart whichever of its daemons died.
 
@@ -95,11 +102,14 @@ def up(
         memory_per_node=memory_per_node,
         tls=tls,
         nodes_per_slurmd=nodes_per_slurmd,
+        topology=topology.read() if topology else "",
     )
     try:
         since = time.time()
         started = local.up(spec)
         local.wait_ready(started=started, since=since)
+    except ConfigError as err:
+        raise click.ClickException(f"--topology: {err}") from None
     except (RuntimeError, TimeoutError) as err:
         raise click.ClickException(f"{err} (logs in {local.path('log')})") from None
     names = local.node_names()

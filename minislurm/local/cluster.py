@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 from minislurm import hostlist
 from minislurm.conffile import read_controller_address
+from minislurm.errors import ConfigError
 from minislurm.security import cred
+from minislurm.topology import plugin_of, topology_conf_path
 from nodeagent.spool import stepd_pid
 
 CTLD = "slurmctld"
@@ -51,6 +53,7 @@ class ClusterSpec:
     acct_gather_frequency: int = 30  # seconds between usage samples of a task
     tls: bool = False  # TLSType=tls/openssl, with a CA and certificate made for the cluster
     nodes_per_slurmd: int = 1  # nodes each slurmd process serves
+    topology: str = ""  # a topology.conf to install (its kind sets TopologyPlugin)
 
     @property
     def node_names(self) -> list[str]:
@@ -108,6 +111,8 @@ def render_slurm_conf(
             for name, addr in node_addrs.items()
         )
     tls_line = "TLSType=tls/openssl\n" if spec.tls else ""
+    if spec.topology:
+        tls_line += f"TopologyPlugin={plugin_of(spec.topology)}\n"
     return f"""\
 # Written by `minislurm cluster up`; rewritten when the controller starts.
 ClusterName={spec.cluster_name}
@@ -271,8 +276,20 @@ class LocalCluster:
         """
         for sub in ("state", "log", "spool"):
             os.makedirs(self.path(sub), exist_ok=True)
+        topology = topology_conf_path(self.conf_path)
+        if spec.topology:
+            _write_atomic(topology, spec.topology)
         _write_atomic(self.conf_path, self.render_config(spec))
         _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
+        if spec.topology:
+            from minislurm.config import load_slurm_conf
+
+            try:
+                load_slurm_conf(self.conf_path)
+            except ConfigError as err:
+                os.unlink(self.conf_path)  # the next `up` starts afresh
+                os.unlink(topology)
+                raise RuntimeError(f"--topology: {err}") from None
         if spec.nodes_per_slurmd > 1:
             _write_atomic(self.path(GROUPS_FILE), "".join(f"{g}\n" for g in spec.agent_groups))
         cred.generate_key(cred.key_path(self.conf_path))
