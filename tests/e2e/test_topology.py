@@ -64,14 +64,18 @@ def test_scontrol_shows_the_switches(tree: TestCluster) -> None:
 
 
 def test_whole_leaf_jobs_get_a_leaf_each_and_see_their_address(tree: TestCluster) -> None:
-    script = "#!/bin/sh\nenv | grep ^SLURM_TOPOLOGY\nsrun -l printenv SLURM_TOPOLOGY_ADDR\n"
+    go = tree.home / "go"  # the jobs hold their leaves until all four have one
+    script = (
+        f"#!/bin/sh\nwhile [ ! -e {go} ]; do sleep 0.1; done\n"
+        "env | grep ^SLURM_TOPOLOGY\nsrun -l printenv SLURM_TOPOLOGY_ADDR\n"
+    )
     out = tree.home / "leaf-%j.out"
     jobs = [tree.sbatch("-N8", "--exclusive", "-o", str(out), script=script) for _ in range(4)]
-    nodes = set()
+    nodes = {tree.wait_state(job, "RUNNING")["NodeList"] for job in jobs}
+    assert nodes == set(LEAVES)
+    go.touch()
     for job in jobs:
         tree.wait_state(job, "COMPLETED")
-        nodes.add(tree.job(job)["NodeList"])
-    assert nodes == set(LEAVES)
     first = next(j for j in jobs if tree.job(j)["NodeList"] == "n[1-8]")
     text = (tree.home / f"leaf-{first}.out").read_text()
     assert "SLURM_TOPOLOGY_ADDR=spine.leaf1.n1\n" in text, text
