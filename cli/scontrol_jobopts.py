@@ -11,13 +11,11 @@ Pure functions; imports minislurm.units only.
 
 from __future__ import annotations
 
-from minislurm import jobopts, units
+from minislurm import units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from minislurm.wire.protowire import Message
-
-MAX_SWITCH_WAIT = 300  # seconds: SchedulerParameters=max_switch_wait's default
 
 
 def _options(job: Message) -> dict[str, str]:
@@ -30,23 +28,6 @@ def _or(text: str | None, default: str) -> str:
 
 def _hms(seconds: int) -> str:
     return f"{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
-
-
-def switch_request(job: Message) -> tuple[int, int]:
-    """The leaf switches a job asked for at most (0: any), and the seconds it waits for them.
-
-    Args:
-        job: a JobInfo.
-
-    Returns:
-        (count, seconds): the wait is at most ``max_switch_wait``'s default;
-        (0, 0) for a job that asked for none.
-    """
-    text = _options(job).get("switches", "")
-    if not text:
-        return 0, 0
-    count, wait = jobopts.parse_switches(text)
-    return count, MAX_SWITCH_WAIT if wait < 0 else min(wait, MAX_SWITCH_WAIT)
 
 
 def items(job: Message) -> dict[str, str]:
@@ -110,9 +91,8 @@ def before_power_lines(job: Message) -> list[str]:
     """
     opts = _options(job)
     lines = []
-    if "switches" in opts:
-        count, seconds = switch_request(job)
-        lines.append(f"Switches={count}@{_hms(seconds)}")
+    if job.req_switch:
+        lines.append(f"Switches={job.req_switch}@{_hms(job.wait4switch)}")
     if opts.get("bb"):
         lines.append(f"BurstBuffer={opts['bb']}")
     if opts.get("cpu-freq"):

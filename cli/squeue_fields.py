@@ -10,7 +10,6 @@ Pure functions; imports minislurm's lean modules only, none of ctld or nodeagent
 from __future__ import annotations
 
 from cli import common, fmt
-from cli.scontrol_jobopts import switch_request
 from minislurm import hostlist, units
 from minislurm.arrays import array_label
 
@@ -296,7 +295,7 @@ _LONG_ONLY: dict[str, tuple[str, Getter]] = {
     "pendingtime": ("PENDING_TIME", lambda j, n: str(pending_time(j, n))),
     "preempttime": ("PREEMPT_TIME", lambda j, n: "N/A"),
     "reboot": ("REBOOT", lambda j, n: "0"),
-    "reqswitch": ("REQ_SWITCH", lambda j, n: str(switch_request(j)[0])),
+    "reqswitch": ("REQ_SWITCH", lambda j, n: str(j.req_switch)),
     "requeue": ("REQUEUE", lambda j, n: str(int(j.requeue))),
     "restartcnt": ("RESTART_COUNT", lambda j, n: str(j.restarts)),
     "stderr": ("STDERR", lambda j, n: str(j.stderr)),
@@ -305,10 +304,7 @@ _LONG_ONLY: dict[str, tuple[str, Getter]] = {
     "tres-alloc": ("TRES_ALLOC", lambda j, n: str(j.tres)),
     "tres-per-job": ("TRES_PER_JOB", lambda j, n: _gres_or_na(j.gpus)),
     "tres-per-task": ("TRES_PER_TASK", lambda j, n: _gres_or_na(j.gpus_per_task)),
-    "wait4switch": (
-        "WAIT4SWITCH",
-        lambda j, n: units.format_duration_short(switch_request(j)[1]),
-    ),
+    "wait4switch": ("WAIT4SWITCH", lambda j, n: units.format_duration_short(j.wait4switch)),
 }
 LONG: dict[str, tuple[str, Getter]] = {
     **{name: SHORT[code] for name, code in _LONG_ALIASES.items()},

@@ -175,7 +175,9 @@ def resolve_request(
     if max_nodes < min_nodes or ntasks < min_nodes:
         raise rejected(f"can't run {ntasks} processes on {min_nodes} nodes", NOT_AVAILABLE)
     gpus_per_node, gpu_type = _gpus_per_node(spec, gres_types)
-    switches, switch_wait = jobopts.parse_switches(spec.options.get("switches", ""))
+    switches, switch_wait = jobopts.parse_switches(
+        spec.options.get("switches", ""), state.max_switch_wait
+    )
     return ResourceRequest(
         min_nodes=min_nodes,
         max_nodes=max_nodes,

@@ -142,26 +142,22 @@ def parse_open_mode(text: str) -> str:
     raise ValueError(f"invalid --open-mode {text!r}")
 
 
-def parse_switches(text: str) -> tuple[int, int]:
+def parse_switches(text: str, max_wait: int) -> tuple[int, int]:
     """``--switches=count[@max-time]``, already checked (``optcheck.check_switches``).
 
-    The time reads as a time limit (``5`` is five minutes, ``1:30`` a minute
-    and a half, rounded up); as in Slurm it is not checked, and one that
-    does not read is no wait.
+    The time reads as a time limit, to the second (``5`` is five minutes,
+    ``0:45`` 45 seconds), at most ``max_wait``; as in Slurm it is not
+    checked, and one that does not read (or none) is ``max_wait``.
 
     Args:
         text: the option's value; "" when not given.
+        max_wait: ``SchedulerParameters=max_switch_wait``, seconds.
 
     Returns:
-        (the most leaf switches, 0 for any; seconds to wait for them, -1
-        when no time was given: ``max_switch_wait``).
+        (the most leaf switches, 0 for any; seconds to wait for them).
     """
     if not text:
-        return 0, -1
-    number, at, wait = text.partition("@")
-    if not at:
-        return int(number), -1
-    try:
-        return int(number), units.parse_time_limit(wait, zero_is_infinite=False) * 60
-    except ValueError:
-        return int(number), 0
+        return 0, 0
+    number, _, wait = text.partition("@")
+    seconds = units.parse_duration_seconds(wait.strip()) if wait else None
+    return int(number), max_wait if seconds is None else min(seconds, max_wait)

@@ -46,7 +46,7 @@ class ResourceRequest:
     untyped_nodes: frozenset[str] = frozenset()  # nodes whose GPUs are not all of gpu_type
     part_mem: int = 0  # MiB: its partition's first node's RealMemory (see tres_mem)
     switches: int = 0  # --switches: the most leaf switches it may span (0: any)
-    switch_wait: int = -1  # --switches=N@time: seconds it waits for them (-1: max_switch_wait)
+    switch_wait: int = 0  # seconds it waits for them, at most max_switch_wait
 
     @property
     def excluded(self) -> frozenset[str]:

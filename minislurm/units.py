@@ -51,7 +51,7 @@ def parse_time_limit(text: str, *, zero_is_infinite: bool = True) -> int:
     word = text.strip()
     if word.upper() in _UNLIMITED_WORDS:
         return INFINITE
-    seconds = _parse_duration_seconds(word)
+    seconds = parse_duration_seconds(word)
     if seconds is None:
         raise ValueError(f"Invalid time specification {text!r}")
     minutes = (seconds + 59) // 60
@@ -60,8 +60,15 @@ def parse_time_limit(text: str, *, zero_is_infinite: bool = True) -> int:
     return minutes
 
 
-def _parse_duration_seconds(word: str) -> int | None:
-    """Seconds in ``[D-]H:M:S``-style text, or None when malformed."""
+def parse_duration_seconds(word: str) -> int | None:
+    """Seconds in time-limit text (``M``, ``M:S``, ``H:M:S``, ``D-H[:M[:S]]``), or None.
+
+    Args:
+        word: the text, stripped.
+
+    Returns:
+        Seconds, exactly (no rounding to minutes); None when malformed.
+    """
     days_text, dash, clock = word.partition("-")
     if not dash:
         days_text, clock = "0", word

@@ -127,15 +127,13 @@ def _plain(job: Job, now: float) -> bool:
     return not job.dependency and job.begin_time <= now and not array_record
 
 
-def switch_until(job: Job, max_switch_wait: int) -> float:
+def switch_until(job: Job) -> float:
     """When a job's wait for its ``--switches`` count ends (0 when it asks none).
 
-    The wait runs from the job's eligible time, for the time it gave, at
-    most ``max_switch_wait`` (which is also the wait without a time).
+    The wait runs from the job's eligible time.
 
     Args:
         job: a queued job.
-        max_switch_wait: SchedulerParameters=max_switch_wait, seconds.
 
     Returns:
         Epoch seconds.
@@ -143,8 +141,7 @@ def switch_until(job: Job, max_switch_wait: int) -> float:
     req = job.request
     if not req.switches:
         return 0.0
-    wait = max_switch_wait if req.switch_wait < 0 else min(req.switch_wait, max_switch_wait)
-    return (job.eligible_time or job.submit_time) + wait
+    return (job.eligible_time or job.submit_time) + req.switch_wait
 
 
 def scheduled_request(req: ResourceRequest, state: ClusterState) -> ResourceRequest:
@@ -232,7 +229,7 @@ def build_snapshot(
                 time_limit=job.time_limit,
                 held=job.held,
                 array_task_id=job.array_task_id,
-                switch_until=switch_until(job, state.max_switch_wait),
+                switch_until=switch_until(job),
             )
             room = 1  # how many of its pending tasks may start: only an array's record asks
             if job.array_job_id and job.array_task_id is None:

@@ -332,6 +332,8 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
         options=job.options,
         gpu_type=req.gpu_type,
         kill_on_invalid_dep=job.kill_on_invalid_dep,
+        req_switch=req.switches,
+        wait4switch=req.switch_wait,
     )
     if job.array_task_id is not None:
         info.array_task_id = job.array_task_id

@@ -10,15 +10,22 @@ import pytest
 from test_cli_scontrol import job
 
 from cli import scontrol_show as show
+from minislurm.jobopts import parse_switches
 
 
 def shown(**options: str) -> list[str]:
-    record = job(7, "wrap", "PENDING", options=options, **_gpus(options))
+    record = job(7, "wrap", "PENDING", options=options, **_fields(options))
     return [line.strip() for line in show.job_text(record).splitlines()]
 
 
-def _gpus(options: dict[str, str]) -> dict[str, object]:
-    return {"gpus": 2} if "cpus-per-gpu" in options or "mem-per-gpu" in options else {}
+def _fields(options: dict[str, str]) -> dict[str, object]:
+    """The JobInfo fields the controller sets from these options (max_switch_wait=300)."""
+    fields: dict[str, object] = {}
+    if "cpus-per-gpu" in options or "mem-per-gpu" in options:
+        fields["gpus"] = 2
+    if "switches" in options:
+        fields["req_switch"], fields["wait4switch"] = parse_switches(options["switches"], 300)
+    return fields
 
 
 @pytest.mark.parametrize(
@@ -50,6 +57,8 @@ def _gpus(options: dict[str, str]) -> dict[str, object]:
         ({"cluster-constraint": "a"}, "ClusterFeatures=a"),
         ({"switches": "2@1:00"}, "Switches=2@00:01:00"),
         ({"switches": "1@10"}, "Switches=1@00:05:00"),
+        ({"switches": "1@0:45"}, "Switches=1@00:00:45"),
+        ({"switches": "1@xyz"}, "Switches=1@00:05:00"),
         ({"bb": "abc"}, "BurstBuffer=abc"),
         (
             {"cpu-freq": "low-high:performance"},

@@ -660,10 +660,9 @@ def test_an_arrays_pending_tasks_with_records_of_their_own_show_in_its_line(
 
 
 @pytest.mark.parametrize(
-    ("switches", "shown"),
-    [("", ["0", "0:00"]), ("1", ["1", "5:00"]), ("2@1:00", ["2", "1:00"]), ("1@60", ["1", "5:00"])],
+    ("values", "shown"),
+    [({}, ["0", "0:00"]), ({"req_switch": 1, "wait4switch": 300}, ["1", "5:00"])],
 )
-def test_requested_switches_and_their_wait(switches: str, shown: list[str]) -> None:
-    options = {"switches": switches} if switches else {}
-    job = Message("minislurm.v1.JobInfo", {"job_id": 5, "options": options})
+def test_requested_switches_and_their_wait(values: dict[str, int], shown: list[str]) -> None:
+    job = Message("minislurm.v1.JobInfo", {"job_id": 5, **values})
     assert [fields.LONG[name][1](job, 0) for name in ("reqswitch", "wait4switch")] == shown

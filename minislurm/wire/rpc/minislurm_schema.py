@@ -155,6 +155,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (300, 'options', 'string', 'map', False, '', 'string'),
         (301, 'gpu_type', 'string', '', False, '', ''),
         (302, 'kill_on_invalid_dep', 'bool', '', False, '', ''),
+        (303, 'req_switch', 'uint32', '', False, '', ''),
+        (304, 'wait4switch', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.SubmitJobRequest': (
         (1, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
