@@ -139,6 +139,7 @@ relative r R r
 requeue - N b
 reservation - R bra
 resv-ports - O r
+segment - R bra
 send-libs - O r
 signal - R bra
 slurmd-debug - R r
@@ -264,6 +265,7 @@ _IRREGULAR: dict[str, dict[str, str | None]] = {
         "SBATCH_DEBUG": "verbose",
         "SBATCH_MEM_PER_NODE": "mem",
         "SBATCH_REQ_SWITCH": "switches",
+        "SBATCH_SEGMENT_SIZE": "segment",
         "SBATCH_TIMELIMIT": "time",
         "SBATCH_WAIT4SWITCH": None,
         "SLURM_STEP_KILLED_MSG_NODE_ID": None,
@@ -293,6 +295,7 @@ _IRREGULAR: dict[str, dict[str, str | None]] = {
         "SLURM_WORKING_DIR": "chdir",
         "SLURM_REMOTE_CWD": "chdir",
         "SLURM_REQ_SWITCH": "switches",
+        "SRUN_SEGMENT_SIZE": "segment",
         "SLURM_STDERRMODE": "error",
         "SLURM_STDINMODE": "input",
         "SLURM_STDOUTMODE": "output",
@@ -318,6 +321,7 @@ _IRREGULAR: dict[str, dict[str, str | None]] = {
         "SALLOC_KILL_CMD": "kill-command",
         "SALLOC_MEM_PER_NODE": "mem",
         "SALLOC_REQ_SWITCH": "switches",
+        "SALLOC_SEGMENT_SIZE": "segment",
         "SALLOC_TIMELIMIT": "time",
         "SALLOC_WAIT4SWITCH": None,
         "SLURM_EXIT_IMMEDIATE": None,  # the exit status of --immediate (cli.alloc)

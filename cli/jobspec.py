@@ -172,9 +172,9 @@ def notice_fields(values: dict[str, object]) -> dict[str, object]:
             raise CommandError("error: Invalid --signal specification", CLIENT_ERROR) from None
         spec.update(warn_signal=warn.signal, warn_time=warn.time, warn_batch=warn.batch)
     text = option_text(values, "exclusive")
-    if text not in (None, "", "True", "user", "mcs"):
+    if text not in (None, "", "True", "user", "mcs", "topo"):
         raise CommandError("error: Invalid --exclusive specification", CLIENT_ERROR)
-    if text in ("", "True"):
+    if text in ("", "True", "topo"):  # a topology segment of its own takes whole nodes
         spec["exclusive"] = True
     return spec
 
@@ -338,7 +338,7 @@ def accepted_options(prog: str, values: dict[str, object]) -> dict[str, str]:
         except optcheck.OptionError as err:
             raise option_error(prog, err) from None
     exclusive = option_text(values, "exclusive")
-    if exclusive in ("user", "mcs"):
+    if exclusive in ("user", "mcs", "topo"):
         kept["exclusive"] = exclusive
     if "ntasks_per_gpu" in values:
         kept["ntasks-per-gpu"] = str(values["ntasks_per_gpu"])

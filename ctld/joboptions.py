@@ -19,8 +19,8 @@ from minislurm.model import Node
 from minislurm.units import INFINITE
 
 NOT_AVAILABLE = "Requested node configuration is not available"
-# Kept with the job beside optcheck's: --exclusive=user|mcs and --ntasks-per-gpu.
-_OTHERS = {"exclusive": ("user", "mcs"), "ntasks-per-gpu": ()}
+# Kept with the job beside optcheck's: --exclusive=user|mcs|topo and --ntasks-per-gpu.
+_OTHERS = {"exclusive": ("user", "mcs", "topo"), "ntasks-per-gpu": ()}
 
 
 def checked_options(options: dict[str, str]) -> dict[str, str]:

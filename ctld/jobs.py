@@ -178,6 +178,10 @@ def resolve_request(
     switches, switch_wait = jobopts.parse_switches(
         spec.options.get("switches", ""), state.max_switch_wait
     )
+    segment = int(spec.options.get("segment", "0"))
+    if segment and min_nodes > segment and min_nodes % segment:
+        # Slurm: a node count above the segment size must be a multiple of it.
+        raise rejected(NOT_AVAILABLE)
     return ResourceRequest(
         min_nodes=min_nodes,
         max_nodes=max_nodes,
@@ -199,6 +203,8 @@ def resolve_request(
         untyped_nodes=untyped_nodes(gpu_type, state),
         switches=switches,
         switch_wait=switch_wait,
+        segment=segment if segment < min_nodes else 0,  # one segment: no effect, as in Slurm
+        exclusive_topo=spec.options.get("exclusive") == "topo",
     )
 
 
@@ -330,6 +336,7 @@ def build_job(
     """
     _check_text(spec, max_script_size)
     part = _partition(spec, state, default_partition)
+    options = checked_options(dict(spec.options))  # before the request reads them
     req = replace(resolve_request(spec, state, gres_types), part_mem=partition_memory(part, state))
     if spec.time_limit is not None:
         limit = spec.time_limit or INFINITE
@@ -344,7 +351,6 @@ def build_job(
         raise rejected("Access/permission denied: only root may set a negative nice value")
     if abs(spec.nice) > jobopts.NICE_LIMIT:
         raise rejected("Invalid nice value")
-    options = checked_options(dict(spec.options))
     check_against_nodes(options, part, state, limit, placed)
     # One Job built once: each dataclasses.replace of a record this wide costs ~50 us.
     job = Job(

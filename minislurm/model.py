@@ -47,6 +47,8 @@ class ResourceRequest:
     part_mem: int = 0  # MiB: its partition's first node's RealMemory (see tres_mem)
     switches: int = 0  # --switches: the most leaf switches it may span (0: any)
     switch_wait: int = 0  # seconds it waits for them, at most max_switch_wait
+    segment: int = 0  # --segment: nodes of it in each base block (topology/block; 0: none)
+    exclusive_topo: bool = False  # --exclusive=topo: its base blocks are its alone
 
     @property
     def excluded(self) -> frozenset[str]:
@@ -282,6 +284,7 @@ class RunningJob:
     job_id: int
     allocation: Allocation
     end_time: float  # start + time limit; inf when unlimited
+    kept: tuple[str, ...] = ()  # idle nodes no other job may use meanwhile (--exclusive=topo)
 
 
 @dataclass(frozen=True)

@@ -396,6 +396,7 @@ JOB_OPTIONS: dict[str, Callable[[str], str]] = {
     "profile": check_profile,
     "propagate": check_propagate,
     "reboot": _flag,
+    "segment": counter("segment"),
     "sockets-per-node": counter("sockets-per-node"),
     "spread-job": _flag,
     "switches": check_switches,

@@ -25,6 +25,7 @@ from cli.stepspec import check_command_options, merged_values, step_spec
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 MAN = DATA / "slurm-22.05"
+NEWER = DATA / "slurm-newer"  # what later Slurm added that we implement (--segment)
 COMMANDS = ("sbatch", "srun", "salloc")
 STATUSES = ("implemented", "accepted")
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -35,7 +36,8 @@ ARGUMENT_EXCEPTIONS = {("srun", "overlap"): opts.OPTIONAL}
 def man_options(command: str) -> dict[str, tuple[str, int]]:
     """The man page's options: long name -> (short letter, argument kind)."""
     found: dict[str, tuple[str, int]] = {}
-    for heading in (MAN / f"{command}.options").read_text().splitlines():
+    headings = (MAN / f"{command}.options").read_text().splitlines()
+    for heading in headings + (NEWER / f"{command}.options").read_text().splitlines():
         match = re.match(r"(?:-(\w), ?)?--([a-z0-9-]+)(.*)", heading)
         assert match, heading
         short, long, rest = match.groups()
@@ -106,7 +108,8 @@ def test_each_option_of_the_table_parses_in_its_command(
 def man_variables(command: str) -> set[str]:
     """The input environment variables the man page names (``A or B`` is two)."""
     names = set()
-    for line in (MAN / f"{command}.environment").read_text().splitlines():
+    lines = (MAN / f"{command}.environment").read_text().splitlines()
+    for line in lines + (NEWER / f"{command}.environment").read_text().splitlines():
         names |= {name.split("=")[0] for name in line.split(" or ")}
     return names
 
