@@ -58,6 +58,7 @@ class Controller:
             conf.memory_consumable,
             conf.gres_types,
             settings.sched.max_switch_wait,
+            conf.topology,
         )
         self.ledger = Ledger(self.state, engine)
         self.weights = weights_of(conf)

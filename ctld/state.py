@@ -18,6 +18,7 @@ from minislurm.config import PartitionConfig
 from minislurm.model import Allocation, Job, Node, Resv, Step
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState
 from minislurm.stepids import MAX_NORMAL_STEP
+from minislurm.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,7 @@ class ClusterState:
         memory_consumable: bool = True,
         gres_types: tuple[str, ...] = ("gpu",),
         max_switch_wait: int = DEFAULT_MAX_SWITCH_WAIT,
+        topology: Topology | None = None,
     ) -> None:
         self.jobs: dict[int, Job] = {}
         # Jobs hold memory (SelectTypeParameters CR_*_Memory); otherwise a job's memory only
@@ -90,6 +92,7 @@ class ClusterState:
         self.gres_types = gres_types  # GresTypes: the generic resources a job may ask for
         # SchedulerParameters=max_switch_wait: the longest a job waits for its --switches, s
         self.max_switch_wait = max_switch_wait
+        self.topology = topology  # topology.conf: blocks keep --exclusive=topo jobs' neighbours off
         self.nodes: dict[str, Node] = {n.name: n for n in nodes}
         self.partitions: dict[str, PartitionConfig] = {p.name: p for p in partitions}
         self.reservations: dict[str, Resv] = {}  # advance reservations by name

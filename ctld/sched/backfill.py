@@ -38,7 +38,7 @@ from ctld.sched.knobs import SchedConfig
 from ctld.sched.queue import PassContext, PlanBuilder, Shape
 from ctld.sched.select import task_capacity
 from ctld.sched.timeline import Timeline, build_timeline
-from ctld.sched.topo import Wiring, place_tree, wiring_of
+from ctld.sched.topo import Wiring, place, wiring_of
 from minislurm.model import Allocation, PendingJob, Plan, ResourceRequest
 
 INF = float("inf")
@@ -101,12 +101,10 @@ class Candidates:
         partial: int,
         limit: int,
     ) -> Allocation | None:
-        """:meth:`Timeline.place`, under the switches when the job is placed by them."""
+        """:meth:`Timeline.place`, by the topology when the job is placed by it."""
         if self.wiring is None:
             return timeline.place(req, start, end, whole, partial, limit)
-        return place_tree(
-            timeline, req, start, end, whole, partial, limit, self.wiring, self.may_fit
-        )
+        return place(timeline, req, start, end, whole, partial, limit, self.wiring, self.may_fit)
 
 
 def candidates(
@@ -126,7 +124,7 @@ def candidates(
     table = timeline.table
     mask = partition_mask & table.usable & ~table.mask(req.excluded)
     if wiring is not None:
-        mask &= wiring.fabric.covered
+        mask &= wiring.covered
     classes = []
     for members, view in zip(table.class_masks, table.class_views, strict=True):
         tasks = task_capacity(req, view)

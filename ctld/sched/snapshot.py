@@ -127,6 +127,30 @@ def _plain(job: Job, now: float) -> bool:
     return not job.dependency and job.begin_time <= now and not array_record
 
 
+def kept_nodes(job: Job, state: ClusterState) -> tuple[str, ...]:
+    """The nodes an ``--exclusive=topo`` job keeps other jobs off: the rest of its base blocks.
+
+    Args:
+        job: an active job with its allocation.
+        state: the cluster, with its topology.
+
+    Returns:
+        Node names (none for other jobs, or without blocks).
+    """
+    topology = state.topology
+    if not job.request.exclusive_topo or topology is None or not topology.block:
+        return ()
+    assert job.allocation is not None
+    mine = set(job.allocation.node_names)
+    return tuple(
+        node
+        for block in topology.blocks
+        if mine.intersection(block.nodes)
+        for node in block.nodes
+        if node not in mine
+    )
+
+
 def switch_until(job: Job) -> float:
     """When a job's wait for its ``--switches`` count ends (0 when it asks none).
 
@@ -244,7 +268,7 @@ def build_snapshot(
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
     holding = tuple(
-        RunningJob(j.job_id, j.allocation, time_limit_end(j))
+        RunningJob(j.job_id, j.allocation, time_limit_end(j), kept_nodes(j, state))
         for j in active
         if j.allocation is not None
     )

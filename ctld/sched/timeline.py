@@ -296,6 +296,15 @@ def build_timeline(
     holds = 0  # nodes so held
     seen = shared = 0  # nodes of jobs ending within the horizon, of more than one
     ending = []
+    kept: dict[float, int] = {}  # idle nodes a job keeps others off, by when it frees them
+    for job in running:
+        if job.kept:
+            mask = idle_now & table.mask(job.kept)
+            when = _release_time(job.end_time, now, resolution)
+            kept[when] = kept.get(when, 0) | mask
+    for mask in kept.values():
+        idle_now &= ~mask
+        avail_now &= ~mask
     for job in running if horizon > now else ():  # a map of now only tracks no end
         when = _release_time(job.end_time, now, resolution)
         if when <= horizon:
@@ -346,6 +355,10 @@ def build_timeline(
                 became[0] |= 1 << i
         if any(0 < c and (c, m, g) != cap[1:] for _, c, m, g in steps):
             profiles[i] = steps  # partly used at some time: keep it exact
+    for when, mask in kept.items():
+        if when <= horizon and horizon > now:
+            became = gains.setdefault(when, [0, 0])
+            became[0] |= mask
     begins, idle, avail = [now], [idle_now], [avail_now]
     for when in sorted(gains):
         gained_idle, gained_avail = gains[when]

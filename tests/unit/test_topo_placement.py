@@ -25,7 +25,7 @@ from minislurm.model import (
     RunningJob,
     Snapshot,
 )
-from minislurm.topology import TREE, Switch, Topology
+from minislurm.topology import TREE, Block, Switch, Topology
 
 NOW = 1_000_000.0
 NAMES = [f"n{i}" for i in range(1, 33)]
@@ -184,3 +184,74 @@ def test_without_topology_the_pass_is_unchanged_for_whole_leaves(count: int) -> 
     flat = placed(run([job(1, count)], cfg=SchedConfig()))
     tree = placed(run([job(1, count)]))
     assert len(flat[1]) == len(tree[1]) == count
+
+
+# ---------------------------------------------------------------- blocks
+
+BLOCKS = Topology(
+    "topology/block",
+    blocks=tuple(Block(f"b{k + 1}", tuple(NAMES[8 * k : 8 * k + 8])) for k in range(4)),
+    block_sizes=(8, 16, 32),
+)
+IN_BLOCKS = SchedConfig(topology=BLOCKS)
+
+
+def blocked(job_id: int, nodes: int, segment: int = 0, exclusive: bool = False) -> PendingJob:
+    job_ = job(job_id, nodes)
+    req = replace(job_.request, segment=segment, exclusive_topo=exclusive, exclusive=exclusive)
+    return replace(job_, request=req)
+
+
+def blocks_of(names: list[str]) -> list[str]:
+    return sorted({b.name for b in BLOCKS.blocks for n in names if n in b.nodes})
+
+
+def test_segments_take_whole_base_blocks_with_room() -> None:
+    assert blocks_of(placed(run([blocked(1, 16, segment=8)], cfg=IN_BLOCKS))[1]) == ["b1", "b2"]
+    # Two nodes of b1 busy: no segment of 8 fits there any more.
+    got = placed(run([blocked(1, 16, segment=8)], {90: NAMES[:2]}, IN_BLOCKS))[1]
+    assert blocks_of(got) == ["b2", "b3"] and len(got) == 16
+    # Segments of 4: the fullest blocks first, b1 (six free) takes one.
+    got = placed(run([blocked(1, 8, segment=4)], {90: NAMES[:2]}, IN_BLOCKS))[1]
+    assert blocks_of(got) == ["b1", "b2"]
+
+
+def test_partly_used_blocks_fill_before_clean_ones() -> None:
+    # b3 has three busy nodes: a 4-node job goes there, not to a clean block.
+    got = placed(run([blocked(1, 4)], {90: NAMES[16:19]}, IN_BLOCKS))[1]
+    assert got == NAMES[19:23]
+    # Twelve nodes: the smallest level that holds them is a pair of blocks, the fullest pair.
+    got = placed(run([blocked(1, 12)], {90: NAMES[16:19]}, IN_BLOCKS))[1]
+    assert blocks_of(got) == ["b3", "b4"]
+
+
+def test_a_job_larger_than_a_block_stays_in_one_block_of_the_next_level() -> None:
+    # b2 and b3 half busy: a 10-node job cannot take b2 and b3 (not one block of 16).
+    taken = {90: NAMES[8:12], 91: NAMES[16:20]}
+    got = placed(run([blocked(1, 10)], taken, IN_BLOCKS))[1]
+    assert blocks_of(got) in (["b1", "b2"], ["b3", "b4"])
+
+
+def test_exclusive_topo_takes_clean_blocks_and_keeps_the_rest_of_them() -> None:
+    taken = {90: NAMES[:8], 91: NAMES[16:17]}  # b1 is full, b3 not clean
+    got = placed(run([blocked(1, 6, exclusive=True)], taken, IN_BLOCKS))[1]
+    assert blocks_of(got) == ["b2"]
+    # While it runs, the two nodes of b2 it left are no one else's: a one-node job
+    # would fill them first (the fullest block).
+    nodes, running = cluster({**taken, 1: got})
+    kept = tuple(n for n in BLOCKS.blocks[1].nodes if n not in got)
+    running = (*running[:2], replace(running[2], kept=kept))
+    snapshot = Snapshot(nodes, (PART,), (blocked(2, 1), blocked(3, 8)), running)
+    decided = plan(snapshot, NOW, IN_BLOCKS)
+    check_plan(snapshot, decided, NOW)
+    assert blocks_of(placed(decided)[2]) == ["b3"]
+    assert blocks_of(placed(decided)[3]) == ["b4"]
+    # Without them kept, the one-node job would go there.
+    free = replace(snapshot, running=(*running[:2], replace(running[2], kept=())))
+    assert blocks_of(placed(plan(free, NOW, IN_BLOCKS))[2]) == ["b2"]
+
+
+def test_nodes_in_no_block_are_never_given() -> None:
+    half = replace(BLOCKS, blocks=BLOCKS.blocks[:2], block_sizes=(8, 16))
+    got = placed(run([blocked(1, 16), blocked(2, 1)], cfg=replace(IN_BLOCKS, topology=half)))
+    assert got == {1: NAMES[:16]}
