@@ -298,6 +298,7 @@ _LONG_ONLY: dict[str, tuple[str, Getter]] = {
     "reqswitch": ("REQ_SWITCH", lambda j, n: str(j.req_switch)),
     "requeue": ("REQUEUE", lambda j, n: str(int(j.requeue))),
     "restartcnt": ("RESTART_COUNT", lambda j, n: str(j.restarts)),
+    "segmentsize": ("SEGMENT_SIZE", lambda j, n: dict(j.options or {}).get("segment", "N/A")),
     "stderr": ("STDERR", lambda j, n: str(j.stderr)),
     "stdin": ("STDIN", lambda j, n: str(j.stdin)),
     "stdout": ("STDOUT", lambda j, n: str(j.stdout)),

@@ -206,6 +206,7 @@ def _job_variables(job: Job) -> dict[str, str]:
         "SLURM_MEM_PER_NODE": req.mem_per_node,
         "SLURM_MEM_PER_CPU": req.mem_per_cpu,
         "SLURM_RESTART_COUNT": job.restarts,
+        "SLURM_JOB_SEGMENT_SIZE": job.options.get("segment", 0),  # set only with --segment
     }
     env.update({k: str(v) for k, v in optional.items() if v})
     if job.array_task_id is not None:

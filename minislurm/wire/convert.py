@@ -403,6 +403,7 @@ def job_from_info(info: pb.JobInfo, spec: pb.JobSpec | None = None) -> Job:
         array_job_id=info.array_job_id,
         array_task_id=info.array_task_id if info.HasField("array_task_id") else None,
         array_spec=info.array_spec,
+        options=dict(info.options),
     )
 
 

@@ -121,3 +121,61 @@ def test_cluster_up_refuses_a_bad_topology(tree: TestCluster, tmp_path: Path) ->
     assert result.rc == 1
     assert "topology.conf:2: switch top: child switch leaf2 is not defined" in result.err
     assert not (home / "slurm.conf").exists()
+
+
+BLOCKS = "".join(f"BlockName=b{k + 1} Nodes={LEAVES[k]}\n" for k in range(4)) + (
+    "BlockSizes=8,16,32\n"
+)
+
+
+@pytest.fixture(scope="module")
+def blocks(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[TestCluster]:
+    spec = ClusterSpec(nodes=32, nodes_per_slurmd=16, kill_wait=2, min_job_age=600, topology=BLOCKS)
+    yield from run_cluster(tmp_path_factory.mktemp("blocks"), request, spec)
+
+
+def test_scontrol_shows_the_blocks(blocks: TestCluster) -> None:
+    lines = blocks.run("scontrol", "show", "topology").out.splitlines()
+    assert lines[0] == "BlockName=b1 BlockIndex=0 Nodes=n[1-8] BlockSize=8"
+    assert "AggregatedBlock=b[1-2] BlockIndex=0 Nodes=n[1-16] BlockSize=16" in lines
+    assert lines[-1] == "AggregatedBlock=b[1-4] BlockIndex=0 Nodes=n[1-32] BlockSize=32"
+
+
+def test_segments_get_whole_base_blocks_and_exclusive_topo_keeps_others_off(
+    blocks: TestCluster,
+) -> None:
+    # Two nodes of b1 taken: no segment of 8 fits there.
+    first = blocks.sbatch("-N2", "--exclusive", "--wrap", "sleep 300")
+    assert blocks.wait_state(first, "RUNNING")["NodeList"] == "n[1-2]"
+    out = blocks.home / "seg-%j.out"
+    segmented = blocks.sbatch(
+        "-N16",
+        "--segment=8",
+        "-o",
+        str(out),
+        "--wrap",
+        "printenv SLURM_JOB_SEGMENT_SIZE; sleep 300",
+    )
+    assert blocks.wait_state(segmented, "RUNNING")["NodeList"] == "n[9-24]"
+    size = blocks.run("squeue", "-j", str(segmented), "-h", "-O", "SegmentSize").out.split()
+    assert size == ["8"]
+    wait_until(lambda: (blocks.home / f"seg-{segmented}.out").read_text() == "8\n", 30, "its env")
+
+    # b4 is the only clean block: a topology-exclusive job takes six of its nodes...
+    mine = blocks.sbatch("-N6", "--exclusive=topo", "--wrap", "sleep 300")
+    assert blocks.wait_state(mine, "RUNNING")["NodeList"] == "n[25-30]"
+    # ...and a one-node job, which would fill the fullest block (b4's last two), goes to b1.
+    small = blocks.sbatch("-N1", "--exclusive", "--wrap", "sleep 300")
+    assert blocks.wait_state(small, "RUNNING")["NodeList"] == "n3"
+    blocks.run("scancel", *map(str, [first, segmented, mine, small]))
+
+
+def test_a_node_count_segments_do_not_divide_is_refused(blocks: TestCluster) -> None:
+    result = blocks.run("sbatch", "-N12", "--segment=8", "--wrap", "true")
+    assert result.rc == 1
+    assert result.err == (
+        "sbatch: error: Batch job submission failed: "
+        "Requested node configuration is not available\n"
+    )
