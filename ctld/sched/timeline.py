@@ -47,6 +47,8 @@ from ctld.sched.windows import Profile, WindowStates, node_steps, subtract
 from minislurm.model import Allocation, NodeView, ResourceRequest, RunningJob
 
 _RESERVATIONS = itertools.count(1)  # ids of the reservations that change profiles
+# Nodes alike in what they have free: (free resources, nameless; the bitmask of those nodes).
+Groups = list[tuple[NodeView, int]]
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class Timeline:
         first, names = self._first(start), self.table.names
         found = [
             ((not first >> i & 1, i), view, names[i])
-            for view, members in self._groups(start, end, idle, partial, limit)
+            for view, members in itertools.chain(*self.groups(start, end, idle, partial, limit))
             for i in bit_indices(members)
         ]
         found.sort(key=lambda f: f[0])
@@ -157,23 +159,47 @@ class Timeline:
         """
         if limit < 0:
             return select_nodes(req, self.views(start, end, idle, partial, limit))
-        groups = self._groups(start, end, idle, partial, limit)
-        if len(groups) == 1 and not partial:
-            view, members = groups[0]
+        alike, partly = self.groups(start, end, idle, partial, limit)
+        return self.place_groups(req, start, alike, partly)
+
+    def place_groups(
+        self, req: ResourceRequest, start: float, alike: Groups, partly: Groups
+    ) -> Allocation | None:
+        """:meth:`place` over nodes given as :meth:`groups` (a caller may narrow them).
+
+        Args:
+            req: the job's request, without required nodes.
+            start: the window's beginning.
+            alike: idle nodes by class.
+            partly: partly used nodes by what the window leaves them.
+
+        Returns:
+            The allocation, or None when the job does not fit there.
+        """
+        if len(alike) == 1 and not partly:
+            view, members = alike[0]
             pattern = select_alike(req, view, members.bit_count())
             if pattern is None:
                 return None
             return self.table.named(pattern, members, members & self._first(start))
-        return select_groups(req, groups, self._first(start), self.table.names)
+        return select_groups(req, alike + partly, self._first(start), self.table.names)
 
     def _first(self, start: float) -> int:
         """The nodes offered first to a job placed at ``start``: busy now, for a later start."""
         return ~self.idle[0] if start > self.begins[0] else 0
 
-    def _groups(
+    def groups(
         self, start: float, end: float, idle: int, partial: int, limit: int
-    ) -> list[tuple[NodeView, int]]:
-        """The nodes of :meth:`views` as groups: (free resources, nameless; bitmask)."""
+    ) -> tuple[Groups, Groups]:
+        """The nodes of :meth:`views` as groups: (free resources, nameless; bitmask).
+
+        Args:
+            start, end, idle, partial, limit: as for :meth:`views`.
+
+        Returns:
+            The idle nodes by class, and the partly used ones by what the
+            window leaves them.
+        """
         first = self._first(start)
         groups = []
         for members, view in zip(self.table.class_masks, self.table.class_views, strict=True):
@@ -183,9 +209,9 @@ class Timeline:
                 pool = ahead | lowest_bits(pool & ~first, limit - ahead.bit_count())
             if pool:
                 groups.append((view, pool))
-        if partial:
-            groups += self.windows.groups(self.profiles, self.lineage, start, end, partial)
-        return groups
+        if not partial:
+            return groups, []
+        return groups, self.windows.groups(self.profiles, self.lineage, start, end, partial)
 
     def reserve(self, alloc: Allocation, start: float, end: float) -> Timeline:
         """The map with ``alloc`` taken from ``start`` until ``end``.

@@ -33,9 +33,9 @@ from dataclasses import dataclass
 
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.nodetable import NodeTable, lowest_bits
-from ctld.sched.select import select_nodes
-from ctld.sched.timeline import Timeline
-from minislurm.model import Allocation, NodeView, PendingJob, ResourceRequest
+from ctld.sched.select import task_capacity
+from ctld.sched.timeline import Groups, Timeline
+from minislurm.model import Allocation, PendingJob, ResourceRequest
 from minislurm.topology import Topology
 
 # A switch as bitmasks: its nodes, and the nodes of each leaf switch beneath it.
@@ -225,38 +225,99 @@ def place_tree(
     assert isinstance(fabric, Fabric)
     free = whole | partial
     most = wiring.leaves_at(start)
+    within = _Within(timeline, req, start, end, whole, partial, limit, fits)
+    need = max(req.min_nodes, 1)
     for level, switches in enumerate(fabric.levels):
         if level and most == 1:
             break  # one leaf: the leaves were the only choice
         found = []
         for k, (members, leaves) in enumerate(switches):
             here = free & members
-            if fits(here):
-                found.append((here.bit_count(), k, members, leaves))
+            count = here.bit_count()
+            if count >= need and within.holds(here):
+                found.append((count, k, members, leaves))
         found.sort()  # best fit: the fewest nodes free first
         for _, _, members, leaves in found:
-            if not level:
-                alloc = timeline.place(req, start, end, whole & members, partial & members, limit)
-            else:
-                alloc = _spread(timeline, req, start, end, whole, partial, leaves, most, fits)
+            alloc = within(members) if not level else _spread(within, leaves, most)
             if alloc is not None:
                 return alloc
     return None
 
 
-def _spread(
-    timeline: Timeline,
-    req: ResourceRequest,
-    start: float,
-    end: float,
-    whole: int,
-    partial: int,
-    leaves: Sequence[int],
-    most: int,
-    fits: Callable[[int], bool],
-) -> Allocation | None:
-    """The job over as many of the leaves as it can use (at most ``most``; 0: any), in turn."""
-    free = whole | partial
+class _Within:
+    """A job's placement in one window on the nodes of a bitmask, the window's groups found once.
+
+    Narrowing the groups of free resources to a switch's nodes costs a few
+    integer ANDs; working them out again for each switch tried would cost
+    the window's partly used nodes each time.
+    """
+
+    def __init__(
+        self,
+        timeline: Timeline,
+        req: ResourceRequest,
+        start: float,
+        end: float,
+        whole: int,
+        partial: int,
+        limit: int,
+        fits: Callable[[int], bool],
+    ) -> None:
+        self.timeline, self.req, self.start, self.end = timeline, req, start, end
+        self.whole, self.partial, self.limit, self.fits = whole, partial, limit, fits
+        self._groups: tuple[Groups, Groups] | None = None
+        self._capacity: list[tuple[int, int]] | None = None  # (nodes, tasks each fits)
+
+    def _found(self) -> tuple[Groups, Groups]:
+        if self._groups is None:
+            self._groups = self.timeline.groups(self.start, self.end, self.whole, self.partial, -1)
+        return self._groups
+
+    def holds(self, mask: int) -> bool:
+        """Whether the nodes of ``mask`` fit enough of the job's tasks, as the window leaves them.
+
+        A bound (the job's other limits may still rule them out), but a tight
+        one: each group of alike nodes counts for the tasks it fits, where
+        the pass's first test counts partly used nodes as if idle.
+        """
+        if self.limit < 0:  # required nodes: the pass's own bound (they must be there)
+            return self.fits(mask)
+        if self._capacity is None:
+            alike, partly = self._found()
+            self._capacity = [
+                (members, cap)
+                for view, members in alike + partly
+                if (cap := task_capacity(self.req, view)) > 0
+            ]
+        nodes = tasks = 0
+        for members, cap in self._capacity:
+            here = members & mask
+            if here:
+                nodes |= here
+                tasks += here.bit_count() * cap
+        return tasks >= self.req.ntasks and nodes.bit_count() >= max(self.req.min_nodes, 1)
+
+    def __call__(self, mask: int) -> Allocation | None:
+        timeline, req, start = self.timeline, self.req, self.start
+        if self.limit < 0:  # required nodes: placed node by node
+            whole, partial = self.whole & mask, self.partial & mask
+            return timeline.place(req, start, self.end, whole, partial, self.limit)
+        alike, partly = self._found()
+        alike = [(view, members & mask) for view, members in alike if members & mask]
+        partly = [(view, members & mask) for view, members in partly if members & mask]
+        if not (alike or partly):
+            return None
+        return timeline.place_groups(req, start, alike, partly)
+
+
+def _spread(within: _Within, leaves: Sequence[int], most: int) -> Allocation | None:
+    """The job over as many of the leaves as it can use (at most ``most``; 0: any).
+
+    Its nodes are taken from the leaves in turn (idle ones first in each);
+    when those cannot hold it (partly used nodes too small), every free
+    node of the leaves is offered, packed.
+    """
+    whole, free = within.whole, within.whole | within.partial
     offered = [leaf & free for leaf in leaves if leaf & free]
     if most:
         offered.sort(key=lambda m: -m.bit_count())  # the roomiest leaves: fewest needed
@@ -264,22 +325,22 @@ def _spread(
     chosen = 0
     for mask in offered:
         chosen |= mask
-    if not fits(chosen):
+    if not within.holds(chosen):
         return None
-    views = timeline.views(start, end, whole & chosen, partial & chosen, -1)
-    index = timeline.table.index
-    by_leaf: list[list[NodeView]] = [[] for _ in offered]
-    for view in views:
-        i = index[view.name]
-        k = next(k for k, mask in enumerate(offered) if mask >> i & 1)
-        by_leaf[k].append(view)
-    turns = itertools.zip_longest(*by_leaf)
-    ordered = [view for turn in turns for view in turn if view is not None]
-    alloc = select_nodes(req, ordered)
-    if alloc is None:
-        return None
-    # Slurm lists a job's nodes (and picks its batch host) in configuration order.
-    return Allocation(tuple(sorted(alloc.nodes, key=lambda part: index[part.node])))
+    quotas = [0] * len(offered)
+    room = [mask.bit_count() for mask in offered]
+    left = max(within.req.min_nodes, 1)
+    while left:
+        for k in range(len(offered)):
+            if left and quotas[k] < room[k]:
+                quotas[k] += 1
+                left -= 1
+    turns = 0
+    for mask, quota in zip(offered, quotas, strict=True):
+        idle = lowest_bits(mask & whole, quota)
+        turns |= idle | lowest_bits(mask & ~whole, quota - idle.bit_count())
+    alloc = within(turns)
+    return alloc if alloc is not None else within(chosen)
 
 
 def place_block(
