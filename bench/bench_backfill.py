@@ -8,6 +8,9 @@ its target and a JSON line with all of them.
    CPUs, 512 GiB and 8 GPUs, most of them busy with running jobs of
    various ends (``bf_max_job_test`` 10,000, so every job is tested):
    median of ``--repeat`` passes, target 1 s;
+   the same pass with a two-level tree of switches (``topology/tree``:
+   leaves of 32 nodes, a SuperPOD's scalable unit, under one spine): its
+   time over the flat pass's, target 1.5;
 2. the event-triggered pass on the same snapshot (``plan_event``: Slurm's
    main scheduler over the top ``default_queue_depth`` = 100 jobs, strict
    priority order, starts only): median, target 20 ms; and, for
@@ -62,11 +65,18 @@ from minislurm.model import (
     Snapshot,
 )
 from minislurm.states import JobState, NodeState
+from minislurm.topology import TREE, Switch, Topology
 
 NOW = 1_000_000.0
 NODES, CPUS, MEM, GPUS = 1000, 64, 512 * 1024, 8
 TRACE = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "lublin_256.swf"
-TARGETS = {"full_pass_s": 1.0, "event_pass_ms": 20.0, "sim_jobs_per_s": 1000.0}
+TARGETS = {
+    "full_pass_s": 1.0,
+    "tree_over_flat": 1.5,
+    "event_pass_ms": 20.0,
+    "sim_jobs_per_s": 1000.0,
+}
+LEAF = 32  # nodes under each leaf switch of the tree
 Planner = Callable[[Snapshot, float, SchedConfig], Plan]
 WEIGHTS = PriorityWeights(age=1000, job_size=1000, partition=1000)
 
@@ -111,6 +121,17 @@ def cluster_snapshot(pending_count: int, seed: int = 1) -> Snapshot:
         pending.append(PendingJob(job_id, "gpu", rng.randint(1, 1000), NOW - job_id, req, limit))
     part = PartitionView("gpu", tuple(n.name for n in nodes))
     return Snapshot(tuple(nodes), (part,), tuple(pending), tuple(running))
+
+
+def two_level_tree(snapshot: Snapshot) -> Topology:
+    """Leaf switches of ``LEAF`` nodes, in node order, under one spine."""
+    names = [n.name for n in snapshot.nodes]
+    leaves = tuple(
+        Switch(f"leaf{k}", 0, tuple(names[i : i + LEAF]))
+        for k, i in enumerate(range(0, len(names), LEAF))
+    )
+    spine = Switch("spine", 1, tuple(names), tuple(leaf.name for leaf in leaves))
+    return Topology(TREE, switches=(*leaves, spine))
 
 
 def controller_state(snapshot: Snapshot) -> ClusterState:
@@ -190,6 +211,15 @@ def main() -> None:
         f"full pass (10,000 jobs, 1,000 nodes x 8 GPUs): {full:.3f} s median, CPU {full_cpu:.3f} s"
         f" ({starts} starts, {reserved} planned starts); target {TARGETS['full_pass_s']} s"
     )
+    tree_cfg = replace(cfg, topology=two_level_tree(snapshot))
+    tree, tree_cpu, starts, reserved = median_pass(snapshot, tree_cfg, args.repeat)
+    flat_again, _, _, _ = median_pass(snapshot, cfg, args.repeat)  # the same moment's load
+    ratio = tree / min(full, flat_again)
+    print(
+        f"full pass on a two-level tree ({len(snapshot.nodes) // LEAF} leaves of {LEAF} nodes):"
+        f" {tree:.3f} s median, CPU {tree_cpu:.3f} s ({starts} starts, {reserved} planned"
+        f" starts); {ratio:.2f} x the flat pass; target {TARGETS['tree_over_flat']} x"
+    )
     event, event_cpu, starts, _ = median_pass(snapshot, SchedConfig(), args.repeat, plan_event)
     print(
         f"event pass (top 100 jobs, default_queue_depth): {event * 1000:.1f} ms median,"
@@ -232,6 +262,8 @@ def main() -> None:
         "calibration_s": calibrated,
         "full_pass_s": full,
         "full_pass_cpu_s": full_cpu,
+        "tree_pass_s": tree,
+        "tree_over_flat": ratio,
         "event_pass_ms": event * 1000,
         "event_pass_cpu_ms": event_cpu * 1000,
         "top100_backfill_ms": top * 1000,
