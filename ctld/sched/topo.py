@@ -372,57 +372,42 @@ def place_block(
             if not mask & ~whole & timeline.table.usable:
                 clean |= mask
         whole, partial = whole & clean, 0
+    within = _Within(timeline, req, start, end, whole, partial, limit, fits)
     free = whole | partial
     if wiring.segment:
         chosen = _segments(blocks.base, free, max(req.min_nodes, 1), wiring.segment)
-        if chosen is None or not fits(chosen):
+        if chosen is None or not within.holds(chosen):
             return None
-        return timeline.place(req, start, end, whole & chosen, partial & chosen, limit)
+        return within(chosen)
     need = max(req.min_nodes, 1)
     for level in blocks.levels:
         if max(g.bit_count() for g in level) < need:
             continue  # its blocks are too small
         found = sorted(
-            ((free & g).bit_count(), k, g) for k, g in enumerate(level) if fits(free & g)
+            ((free & g).bit_count(), k, g)
+            for k, g in enumerate(level)
+            if (free & g).bit_count() >= need and within.holds(free & g)
         )
         for _, _, group in found:  # best fit: the fullest block that can hold it
-            alloc = _fullest_first(
-                timeline, req, start, end, whole, partial, limit, blocks, group, fits
-            )
+            alloc = _fullest_first(within, blocks.base, group)
             if alloc is not None:
                 return alloc
     if max(g.bit_count() for g in blocks.levels[-1]) >= need:
         return None
-    # Larger than any level: any blocks, the fullest first.
-    return _fullest_first(
-        timeline, req, start, end, whole, partial, limit, blocks, blocks.covered, fits
-    )
+    return _fullest_first(within, blocks.base, blocks.covered)  # larger than any level
 
 
-def _fullest_first(
-    timeline: Timeline,
-    req: ResourceRequest,
-    start: float,
-    end: float,
-    whole: int,
-    partial: int,
-    limit: int,
-    blocks: Blocks,
-    within: int,
-    fits: Callable[[int], bool],
-) -> Allocation | None:
-    """The job on the base blocks of ``within``, as few as it needs, the fullest first."""
-    free = whole | partial
-    order = sorted(
-        ((free & b).bit_count(), k, free & b) for k, b in enumerate(blocks.base) if b & within
-    )
+def _fullest_first(within: _Within, base: Sequence[int], region: int) -> Allocation | None:
+    """The job on the base blocks of ``region``, as few as it needs, the fullest first."""
+    free = within.whole | within.partial
+    order = sorted(((free & b).bit_count(), k, free & b) for k, b in enumerate(base) if b & region)
     taken = 0
     for count, _, mask in order:
         if not count:
             continue
         taken |= mask
-        if fits(taken):
-            alloc = timeline.place(req, start, end, whole & taken, partial & taken, limit)
+        if within.holds(taken):
+            alloc = within(taken)
             if alloc is not None:
                 return alloc
     return None
