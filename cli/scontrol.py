@@ -253,13 +253,13 @@ def show_topology(args: list[str], settings: Settings) -> int:
     except RpcError as err:
         return _fail(f"slurm_load_topo error: {common.rpc_message(err)}")
     units = list(reply.units)
-    if not units:
-        sys.stderr.write("scontrol: error: No topology information available\n")
-        return 0
     name = args[0] if args else ""
     key, eq, value = name.partition("=")
     if eq and key.lower() in ("unit", "switch", "block", "node"):
         name = value
+    if not (units or name):
+        sys.stderr.write("scontrol: error: No topology information available\n")
+        return 0
     if name:
         units = show.topology_matches(units, name, by_node=bool(eq) and key.lower() == "node")
         if not units:

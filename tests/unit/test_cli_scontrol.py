@@ -1092,3 +1092,8 @@ def test_show_topology_without_a_topology(
         "scontrol: error: No topology information available\n",
         0,
     )
+    assert run(["show", "topology", "n1"], capsys) == (
+        "",
+        "scontrol: error: Topology information contains no switch or node named n1\n",
+        0,
+    )
