@@ -242,6 +242,8 @@ def node_text(node: Message, oneliner: bool = False) -> str:
     ]
     if node.reason:
         lines.append(f"Reason={node.reason} [{reason_user(node)}@{_time(node.reason_time)}]")
+    if node.topology:  # as Slurm 25.05+ shows it
+        lines.append(f"Topology={node.topology}")
     return (" " if oneliner else MULTI_LINE_END).join(lines) + ("\n" if oneliner else "\n\n")
 
 

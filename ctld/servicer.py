@@ -113,12 +113,16 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         usage = self.ctl.nodes.node_usage()
         wanted = set(request.names)
         empty = NodeUsage()
+        topology = self.ctl.conf.topology
         nodes = []
         for node in self.ctl.state.nodes.values():
             if wanted and node.name not in wanted:
                 continue
             used = usage.get(node.name, empty)
-            nodes.append(convert.node_info(node, used.cpus, used.mem, len(used.gpus)))
+            info = convert.node_info(node, used.cpus, used.mem, len(used.gpus))
+            if topology is not None:
+                info.topology = topology.unit_of(node.name)
+            nodes.append(info)
         return pb.GetNodesReply(nodes=nodes, now=int(time.time()))
 
     @grpc_errors

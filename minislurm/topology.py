@@ -73,6 +73,7 @@ class Topology:
     block_sizes: tuple[int, ...] = ()
     optional: bool = False
     _addresses: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
+    _units: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def tree(self) -> bool:
@@ -99,6 +100,22 @@ class Topology:
                 tuple(tuple(range(i, min(i + width, count))) for i in range(0, count, width))
             )
         return tuple(levels)
+
+    def unit_of(self, node: str) -> str:
+        """The node's leaf switch (the first it is under) or block, as ``default:leaf1``.
+
+        Args:
+            node: a node name.
+
+        Returns:
+            Slurm's ``Topology=`` of a node (the topology.conf one is named
+            ``default``), or "" for a node under no switch or in no block.
+        """
+        if not self._units:
+            units: list[Block | Switch] = [*self.blocks, *(s for s in self.switches if not s.level)]
+            for unit in reversed(units):  # a node under two leaves: the first
+                self._units.update(dict.fromkeys(unit.nodes, f"default:{unit.name}"))
+        return self._units.get(node, "")
 
     def leaf_of(self, node: str) -> Switch | None:
         """The first leaf switch the node is under, or None."""

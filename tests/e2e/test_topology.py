@@ -56,6 +56,8 @@ def test_scontrol_shows_the_switches(tree: TestCluster) -> None:
     )
     joined = tree.run("scontrol", "show", "topology", "n[7-9]")
     assert joined.out.startswith("SwitchName=spine ") and joined.out.count("\n") == 1
+    node = tree.run("scontrol", "show", "node", "n10").out
+    assert node.rstrip().endswith("\n   Topology=default:leaf2"), node
     missing = tree.run("scontrol", "show", "topology", "nosuch")
     assert missing.rc == 0 and missing.out == ""
     assert missing.err == (
@@ -141,6 +143,7 @@ def test_scontrol_shows_the_blocks(blocks: TestCluster) -> None:
     assert lines[0] == "BlockName=b1 BlockIndex=0 Nodes=n[1-8] BlockSize=8"
     assert "AggregatedBlock=b[1-2] BlockIndex=0 Nodes=n[1-16] BlockSize=16" in lines
     assert lines[-1] == "AggregatedBlock=b[1-4] BlockIndex=0 Nodes=n[1-32] BlockSize=32"
+    assert "Topology=default:b3" in blocks.run("scontrol", "-o", "show", "node", "n17").out
 
 
 def test_segments_get_whole_base_blocks_and_exclusive_topo_keeps_others_off(

@@ -485,7 +485,7 @@ class UpdateJobReply(_message.Message):
     def __init__(self) -> None: ...
 
 class NodeInfo(_message.Message):
-    __slots__ = ("name", "addr", "hostname", "state", "flags", "reason", "reason_time", "reason_user", "cpus", "alloc_cpus", "real_memory", "alloc_memory", "free_memory", "gpus", "alloc_gpus", "gres", "cpu_load", "arch", "os", "boot_time", "slurmd_start_time", "last_busy_time", "partitions", "version", "sockets", "cores_per_socket", "threads_per_core", "weight", "features", "port", "state_compact", "state_long")
+    __slots__ = ("name", "addr", "hostname", "state", "flags", "reason", "reason_time", "reason_user", "cpus", "alloc_cpus", "real_memory", "alloc_memory", "free_memory", "gpus", "alloc_gpus", "gres", "cpu_load", "arch", "os", "boot_time", "slurmd_start_time", "last_busy_time", "partitions", "version", "sockets", "cores_per_socket", "threads_per_core", "weight", "features", "port", "state_compact", "state_long", "topology")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDR_FIELD_NUMBER: _ClassVar[int]
     HOSTNAME_FIELD_NUMBER: _ClassVar[int]
@@ -518,6 +518,7 @@ class NodeInfo(_message.Message):
     PORT_FIELD_NUMBER: _ClassVar[int]
     STATE_COMPACT_FIELD_NUMBER: _ClassVar[int]
     STATE_LONG_FIELD_NUMBER: _ClassVar[int]
+    TOPOLOGY_FIELD_NUMBER: _ClassVar[int]
     name: str
     addr: str
     hostname: str
@@ -550,7 +551,8 @@ class NodeInfo(_message.Message):
     port: int
     state_compact: str
     state_long: str
-    def __init__(self, name: _Optional[str] = ..., addr: _Optional[str] = ..., hostname: _Optional[str] = ..., state: _Optional[str] = ..., flags: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., reason_time: _Optional[int] = ..., reason_user: _Optional[str] = ..., cpus: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., real_memory: _Optional[int] = ..., alloc_memory: _Optional[int] = ..., free_memory: _Optional[int] = ..., gpus: _Optional[int] = ..., alloc_gpus: _Optional[int] = ..., gres: _Optional[str] = ..., cpu_load: _Optional[float] = ..., arch: _Optional[str] = ..., os: _Optional[str] = ..., boot_time: _Optional[int] = ..., slurmd_start_time: _Optional[int] = ..., last_busy_time: _Optional[int] = ..., partitions: _Optional[_Iterable[str]] = ..., version: _Optional[str] = ..., sockets: _Optional[int] = ..., cores_per_socket: _Optional[int] = ..., threads_per_core: _Optional[int] = ..., weight: _Optional[int] = ..., features: _Optional[str] = ..., port: _Optional[int] = ..., state_compact: _Optional[str] = ..., state_long: _Optional[str] = ...) -> None: ...
+    topology: str
+    def __init__(self, name: _Optional[str] = ..., addr: _Optional[str] = ..., hostname: _Optional[str] = ..., state: _Optional[str] = ..., flags: _Optional[_Iterable[str]] = ..., reason: _Optional[str] = ..., reason_time: _Optional[int] = ..., reason_user: _Optional[str] = ..., cpus: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., real_memory: _Optional[int] = ..., alloc_memory: _Optional[int] = ..., free_memory: _Optional[int] = ..., gpus: _Optional[int] = ..., alloc_gpus: _Optional[int] = ..., gres: _Optional[str] = ..., cpu_load: _Optional[float] = ..., arch: _Optional[str] = ..., os: _Optional[str] = ..., boot_time: _Optional[int] = ..., slurmd_start_time: _Optional[int] = ..., last_busy_time: _Optional[int] = ..., partitions: _Optional[_Iterable[str]] = ..., version: _Optional[str] = ..., sockets: _Optional[int] = ..., cores_per_socket: _Optional[int] = ..., threads_per_core: _Optional[int] = ..., weight: _Optional[int] = ..., features: _Optional[str] = ..., port: _Optional[int] = ..., state_compact: _Optional[str] = ..., state_long: _Optional[str] = ..., topology: _Optional[str] = ...) -> None: ...
 
 class GetNodesRequest(_message.Message):
     __slots__ = ("names",)

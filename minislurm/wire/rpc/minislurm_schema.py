@@ -275,6 +275,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (30, 'port', 'uint32', '', False, '', ''),
         (31, 'state_compact', 'string', '', False, '', ''),
         (32, 'state_long', 'string', '', False, '', ''),
+        (33, 'topology', 'string', '', False, '', ''),
     ),
     'minislurm.v1.GetNodesRequest': (
         (1, 'names', 'string', 'repeated', False, '', ''),
