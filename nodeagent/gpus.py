@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from typing import Protocol
 
-from minislurm.config import GresConfig
+from minislurm.gresconf import GresConfig
 
 
 @dataclass(frozen=True)

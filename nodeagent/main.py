@@ -23,7 +23,7 @@ import grpc
 
 from minislurm import hostlist
 from minislurm.conffile import find_config
-from minislurm.config import SlurmConfig, load_gres_conf, load_slurm_conf
+from minislurm.config import SlurmConfig, load_slurm_conf
 from minislurm.daemon import (
     SERVER_OPTIONS,
     Fatal,
@@ -33,6 +33,7 @@ from minislurm.daemon import (
     write_port_file,
 )
 from minislurm.errors import ConfigError
+from minislurm.gresconf import load_gres_conf
 from minislurm.security import auth, authd, cred
 from minislurm.security.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.wire import tls

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 import yaml
 
-from minislurm.config import SlurmConfig, load_gres_conf, load_slurm_conf
+from minislurm.config import SlurmConfig, load_slurm_conf
+from minislurm.gresconf import load_gres_conf
 from minislurm.security import cred
 from nodeagent.gpus import FakeGpus, NvidiaSmiGpus, gpu_discovery
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from minislurm.config import GresConfig
+from minislurm.gresconf import GresConfig
 from nodeagent.gpus import (
     DeviceFileGpus,
     FakeGpus,
