@@ -219,6 +219,7 @@ class Registration:
     sockets: int = 0
     cores_per_socket: int = 0
     threads_per_core: int = 0
+    gpu_links: tuple[int, ...] = ()  # one row per GPU of ``gpus``, laid end to end; (): unknown
 
 
 @dataclass(frozen=True)

@@ -207,6 +207,7 @@ class Agent:
             sockets=res.sockets,
             cores_per_socket=res.cores_per_socket,
             threads_per_core=res.threads_per_core,
+            gpu_links=res.gpu_links,
         )
 
     def accepted(self, reply: pb.RegisterNodeReply) -> None:

@@ -9,6 +9,7 @@ Imports nodeagent.gpus and minislurm.config.
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import socket
@@ -18,6 +19,8 @@ import psutil
 
 from minislurm.config import NodeConfig
 from nodeagent.gpus import GpuDiscovery
+
+log = logging.getLogger(__name__)
 
 MIB = 1024 * 1024
 
@@ -36,6 +39,7 @@ class NodeResources:
     arch: str
     os: str
     boot_time: float
+    gpu_links: tuple[int, ...] = ()  # the links between the GPUs, row by row (): unknown
 
 
 def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool) -> NodeResources:
@@ -54,6 +58,12 @@ def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool
     """
     uname = os.uname()
     found = tuple(g.index for g in gpus.discover())
+    links = gpus.links()
+    flat: tuple[int, ...] = ()
+    if links is not None and sorted(links.gpus) == sorted(found):
+        flat = tuple(links.between(a, b) for a in found for b in found)
+    elif links is not None:
+        log.warning("GPU links are for GPUs %s, not %s: not used", list(links.gpus), list(found))
     cpus = psutil.cpu_count(logical=True) or 1
     memory = psutil.virtual_memory().total // MIB
     sockets, cores, threads = 1, cpus, 1
@@ -71,6 +81,7 @@ def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool
         arch=platform.machine(),
         os=f"{uname.sysname} {uname.release} {uname.version}",
         boot_time=psutil.boot_time(),
+        gpu_links=flat,
     )
 
 

@@ -757,7 +757,7 @@ class JobStatus(_message.Message):
     def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., outcome: _Optional[str] = ..., message: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., restarts: _Optional[int] = ...) -> None: ...
 
 class RegisterNodeRequest(_message.Message):
-    __slots__ = ("name", "addr", "port", "hostname", "cpus", "real_memory", "gpus", "arch", "os", "boot_time", "slurmd_start_time", "version", "jobs", "sockets", "cores_per_socket", "threads_per_core")
+    __slots__ = ("name", "addr", "port", "hostname", "cpus", "real_memory", "gpus", "arch", "os", "boot_time", "slurmd_start_time", "version", "jobs", "sockets", "cores_per_socket", "threads_per_core", "gpu_links")
     NAME_FIELD_NUMBER: _ClassVar[int]
     ADDR_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
@@ -774,6 +774,7 @@ class RegisterNodeRequest(_message.Message):
     SOCKETS_FIELD_NUMBER: _ClassVar[int]
     CORES_PER_SOCKET_FIELD_NUMBER: _ClassVar[int]
     THREADS_PER_CORE_FIELD_NUMBER: _ClassVar[int]
+    GPU_LINKS_FIELD_NUMBER: _ClassVar[int]
     name: str
     addr: str
     port: int
@@ -790,7 +791,8 @@ class RegisterNodeRequest(_message.Message):
     sockets: int
     cores_per_socket: int
     threads_per_core: int
-    def __init__(self, name: _Optional[str] = ..., addr: _Optional[str] = ..., port: _Optional[int] = ..., hostname: _Optional[str] = ..., cpus: _Optional[int] = ..., real_memory: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., arch: _Optional[str] = ..., os: _Optional[str] = ..., boot_time: _Optional[int] = ..., slurmd_start_time: _Optional[int] = ..., version: _Optional[str] = ..., jobs: _Optional[_Iterable[_Union[AgentJob, _Mapping]]] = ..., sockets: _Optional[int] = ..., cores_per_socket: _Optional[int] = ..., threads_per_core: _Optional[int] = ...) -> None: ...
+    gpu_links: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, name: _Optional[str] = ..., addr: _Optional[str] = ..., port: _Optional[int] = ..., hostname: _Optional[str] = ..., cpus: _Optional[int] = ..., real_memory: _Optional[int] = ..., gpus: _Optional[_Iterable[int]] = ..., arch: _Optional[str] = ..., os: _Optional[str] = ..., boot_time: _Optional[int] = ..., slurmd_start_time: _Optional[int] = ..., version: _Optional[str] = ..., jobs: _Optional[_Iterable[_Union[AgentJob, _Mapping]]] = ..., sockets: _Optional[int] = ..., cores_per_socket: _Optional[int] = ..., threads_per_core: _Optional[int] = ..., gpu_links: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class RegisterNodeReply(_message.Message):
     __slots__ = ("kill_job_ids", "heartbeat_interval")

@@ -395,6 +395,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (14, 'sockets', 'uint32', '', False, '', ''),
         (15, 'cores_per_socket', 'uint32', '', False, '', ''),
         (16, 'threads_per_core', 'uint32', '', False, '', ''),
+        (17, 'gpu_links', 'sint32', 'repeated', True, '', ''),
     ),
     'minislurm.v1.RegisterNodeReply': (
         (1, 'kill_job_ids', 'uint32', 'repeated', True, '', ''),
