@@ -74,13 +74,15 @@ class NodeControl:
             Per node (in order), the jobs it must kill; and the heartbeat interval (seconds).
 
         Raises:
-            InvalidRequest: a node is not in slurm.conf (no node is registered then).
+            InvalidRequest: a node is not in slurm.conf, or its GPU links are not
+                a matrix over its GPUs (no node is registered then).
         """
         nodes = []
         for request in requests:
             node = self._state.nodes.get(request.name)
             if node is None:
                 raise InvalidRequest(f"Node {request.name} is not in the configuration")
+            nodeops.gpu_links(request)  # refused before any node is registered
             nodes.append(node)
         now = time.time()
         updates = [

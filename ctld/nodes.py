@@ -14,6 +14,7 @@ from ctld.state import ClusterState
 from minislurm import hostlist
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, NodeNotFound
+from minislurm.gpulinks import GpuLinks
 from minislurm.model import Node
 from minislurm.requests import Heartbeat, NodeUpdate, Registration
 from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
@@ -170,13 +171,15 @@ def registered(node: Node, request: Registration, now: float, conf: SlurmConfig)
     Returns:
         The updated record.
     """
-    gpus = tuple(request.gpus) if len(request.gpus) == len(node.gpus) else node.gpus
+    reported = len(request.gpus) == len(node.gpus)
+    gpus = tuple(request.gpus) if reported else node.gpus
     updated = replace(
         node,
         addr=request.addr or node.addr,
         port=request.port,
         hostname=request.hostname or node.hostname,
         gpus=gpus,
+        gpu_links=gpu_links(request) if reported else None,
         arch=request.arch,
         os=request.os,
         version=request.version,
@@ -195,6 +198,26 @@ def registered(node: Node, request: Registration, now: float, conf: SlurmConfig)
     if node.state is NodeState.DOWN and node.reason == NOT_RESPONDING:
         updated = replace(updated, reason="", reason_uid=0, reason_time=0.0)
     return updated
+
+
+def gpu_links(request: Registration) -> GpuLinks | None:
+    """The links between a registering node's GPUs.
+
+    Args:
+        request: what its agent found.
+
+    Returns:
+        The map, None when the agent sent none.
+
+    Raises:
+        InvalidRequest: the links are not a matrix of links over its GPUs.
+    """
+    if not request.gpu_links:
+        return None
+    try:
+        return GpuLinks.of(request.gpus, request.gpu_links)
+    except ValueError as err:
+        raise InvalidRequest(f"Node {request.name}: invalid GPU links: {err}") from None
 
 
 def _epoch(seconds: int) -> float:

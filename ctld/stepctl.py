@@ -69,8 +69,11 @@ class StepControl:
             if step_id in self._state.steps.get(job.job_id, {}):
                 raise InvalidRequest(stepops.DUPLICATE)
             spec = stepops.interactive_spec(spec, job)
-        stepops.check_gpu_type(spec, [self._state.nodes[n] for n in job.allocation.node_names])
-        step = stepops.place_step(spec, job, self._state.running_steps(job.job_id), step_id, now)
+        nodes = [self._state.nodes[n] for n in job.allocation.node_names]
+        stepops.check_gpu_type(spec, nodes)
+        links = {node.name: node.gpu_links for node in nodes}
+        running = self._state.running_steps(job.job_id)
+        step = stepops.place_step(spec, job, running, step_id, now, links)
         self._ledger.save_steps([step], new=True)
         return step, job
 

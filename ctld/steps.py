@@ -3,7 +3,8 @@
 Slurm's rules (since 21.08): steps do not share CPUs unless ``--overlap``;
 without ``--exact`` a step is given every CPU of the job on the nodes it
 uses; a step that asks for no GPUs is given all of the job's GPUs on its
-nodes, otherwise exactly those it asks for. A step that does not fit now
+nodes, otherwise exactly those it asks for (on a node whose GPUs have a
+link map, the best-linked of the job's free ones). A step that does not fit now
 but would fit in the whole allocation waits (``StepBusy``: srun retries);
 one that can never fit is rejected. Task ranks go to nodes in block (by
 default) or cyclic order. salloc's interactive step (``srun --interactive``,
@@ -16,11 +17,13 @@ Pure functions; imports ctld.sched.select and minislurm.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
 from ctld.sched.select import select_nodes
 from minislurm import hostlist, units
 from minislurm.errors import InvalidRequest, MinislurmError
+from minislurm.gpulinks import GpuLinks
 from minislurm.model import (
     Allocation,
     Job,
@@ -140,12 +143,16 @@ def interactive_spec(spec: StepRequest, job: Job) -> StepRequest:
     )
 
 
-def step_views(alloc: Allocation, holding: list[Step]) -> list[NodeView]:
+def step_views(
+    alloc: Allocation, holding: list[Step], links: Mapping[str, GpuLinks | None] | None = None
+) -> list[NodeView]:
     """The job's nodes as a step sees them: the job's share minus what steps hold.
 
     Args:
         alloc: the job's allocation.
         holding: running steps that do not overlap.
+        links: the GPU links of the job's nodes, by name (a step takes the
+            best-linked of the job's GPUs; none: the lowest).
 
     Returns:
         One view per node of the allocation, in allocation order.
@@ -169,6 +176,7 @@ def step_views(alloc: Allocation, holding: list[Step]) -> list[NodeView]:
                 free_mem=mem,
                 free_gpus=tuple(sorted(gpus)),
                 usable=True,
+                gpu_links=links.get(part.node) if links else None,
             )
         )
     return views
@@ -266,7 +274,14 @@ def check_distribution(spec: StepRequest) -> None:
         raise InvalidRequest("Invalid --distribution specification")
 
 
-def place_step(spec: StepRequest, job: Job, running: list[Step], step_id: int, now: float) -> Step:
+def place_step(
+    spec: StepRequest,
+    job: Job,
+    running: list[Step],
+    step_id: int,
+    now: float,
+    links: Mapping[str, GpuLinks | None] | None = None,
+) -> Step:
     """Choose where a new step runs inside its job.
 
     Args:
@@ -275,6 +290,7 @@ def place_step(spec: StepRequest, job: Job, running: list[Step], step_id: int, n
         running: the job's running steps.
         step_id: the id the step gets.
         now: the time.
+        links: the GPU links of the job's nodes, by name (see :func:`step_views`).
 
     Returns:
         The RUNNING step.
@@ -296,12 +312,12 @@ def place_step(spec: StepRequest, job: Job, running: list[Step], step_id: int, n
             req = even
     exact = spec.exclusive or spec.exact
     holding = [] if spec.overlap else [s for s in running if not s.overlap]
-    chosen = select_nodes(req, step_views(job.allocation, holding))
+    chosen = select_nodes(req, step_views(job.allocation, holding, links))
     if chosen is None:
         if select_nodes(req, step_views(job.allocation, [])) is None:
             raise InvalidRequest(_why_never(spec, req, job.allocation))
         raise StepBusy(BUSY)
-    views = {v.name: v for v in step_views(job.allocation, holding)}
+    views = {v.name: v for v in step_views(job.allocation, holding, links)}
     if spec.distribution == "arbitrary":
         ranks = arbitrary_ranks(spec.nodelist, [p.node for p in chosen.nodes])
     else:

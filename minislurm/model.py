@@ -5,7 +5,7 @@ itself, and the scheduler's views of nodes and partitions; the records of
 steps, nodes, advance reservations and a requeued job's earlier runs; and
 when a job's time limit passes. No I/O here.
 
-Imports only minislurm.states, minislurm.units and the standard library.
+Imports only minislurm.gpulinks, minislurm.states, minislurm.units and the standard library.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from minislurm.gpulinks import GpuLinks
 from minislurm.states import JobEvent, JobState, NodeFlag, NodeState
 from minislurm.units import INFINITE
 
@@ -236,6 +237,7 @@ class NodeView:
     free_gpus: tuple[int, ...]  # free device indices, ascending
     usable: bool  # up, responding and not drained
     weight: int = 1
+    gpu_links: GpuLinks | None = None  # how its GPUs are linked (None: all alike)
 
 
 @dataclass(frozen=True)
@@ -400,6 +402,7 @@ class Node:
     last_busy: float = 0.0
     cpu_load: float = 0.0
     free_memory: int = 0
+    gpu_links: GpuLinks | None = None  # as its agent registered them (None: unknown)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ masks, allocations by node position, and allocations on alike idle nodes
 named after them (a trace simulation places the same wide job on the
 same nodes pass after pass).
 
-Imports only minislurm.model.
+Imports only minislurm.gpulinks and minislurm.model.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 
+from minislurm.gpulinks import GpuLinks
 from minislurm.model import Allocation, NodeAlloc, NodeView
 
 INF = math.inf
@@ -130,7 +131,7 @@ class NodeTable:
     index: dict[str, int]
     capacity: tuple[Step, ...]  # (-inf, cpus, mem, gpu mask) of each node
     usable: int  # bitmask of the usable nodes
-    class_masks: tuple[int, ...]  # nodes alike in CPUs, memory, GPUs and weight
+    class_masks: tuple[int, ...]  # nodes alike in CPUs, memory, GPUs, weight and GPU links
     class_views: tuple[NodeView, ...]  # one idle member of each class, nameless
     classes: tuple[int, ...]  # each node's class (-1: unusable)
     idle_profiles: tuple[tuple[Step], ...]  # each node's capacity from ever on
@@ -158,18 +159,20 @@ class NodeTable:
             The table.
         """
         capacity = []
-        classes: dict[tuple[int, int, tuple[int, ...], int], int] = {}
+        classes: dict[tuple[int, int, tuple[int, ...], int, GpuLinks | None], int] = {}
         usable = 0
         shapes = []
         for i, node in enumerate(nodes):
             capacity.append((-INF, node.cpus, node.mem, gpu_mask(node.gpus)))
-            shape = (node.cpus, node.mem, node.gpus, node.weight)
+            # Nodes whose GPUs are linked otherwise get other GPUs for the same job.
+            shape = (node.cpus, node.mem, node.gpus, node.weight, node.gpu_links)
             shapes.append(shape)
             if node.usable:
                 usable |= 1 << i
                 classes[shape] = classes.get(shape, 0) | 1 << i
         views = tuple(
-            NodeView("", c, m, g, c, m, tuple(sorted(g)), True, w) for (c, m, g, w) in classes
+            NodeView("", c, m, g, c, m, tuple(sorted(g)), True, w, links)
+            for (c, m, g, w, links) in classes
         )
         position = {shape: k for k, shape in enumerate(classes)}
         return cls(
@@ -324,8 +327,8 @@ class NodeTable:
         return mask
 
 
-_CONFIGURATION = attrgetter("name", "cpus", "mem", "gpus", "usable", "weight")
-Configuration = list[tuple[str, int, int, tuple[int, ...], bool, int]]
+_CONFIGURATION = attrgetter("name", "cpus", "mem", "gpus", "usable", "weight", "gpu_links")
+Configuration = list[tuple[str, int, int, tuple[int, ...], bool, int, GpuLinks | None]]
 _LAST: list[tuple[Sequence[NodeView], Configuration, NodeTable]] = []  # the last table
 
 

@@ -3,10 +3,12 @@
 ``select_nodes`` is a pure function of a request and the candidate nodes'
 free resources. Nodes are packed: among those that fit, the busiest (fewest
 free GPUs, then CPUs) come first, so whole nodes stay free for large jobs.
-Specific GPU indices are the lowest free ones on each node. An exclusive job
-(``--exclusive``) takes only idle nodes, and all their CPUs and GPUs.
+Specific GPU indices on each node are the best-linked free ones by the
+node's link map (:func:`minislurm.gpulinks.best_gpus`; the lowest free ones
+on a node without a map). An exclusive job (``--exclusive``) takes only idle
+nodes, and all their CPUs and GPUs.
 
-Imports only minislurm.model.
+Imports only minislurm.gpulinks and minislurm.model.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+from minislurm.gpulinks import best_gpus
 from minislurm.model import Allocation, NodeAlloc, NodeView, ResourceRequest
 
 T = TypeVar("T")
@@ -174,7 +177,7 @@ def select_nodes(req: ResourceRequest, nodes: Sequence[NodeView]) -> Allocation 
     for (node, ntasks), ngpus in zip(spread, gpu_counts, strict=True):
         cpus = node.cpus if req.exclusive else ntasks * req.cpus_per_task
         mem = req.mem_per_node or req.mem_per_cpu * cpus
-        gpus = node.free_gpus if req.exclusive else node.free_gpus[:ngpus]
+        gpus = node.free_gpus if req.exclusive else best_gpus(node.gpu_links, node.free_gpus, ngpus)
         parts.append(NodeAlloc(node.name, cpus, mem, gpus, ntasks))
     # Slurm lists a job's nodes (and picks its batch host) in configuration order.
     chosen = {part.node for part in parts}
@@ -228,7 +231,7 @@ def select_groups(
     for ((node, i), ntasks), ngpus in zip(spread, gpu_counts, strict=True):
         cpus = node.cpus if req.exclusive else ntasks * req.cpus_per_task
         mem = req.mem_per_node or req.mem_per_cpu * cpus
-        gpus = node.free_gpus if req.exclusive else node.free_gpus[:ngpus]
+        gpus = node.free_gpus if req.exclusive else best_gpus(node.gpu_links, node.free_gpus, ngpus)
         parts.append((not first >> i & 1, i, NodeAlloc(names[i], cpus, mem, gpus, ntasks)))
     parts.sort(key=lambda p: p[:2])
     return Allocation(tuple(p[2] for p in parts))

@@ -317,6 +317,7 @@ def _node_view(node: Node, used: NodeUsage) -> NodeView:
         free_gpus=tuple(g for g in node.gpus if g not in used.gpus) if used.gpus else node.gpus,
         usable=node_usable(node.state, node.flags),
         weight=node.weight,
+        gpu_links=node.gpu_links,
     )
 
 

@@ -243,6 +243,8 @@ class WindowStates:
         if view is None:
             k, cpus, mem, gpus = key
             n = self.table.class_views[k]
-            view = NodeView("", n.cpus, n.mem, n.gpus, cpus, mem, gpu_tuple(gpus), True, n.weight)
+            view = NodeView(
+                "", n.cpus, n.mem, n.gpus, cpus, mem, gpu_tuple(gpus), True, n.weight, n.gpu_links
+            )
             self._views[key] = view
         return view
