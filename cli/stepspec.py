@@ -313,7 +313,7 @@ def gpu_bind(values: dict[str, object]) -> str:
             optcheck.check("gpu-bind", text)
         except optcheck.OptionError as err:
             raise option_error(PROG, err) from None
-        return ",".join(w for w in text.split(",") if w.lower() not in ("verbose", "closest"))
+        return ",".join(w for w in text.split(",") if w.lower() != "verbose")
     per_gpu = values.get("ntasks_per_gpu")
     return f"single:{per_gpu}" if per_gpu is not None else ""
 

@@ -6,7 +6,8 @@ sets Slurm's variables for the job and the node the script runs on
 own variables win over the user's; ``SLURM_TASK_PID`` is added by the
 process that forks the script.
 
-Imports only minislurm.arrays, minislurm.hostlist, minislurm.model and minislurm.units.
+Imports only minislurm.arrays, minislurm.gpulinks, minislurm.hostlist, minislurm.model
+and minislurm.units.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from minislurm.arrays import TaskSet
+from minislurm.gpulinks import GpuLinks, split_gpus
 from minislurm.hostlist import compress, expand
 from minislurm.model import Job
 from minislurm.units import compress_counts
@@ -393,20 +395,29 @@ def _set_by_us(base: dict[str, str], job: Job) -> dict[str, tuple[str, ...]]:
 
 
 def bind_gpus(
-    gpus: tuple[int, ...], local_id: int, gpu_bind: str, gpus_per_task: int
+    gpus: tuple[int, ...],
+    local_id: int,
+    gpu_bind: str,
+    gpus_per_task: int,
+    links: GpuLinks | None = None,
 ) -> tuple[int, ...]:
     """The GPUs one task sees, from the step's GPUs on its node (``--gpu-bind``).
 
     ``none`` (the default without ``--gpus-per-task``): every task sees all;
     ``per_task:N`` (implied by ``--gpus-per-task=N``): task *i* gets the
     *i*-th group of N; ``single:N``: each GPU is shared by N consecutive
-    tasks; ``map_gpu:a,b,...``: task *i* gets entry *i* (cycling).
+    tasks; ``map_gpu:a,b,...``: task *i* gets entry *i* (cycling);
+    ``closest``: with ``--gpus-per-task=N``, task *i* gets the *i*-th group
+    of N cut by the node's GPU links (each the best-linked of the GPUs left,
+    :func:`minislurm.gpulinks.split_gpus`), else every task sees all (tasks
+    are not bound to CPUs here, so no GPU is closer to one than another).
 
     Args:
         gpus: the step's GPU indices on the node, ascending.
         local_id: the task's local id on the node.
         gpu_bind: the --gpu-bind value ("" for the default).
         gpus_per_task: --gpus-per-task (0: not given).
+        links: the node's GPU links (None: none known, groups in index order).
 
     Returns:
         The task's GPU indices.
@@ -417,8 +428,11 @@ def bind_gpus(
     kind, _, arg = gpu_bind.partition(":")
     if not kind:
         kind, arg = ("per_task", str(gpus_per_task)) if gpus_per_task else ("none", "")
-    if kind == "none" or not gpus:
+    if kind == "none" or not gpus or (kind == "closest" and not gpus_per_task):
         return gpus
+    if kind == "closest":
+        groups = split_gpus(links, gpus, gpus_per_task)
+        return groups[local_id] if local_id < len(groups) else ()
     if kind == "per_task":
         n = int(arg)
         return gpus[local_id * n : (local_id + 1) * n]

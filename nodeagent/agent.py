@@ -23,6 +23,7 @@ import grpc
 
 from minislurm import SLURM_VERSION, jobenv
 from minislurm.config import SlurmConfig
+from minislurm.gpulinks import GpuLinks
 from minislurm.stepids import BATCH_STEP
 from minislurm.topology import node_address
 from minislurm.wire import convert
@@ -126,6 +127,9 @@ class Agent:
             key=settings.cluster_key,
             hosts_file=self.hosts_file,
             topology_addr=node_address(settings.conf.topology, settings.node_name),
+            gpu_links=GpuLinks.of(resources.gpus, resources.gpu_links)
+            if resources.gpu_links
+            else None,
         )
         self.steps = StepManager(facts, self._step_done, stepds.spawn)
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}

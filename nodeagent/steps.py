@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from minislurm import jobenv
 from minislurm.errors import CredentialError
+from minislurm.gpulinks import GpuLinks
 from minislurm.iopattern import output_path
 from minislurm.security import cred
 from minislurm.stepids import INTERACTIVE_STEP, step_id_text
@@ -64,6 +65,7 @@ class NodeFacts:
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
     hosts_file: str = ""  # the jobs' /etc/hosts (nodeagent.hostsfile); "" for the host's own
     topology_addr: tuple[str, str] = ("", "")  # SLURM_TOPOLOGY_ADDR and its pattern
+    gpu_links: GpuLinks | None = None  # how its GPUs are linked (--gpu-bind=closest)
 
 
 def check_credential(
@@ -143,7 +145,11 @@ def task_jobs(
     tasks = []
     for local_id, rank in enumerate(mine.task_ids):
         gpus = jobenv.bind_gpus(
-            tuple(mine.gpus), local_id, request.gpu_bind, request.step.gpus_per_task
+            tuple(mine.gpus),
+            local_id,
+            request.gpu_bind,
+            request.step.gpus_per_task,
+            facts.gpu_links,
         )
         place = jobenv.TaskPlace(rank, local_id, node_index, gpus, tuple(mine.task_ids))
         env = jobenv.task_environment(

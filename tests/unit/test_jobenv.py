@@ -288,11 +288,29 @@ def test_gpu_bind_gives_each_task_its_devices(
     assert [bind_gpus((0, 1, 2, 3), i, bind, per_task) for i in range(4)] == expected
 
 
+def test_gpu_bind_closest_gives_each_task_a_linked_group() -> None:
+    from minislurm.gpulinks import GpuLinks
+    from minislurm.jobenv import bind_gpus
+
+    # GPUs 0-1, 2-3, 4-5 and 6-7 are NVLink pairs; the step has 1-4.
+    pairs = GpuLinks(
+        tuple(range(8)),
+        tuple(
+            tuple(-1 if a == b else 4 if a // 2 == b // 2 else 0 for b in range(8))
+            for a in range(8)
+        ),
+    )
+    step = (1, 2, 3, 4)
+    assert [bind_gpus(step, i, "closest", 2, pairs) for i in range(3)] == [(2, 3), (1, 4), ()]
+    assert [bind_gpus(step, i, "closest", 2) for i in range(2)] == [(1, 2), (3, 4)]
+    assert bind_gpus(step, 1, "closest", 0, pairs) == step
+
+
 def test_bad_gpu_bind_is_an_error() -> None:
     from minislurm.jobenv import bind_gpus
 
     with pytest.raises(ValueError):
-        bind_gpus((0, 1), 0, "closest", 0)
+        bind_gpus((0, 1), 0, "nearest", 0)
 
 
 @pytest.mark.parametrize(
