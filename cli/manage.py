@@ -70,6 +70,11 @@ HOME_OPTION = click.option(
     type=click.File("r"),
     help="a topology.conf to install; its switch or block lines set TopologyPlugin",
 )
+@click.option(
+    "--gres-conf",
+    type=click.File("r"),
+    help="a gres.conf to install instead of Count= fake GPUs (Links= lines, say)",
+)
 def up(
     home: str,
     nodes: int,
@@ -80,6 +85,7 @@ def up(
     netns: bool,
     tls: bool,
     topology: TextIO | None,
+    gres_conf: TextIO | None,
 ) -> None:
     """Start the cluster, or restart whichever of its daemons died.
 
@@ -103,6 +109,7 @@ def up(
         tls=tls,
         nodes_per_slurmd=nodes_per_slurmd,
         topology=topology.read() if topology else "",
+        gres_conf=gres_conf.read() if gres_conf else "",
     )
     try:
         since = time.time()

@@ -54,6 +54,7 @@ class ClusterSpec:
     tls: bool = False  # TLSType=tls/openssl, with a CA and certificate made for the cluster
     nodes_per_slurmd: int = 1  # nodes each slurmd process serves
     topology: str = ""  # a topology.conf to install (its kind sets TopologyPlugin)
+    gres_conf: str = ""  # a gres.conf to install ("": gpus_per_node fake GPUs by Count=)
 
     @property
     def node_names(self) -> list[str]:
@@ -135,7 +136,7 @@ PartitionName=debug Nodes={nodes} Default=NO MaxTime=60 State=UP
 
 
 def render_gres_conf(spec: ClusterSpec) -> str:
-    """The gres.conf of a local cluster: fake GPUs, ``Count=`` per node.
+    """The gres.conf of a local cluster: the spec's own, else fake GPUs, ``Count=`` per node.
 
     Args:
         spec: the cluster's shape.
@@ -143,8 +144,34 @@ def render_gres_conf(spec: ClusterSpec) -> str:
     Returns:
         The file's text.
     """
+    if spec.gres_conf:
+        return spec.gres_conf
     nodes = "n1" if spec.nodes == 1 else f"n[1-{spec.nodes}]"
     return f"NodeName={nodes} Name=gpu Count={spec.gpus_per_node}\n"
+
+
+def check_gres_conf(spec: ClusterSpec, path: str) -> None:
+    """Check that a gres.conf reads and gives each node the spec's fake GPUs.
+
+    Args:
+        spec: the cluster's shape.
+        path: the gres.conf.
+
+    Raises:
+        ValueError: a malformed line, or a node with another number of GPUs.
+    """
+    from minislurm.gresconf import load_gres_conf
+
+    for name in spec.node_names:
+        try:
+            gpu_lines = [g for g in load_gres_conf(path, name) if g.name == "gpu"]
+        except ConfigError as err:
+            raise ValueError(str(err)) from None
+        if any(g.autodetect != "off" for g in gpu_lines):
+            continue  # real devices: slurmd finds (or misses) them
+        found = sum(g.count for g in gpu_lines)
+        if found != spec.gpus_per_node:
+            raise ValueError(f"{name} has {found} GPUs there, not {spec.gpus_per_node}")
 
 
 def _write_atomic(path: str, text: str) -> None:
@@ -281,6 +308,12 @@ class LocalCluster:
             _write_atomic(topology, spec.topology)
         _write_atomic(self.conf_path, self.render_config(spec))
         _write_atomic(self.path("gres.conf"), render_gres_conf(spec))
+        if spec.gres_conf:
+            try:
+                check_gres_conf(spec, self.path("gres.conf"))
+            except ValueError as err:
+                os.unlink(self.conf_path)  # the next `up` starts afresh
+                raise RuntimeError(f"--gres-conf: {err}") from None
         if spec.topology:
             from minislurm.config import load_slurm_conf
 
