@@ -73,9 +73,14 @@ def check_allocation(
             assert part.ntasks <= req.ntasks_per_node, (
                 f"{where}: {part.ntasks} tasks over --ntasks-per-node={req.ntasks_per_node}"
             )
-        assert part.cpus == part.ntasks * req.cpus_per_task, (
-            f"{where}: {part.cpus} CPUs for {part.ntasks} tasks of {req.cpus_per_task}"
-        )
+        if req.exclusive:  # the whole node: every CPU and GPU it has
+            node = candidates[part.node]
+            assert part.cpus == node.cpus, f"{where}: {part.cpus} CPUs of {node.cpus}, exclusive"
+            assert len(part.gpus) == len(node.gpus), f"{where}: {part.gpus} GPUs, exclusive"
+        else:
+            assert part.cpus == part.ntasks * req.cpus_per_task, (
+                f"{where}: {part.cpus} CPUs for {part.ntasks} tasks of {req.cpus_per_task}"
+            )
         if req.mem_per_node:
             assert part.mem == req.mem_per_node, f"{where}: mem {part.mem} != --mem"
         elif req.mem_per_cpu:
@@ -85,7 +90,7 @@ def check_allocation(
         assert len(set(part.gpus)) == len(part.gpus), f"{where}: duplicate GPU in {part.gpus}"
         node_need = max(req.gpus_per_node, req.gpus_per_task * part.ntasks)
         assert len(part.gpus) >= node_need, f"{where}: {len(part.gpus)} GPUs < {node_need}"
-        wanted_gpus += node_need
+        wanted_gpus += len(part.gpus) if req.exclusive else node_need
     expected_total = max(req.gpus, wanted_gpus)
     assert alloc.gpus == expected_total, f"{who}: {alloc.gpus} GPUs, expected {expected_total}"
 
