@@ -160,7 +160,21 @@ def status(home: str) -> None:
 @click.option("--trace", required=True, help="an SWF workload trace (.swf or .swf.gz)")
 @click.option("--jobs", type=click.IntRange(1), help="simulate the first N records only")
 @click.option("--policy", type=click.Choice(["fifo", "backfill"]), default="backfill")
-@click.option("--nodes", type=click.IntRange(1), help="processors (default: the trace's)")
+@click.option(
+    "--nodes",
+    type=click.IntRange(1),
+    help="nodes (default: the trace's processors, over --nodes-of rounded up)",
+)
+@click.option(
+    "--nodes-of",
+    "gpus_per_node",
+    type=click.IntRange(1),
+    help="each processor is a GPU on nodes of this many GPUs (default: a one-CPU node)",
+)
+@click.option(
+    "--topology",
+    help="a topology.conf: run placed by its switches and run flat, and compare",
+)
 @click.option(
     "--sched-params",
     default=None,
@@ -177,6 +191,8 @@ def simulate(
     jobs: int | None,
     policy: str,
     nodes: int | None,
+    gpus_per_node: int | None,
+    topology: str | None,
     sched_params: str | None,
     conf: str | None,
     out_dir: str | None,
@@ -186,12 +202,14 @@ def simulate(
     from ctld import simreport  # the controller's code, loaded only for this command
 
     params = simreport.SIM_PARAMS if sched_params is None else sched_params
-    req = simreport.SimRequest(trace, jobs, policy, nodes, params, out_dir, conf)
+    req = simreport.SimRequest(
+        trace, jobs, policy, nodes, params, out_dir, conf, gpus_per_node or 0, topology
+    )
     try:
-        measures, written = simreport.run(req)
+        report, written = simreport.run(req)
     except (OSError, ValueError, ConfigError) as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(simreport.as_json(measures) if as_json else simreport.as_text(req, measures))
+    click.echo(simreport.as_json(report) if as_json else simreport.as_text(req, report))
     for path in written:
         click.echo(f"wrote {path}", err=as_json)
 

@@ -16,8 +16,14 @@ submission order unless ``--conf`` names a slurm.conf: its ``PriorityWeight*``,
 ``PriorityMaxAge`` and ``PriorityFavorSmall`` then set the jobs' priorities,
 as the controller's.
 
-Imports ctld.simulator, ctld.ranking, ctld.sched.knobs and minislurm.config; matplotlib only inside
-:func:`write_plot`.
+``--nodes-of G`` simulates GPU nodes (:mod:`ctld.simtopo`). With
+``--topology FILE`` the trace runs twice through the same ``plan``: placed
+by the file's switches or blocks (``SchedConfig.topology``), and with the topology
+ignored; both runs' placements are counted against the file's leaf
+switches (or blocks), so the gain and its cost sit side by side.
+
+Imports ctld.simulator, ctld.simtopo, ctld.ranking, ctld.sched.knobs and minislurm
+(config, errors, hostlist, topology); matplotlib only inside :func:`write_plot`.
 """
 
 from __future__ import annotations
@@ -25,16 +31,23 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from ctld.ranking import weights_of
 from ctld.sched.knobs import SCHED_BACKFILL, SCHED_BUILTIN, SchedConfig, sched_from_params
-from ctld.simulator import FCFS, SimOutcome, simulate, summarize, trace_setup
+from ctld.simtopo import gpu_setup, leaf_domains, placement_measures, read_topology
+from ctld.simulator import FCFS, SimOutcome, TraceSetup, simulate, summarize, trace_setup
+from minislurm import hostlist
 from minislurm.config import load_slurm_conf, parse_scheduler_parameters
+from minislurm.errors import ConfigError
+from minislurm.topology import Topology
 
 SIM_PARAMS = "bf_resolution=1,bf_job_part_count_reserve=1"
 POLICY_TYPES = {"fifo": SCHED_BUILTIN, "backfill": SCHED_BACKFILL}
 JSON_KEYS = ("utilization", "mean_wait", "mean_bsld", "max_wait", "makespan", "jobs")
+# A run's keys first when two runs are compared (the issue's four, in its order).
+TOPOLOGY_KEYS = ("utilization", "mean_bsld", "single_domain_share", "mean_leaves_per_job")
+RUNS = ("topology", "flat")  # placed by the topology; the topology ignored
 
 
 @dataclass(frozen=True)
@@ -48,6 +61,23 @@ class SimRequest:
     sched_params: str
     out_dir: str | None
     conf: str | None = None  # a slurm.conf whose priority weights order the queue
+    gpus_per_node: int = 0  # --nodes-of: each processor is a GPU on nodes of this many (0: off)
+    topology: str | None = None  # a topology.conf: run placed by it and run flat
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a simulation measured: one run, or the ``topology`` and ``flat`` runs.
+
+    ``runs`` maps ``"run"`` (alone) or each of :data:`RUNS` to its measures;
+    ``machine`` holds what the runs share: ``processors``, ``skipped``, and
+    in node mode ``nodes`` and ``gpus_per_node``, with a topology ``leaves``
+    and ``leaf_nodes`` (the largest leaf's nodes).
+    """
+
+    runs: dict[str, dict[str, float]]
+    machine: dict[str, float] = field(default_factory=dict)
+    blocks: bool = False  # the topology is topology/block: its leaves are base blocks
 
 
 def policy_config(policy: str, sched_params: str) -> SchedConfig:
@@ -68,66 +98,109 @@ def policy_config(policy: str, sched_params: str) -> SchedConfig:
     return sched_from_params(POLICY_TYPES[policy], parse_scheduler_parameters(sched_params))
 
 
-def run(req: SimRequest) -> tuple[dict[str, float], list[str]]:
+def run(req: SimRequest) -> tuple[Report, list[str]]:
     """Simulate as asked.
 
     Args:
         req: the request.
 
     Returns:
-        The measures (see :func:`ctld.simulator.summarize`) and the files written.
+        The report (see :func:`ctld.simulator.summarize` and
+        :func:`ctld.simtopo.placement_measures`) and the files written.
 
     Raises:
-        OSError: the trace cannot be read or the output not written.
+        OSError: the trace or topology cannot be read, or the output not written.
         ValueError: a malformed trace, a bad policy or parameter.
-        ConfigError: ``conf`` cannot be read or is malformed.
+        ConfigError: ``conf`` or ``topology`` cannot be read or is malformed.
     """
     cfg = policy_config(req.policy, req.sched_params)
     weights = weights_of(load_slurm_conf(req.conf)) if req.conf else FCFS
-    setup = trace_setup(req.trace, req.jobs, req.nodes)
-    outcome = simulate(setup.jobs, setup.nodes, setup.partitions, cfg, weights=weights)
-    measures = summarize(outcome)
-    measures["skipped"] = setup.skipped
-    measures["processors"] = setup.size
+    if req.gpus_per_node:
+        setup = gpu_setup(req.trace, req.gpus_per_node, req.jobs, req.nodes)
+    else:
+        setup = trace_setup(req.trace, req.jobs, req.nodes)
+    machine: dict[str, float] = {"skipped": setup.skipped, "processors": setup.size}
+    if req.gpus_per_node:
+        machine.update(nodes=len(setup.nodes), gpus_per_node=req.gpus_per_node)
+    topology = _topology(req.topology, setup) if req.topology else None
+    title = f"{req.trace}: {req.policy}, {setup.size} processors"
     written: list[str] = []
-    if req.out_dir is not None:
-        title = f"{req.trace}: {req.policy}, {setup.size} processors"
-        written = write_outputs(outcome, req.out_dir, title)
-    return measures, written
+    if topology is None:
+        outcome = simulate(setup.jobs, setup.nodes, setup.partitions, cfg, weights=weights)
+        if req.out_dir is not None:
+            written = write_outputs(outcome, req.out_dir, title)
+        return Report({"run": summarize(outcome)}, machine), written
+    domains = leaf_domains(topology)
+    machine.update(leaves=len(domains), leaf_nodes=max(len(d) for d in domains))
+    runs: dict[str, dict[str, float]] = {}
+    for name, knobs in zip(RUNS, (replace(cfg, topology=topology), cfg), strict=True):
+        outcome = simulate(setup.jobs, setup.nodes, setup.partitions, knobs, weights=weights)
+        runs[name] = summarize(outcome) | placement_measures(outcome.records, topology)
+        if req.out_dir is not None:
+            out = os.path.join(req.out_dir, name)
+            written += write_outputs(outcome, out, f"{title}, {name}")
+    return Report(runs, machine, topology.block), written
 
 
-def as_json(measures: dict[str, float]) -> str:
-    """The measures as one JSON object: the issue's keys first, then the rest.
+def _topology(path: str, setup: TraceSetup) -> Topology:
+    """The topology.conf over the simulated nodes; an unknown node's error names them."""
+    try:
+        return read_topology(path, setup.nodes)
+    except ConfigError as err:
+        names = hostlist.compress([n.name for n in setup.nodes])
+        raise ConfigError(err.path, err.line, f"{err.message} (simulated: {names})") from None
+
+
+def as_json(report: Report) -> str:
+    """The report as one JSON object.
+
+    One run: its measures, the issue's keys first, then the machine's. Two:
+    a ``topology`` and a ``flat`` object (utilization, mean bounded slowdown,
+    the share of multi-node jobs in one leaf, the leaves per multi-node job
+    first), then the machine's values.
 
     Args:
-        measures: from :func:`run`.
+        report: from :func:`run`.
 
     Returns:
         One line of JSON.
     """
-    ordered = {k: measures[k] for k in JSON_KEYS if k in measures}
-    ordered.update({k: v for k, v in measures.items() if k not in ordered})
-    return json.dumps(ordered)
+    if "run" in report.runs:
+        return json.dumps(_ordered(report.runs["run"], JSON_KEYS) | report.machine)
+    runs = {name: _ordered(report.runs[name], TOPOLOGY_KEYS) for name in RUNS}
+    return json.dumps(runs | report.machine)
 
 
-def as_text(req: SimRequest, measures: dict[str, float]) -> str:
-    """The measures for a person to read.
+def _ordered(measures: dict[str, float], first: tuple[str, ...]) -> dict[str, float]:
+    ordered = {k: measures[k] for k in first if k in measures}
+    return ordered | {k: v for k, v in measures.items() if k not in ordered}
+
+
+def as_text(req: SimRequest, report: Report) -> str:
+    """The report for a person to read: the run's measures, or the two runs side by side.
 
     Args:
         req: the request.
-        measures: from :func:`run`.
+        report: from :func:`run`.
 
     Returns:
         Lines of text.
     """
-    if not measures.get("jobs"):
-        return f"{req.trace}: no job ran ({measures.get('unfinished', 0)} never fit)"
-    m = measures
+    machine = report.machine
+    if req.gpus_per_node:
+        shape = f"{int(machine['nodes'])} nodes of {req.gpus_per_node} GPUs"
+    else:
+        shape = f"{int(machine['processors'])} processors"
+    if "run" not in report.runs:
+        return _as_table(req, report, shape)
+    m = report.runs["run"]
+    if not m.get("jobs"):
+        return f"{req.trace}: no job ran ({m.get('unfinished', 0)} never fit)"
     return "\n".join(
         [
-            f"trace          {req.trace} ({int(m['processors'])} processors)",
+            f"trace          {req.trace} ({shape})",
             f"policy         {req.policy}",
-            f"jobs           {int(m['jobs'])} ({int(m['skipped'])} records skipped,"
+            f"jobs           {int(m['jobs'])} ({int(machine['skipped'])} records skipped,"
             f" {int(m['unfinished'])} never started)",
             f"utilization    {m['utilization']:.3f}",
             f"wait           mean {m['mean_wait']:.0f} s, median {m['median_wait']:.0f} s,"
@@ -139,6 +212,37 @@ def as_text(req: SimRequest, measures: dict[str, float]) -> str:
             f"throughput     {m['jobs_per_second']:.0f} jobs per second of wall time",
         ]
     )
+
+
+def _as_table(req: SimRequest, report: Report, shape: str) -> str:
+    """The topology run beside the flat one, a row per measure."""
+    m, topo, flat = report.machine, report.runs["topology"], report.runs["flat"]
+    if not topo.get("jobs") or not flat.get("jobs"):
+        return f"{req.trace}: no job ran ({topo.get('unfinished', 0)} never fit)"
+    leaf, leaves = ("block", "blocks") if report.blocks else ("leaf", "leaves")
+    kind = "base blocks" if report.blocks else "leaf switches"
+    fits = int(topo.get("single_domain_fits", 0))
+    rows = [
+        ("jobs run", "{:.0f}", "jobs"),
+        ("utilization", "{:.3f}", "utilization"),
+        ("bounded slowdown (10 s), mean", "{:.2f}", "mean_bsld"),
+        ("wait, mean (s)", "{:.0f}", "mean_wait"),
+        (f"fitting multi-node jobs in one {leaf}", "{:.1%}", "single_domain_share"),
+        (f"{leaves} per multi-node job, mean", "{:.2f}", "mean_leaves_per_job"),
+        ("scheduler, ms per pass", "{:.2f}", "sched_ms_per_pass"),
+    ]
+    lines = [
+        f"trace          {req.trace} ({shape}; {int(m['skipped'])} records skipped)",
+        f"topology       {req.topology}: {int(m['leaves'])} {kind},"
+        f" the largest of {int(m['leaf_nodes'])} nodes",
+        f"policy         {req.policy}",
+        f"{'':<36}{'topology':>12}{'flat':>12}",
+    ]
+    for label, fmt, key in rows:
+        lines.append(f"{label:<36}{fmt.format(topo[key]):>12}{fmt.format(flat[key]):>12}")
+    multi = int(topo["multi_node_jobs"])
+    lines.append(f"({multi} multi-node jobs; {fits} fitting: no wider than the largest {leaf})")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- outputs
