@@ -35,6 +35,7 @@ BLOCK = "topology/block"
 FLAT_PLUGINS = ("topology/flat", "topology/default", "topology/none")
 PLUGINS = (TREE, BLOCK, *FLAT_PLUGINS)
 TOPO_OPTIONAL = "TopoOptional"  # TopologyParam: only jobs that ask (--switches) are placed by it
+DRAGONFLY = "Dragonfly"  # TopologyParam: a job no leaf holds is spread over the leaves
 
 _KEYS = ("SwitchName", "Switches", "Nodes", "LinkSpeed", "BlockName", "BlockSizes")
 _MAX_NAME = 64  # characters in a switch name, as Slurm allows
@@ -65,6 +66,8 @@ class Topology:
 
     ``optional`` is ``TopologyParam=TopoOptional``: only the jobs that ask
     for switches are placed by the tree; the others as on a flat network.
+    ``dragonfly`` is ``TopologyParam=Dragonfly``: a job that no leaf switch
+    can hold is spread over the leaves, rather than put on as few as it needs.
     """
 
     plugin: str
@@ -72,6 +75,7 @@ class Topology:
     blocks: tuple[Block, ...] = ()
     block_sizes: tuple[int, ...] = ()
     optional: bool = False
+    dragonfly: bool = False
     _addresses: dict[str, tuple[str, str]] = field(default_factory=dict, compare=False, repr=False)
     _units: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
@@ -205,9 +209,13 @@ def load_topology(
         raise ConfigError(path, 0, f"TopologyPlugin={plugin} needs this file; it does not exist")
     records = parse_file(path, _KEYS)
     order = {name: i for i, name in enumerate(nodes)}
-    optional = any(p.lower() == TOPO_OPTIONAL.lower() for p in params)
+    words = {p.lower() for p in params}
+    optional = TOPO_OPTIONAL.lower() in words
     if plugin == TREE:
-        return Topology(plugin, switches=_switches(records, order), optional=optional)
+        switches = _switches(records, order)
+        return Topology(
+            plugin, switches=switches, optional=optional, dragonfly=DRAGONFLY.lower() in words
+        )
     blocks, sizes = _blocks(records, order)
     return Topology(plugin, blocks=blocks, block_sizes=sizes, optional=optional)
 

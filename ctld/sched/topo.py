@@ -6,12 +6,15 @@ The switches of ``topology.conf`` become bitmasks over the pass's nodes
 (:func:`fabric_of`, kept per table). A job is placed under the lowest
 switch that can hold it: of the switches of that level where it fits,
 the one with the fewest nodes free (best fit). Under a leaf switch the job
-is placed as anywhere else; under a higher switch, as Slurm documents for a
-job that no leaf can hold, it is spread over as many of that switch's
-leaves as it can, for bandwidth (its nodes are taken from the leaves in
-turn). ``--switches=N`` bounds the leaves: the job takes the N leaves of the
-switch with the most nodes free, and while its wait lasts it starts nowhere
-else. Nodes under no switch are given to no job.
+is placed as anywhere else. Under a higher switch (no leaf can hold it) it
+takes as few of that switch's leaves as it can, as Slurm's default
+``topology/tree`` does: one leaf at a time, the one that best fits what is
+still needed (the fewest nodes free of those that can hold the rest), else
+the one with the most nodes free. With ``TopologyParam=Dragonfly`` it is
+instead spread over as many of the leaves as it can, for bandwidth (its
+nodes taken from the leaves in turn). ``--switches=N`` bounds the leaves,
+and while its wait lasts the job starts nowhere else. Nodes under no switch
+are given to no job.
 
 In blocks (:func:`place_block`), a job goes into one block of the
 smallest level of ``BlockSizes`` that can hold it (the fullest that can,
@@ -135,8 +138,9 @@ class Wiring:
     """What the tree asks of one job's placement.
 
     On a tree, ``max_leaves`` is its ``--switches`` count (0: any), which
-    holds while the start is before ``until`` (the end of its wait). In
-    blocks, ``segment`` is its ``--segment`` (0: none) and ``exclusive``
+    holds while the start is before ``until`` (the end of its wait), and
+    ``dragonfly`` spreads a job no leaf holds (``TopologyParam=Dragonfly``).
+    In blocks, ``segment`` is its ``--segment`` (0: none) and ``exclusive``
     its ``--exclusive=topo``.
     """
 
@@ -145,6 +149,7 @@ class Wiring:
     until: float = 0.0
     segment: int = 0
     exclusive: bool = False
+    dragonfly: bool = False
 
     @property
     def covered(self) -> int:
@@ -175,7 +180,14 @@ def wiring_of(cfg: SchedConfig, timeline: Timeline, job: PendingJob) -> Wiring |
     if topology.optional and not (req.switches or req.segment or req.exclusive_topo):
         return None
     fabric = fabric_of(timeline.table, topology)
-    return Wiring(fabric, req.switches, job.switch_until, req.segment, req.exclusive_topo)
+    return Wiring(
+        fabric,
+        req.switches,
+        job.switch_until,
+        req.segment,
+        req.exclusive_topo,
+        topology.dragonfly,
+    )
 
 
 def place(
@@ -227,6 +239,7 @@ def place_tree(
     most = wiring.leaves_at(start)
     within = _Within(timeline, req, start, end, whole, partial, limit, fits)
     need = max(req.min_nodes, 1)
+    over = _spread if wiring.dragonfly else _fewest  # how a job goes over several leaves
     for level, switches in enumerate(fabric.levels):
         if level and most == 1:
             break  # one leaf: the leaves were the only choice
@@ -238,7 +251,7 @@ def place_tree(
                 found.append((count, k, members, leaves))
         found.sort()  # best fit: the fewest nodes free first
         for _, _, members, leaves in found:
-            alloc = within(members) if not level else _spread(within, leaves, most)
+            alloc = within(members) if not level else over(within, leaves, most)
             if alloc is not None:
                 return alloc
     return None
@@ -278,23 +291,32 @@ class _Within:
 
         A bound (the job's other limits may still rule them out), but a tight
         one: each group of alike nodes counts for the tasks it fits, where
-        the pass's first test counts partly used nodes as if idle.
+        the pass's first test counts partly used nodes as if idle, and only
+        the job's most nodes count, the roomiest (one node must fit every
+        task of a one-node job).
         """
         if self.limit < 0:  # required nodes: the pass's own bound (they must be there)
             return self.fits(mask)
         if self._capacity is None:
             alike, partly = self._found()
-            self._capacity = [
-                (members, cap)
-                for view, members in alike + partly
-                if (cap := task_capacity(self.req, view)) > 0
-            ]
+            self._capacity = sorted(
+                (
+                    (members, cap)
+                    for view, members in alike + partly
+                    if (cap := task_capacity(self.req, view)) > 0
+                ),
+                key=lambda group: -group[1],
+            )
         nodes = tasks = 0
+        room = max(self.req.max_nodes, 1)  # nodes whose tasks may still count
         for members, cap in self._capacity:
             here = members & mask
             if here:
                 nodes |= here
-                tasks += here.bit_count() * cap
+                if room:
+                    counted = min(here.bit_count(), room)
+                    tasks += counted * cap
+                    room -= counted
         return tasks >= self.req.ntasks and nodes.bit_count() >= max(self.req.min_nodes, 1)
 
     def __call__(self, mask: int) -> Allocation | None:
@@ -308,6 +330,37 @@ class _Within:
         if not (alike or partly):
             return None
         return timeline.place_groups(req, start, alike, partly)
+
+
+def _fewest(within: _Within, leaves: Sequence[int], most: int) -> Allocation | None:
+    """The job on as few of the leaves as it needs (at most ``most``; 0: any), best fit.
+
+    Slurm's ``topology/tree`` rule: leaves are taken one at a time, the one
+    with the fewest nodes free among those that can hold what the job still
+    needs, else the one with the most nodes free (the first in the file on a
+    tie); once they hold it, the job is placed on their free nodes. Should
+    the job's other limits rule those out, it is offered every free node of
+    the leaves once, packed (unless ``most`` bounds its leaves).
+    """
+    free = within.whole | within.partial
+    masks = (leaf & free for leaf in leaves)
+    offered = [(mask.bit_count(), k, mask) for k, mask in enumerate(masks) if mask]
+    chosen = taken = 0
+    while offered and (not most or taken < most):
+        fitting = [o for o in offered if within.holds(chosen | o[2])]
+        pick = min(fitting) if fitting else max(offered, key=lambda o: (o[0], -o[1]))
+        offered.remove(pick)
+        chosen |= pick[2]
+        taken += 1
+        if fitting:
+            alloc = within(chosen)
+            if alloc is not None or most:
+                return alloc
+            everything = 0
+            for _, _, mask in offered:
+                everything |= mask
+            return within(chosen | everything) if everything else None
+    return None
 
 
 def _spread(within: _Within, leaves: Sequence[int], most: int) -> Allocation | None:

@@ -14,6 +14,8 @@ from plan_checks import check_plan
 
 from ctld.sched.knobs import BUILTIN, SchedConfig
 from ctld.sched.plan import plan, plan_event
+from ctld.sched.timeline import build_timeline
+from ctld.sched.topo import _Within
 from minislurm.model import (
     Allocation,
     NodeAlloc,
@@ -110,21 +112,66 @@ def test_the_fullest_leaf_that_fits_is_chosen() -> None:
     assert got == {1: NAMES[13:16], 2: NAMES[6:8]}
 
 
-def test_a_job_no_leaf_holds_is_spread_over_the_leaves() -> None:
-    got = placed(run([job(1, 12)]))[1]
-    # Taken from the leaves in turn: three nodes of each of the four.
-    assert sorted(got, key=NAMES.index) == got
-    assert {leaf: len([n for n in got if n in s.nodes]) for s in LEAVES for leaf in [s.name]} == {
-        "leaf1": 3,
-        "leaf2": 3,
-        "leaf3": 3,
-        "leaf4": 3,
-    }
+def per_leaf(names: list[str]) -> dict[str, int]:
+    return {s.name: k for s in LEAVES if (k := len([n for n in names if n in s.nodes]))}
 
 
-def test_switches_bound_the_leaves_of_a_spread_job() -> None:
+def test_a_job_no_leaf_holds_takes_the_fewest_leaves_best_fit() -> None:
+    # Free: leaf1 8, leaf2 4, leaf3 6, leaf4 8. Twelve nodes: no leaf holds them; the
+    # roomiest leaf first (leaf1, the first of the two with 8), then the one that holds
+    # the other four with the fewest free (leaf2), not a spread over every leaf.
+    taken = {90: NAMES[8:12], 91: NAMES[16:18]}
+    got = placed(run([job(1, 12)], taken))[1]
+    assert per_leaf(got) == {"leaf1": 8, "leaf2": 4}
+    # Nothing busy: two whole leaves, the first two.
+    assert per_leaf(placed(run([job(1, 12)]))[1]) == {"leaf1": 8, "leaf2": 4}
+    # Twenty nodes: three leaves, the last one best fit for the four left.
+    got = placed(run([job(1, 20)], taken))[1]
+    assert per_leaf(got) == {"leaf1": 8, "leaf4": 8, "leaf2": 4}
+
+
+def test_switches_bound_the_leaves_of_a_job_no_leaf_holds() -> None:
     got = placed(run([job(1, 12, switches=2, until=NOW + 600)]))[1]
     assert len(leaves_of(got)) == 2
+    # Free: leaf1 8, leaf2 4, leaf3 6, leaf4 6: twenty nodes fit under three leaves only
+    # as leaf1 and the two of six, which the rule takes; two leaves cannot hold them.
+    taken = {90: NAMES[8:12], 91: NAMES[16:18], 92: NAMES[24:26]}
+    got = placed(run([job(1, 20, switches=3, until=NOW + 600)], taken))[1]
+    assert per_leaf(got) == {"leaf1": 8, "leaf3": 6, "leaf4": 6}
+    decided = run([job(1, 20, switches=2, until=NOW + 600)], taken)
+    assert not decided.starts and decided.reasons[1] == "Resources"
+
+
+def test_the_bound_counts_the_tasks_of_only_as_many_nodes_as_the_job_may_take() -> None:
+    # Four nodes with 4 of their 8 CPUs free: 16 one-CPU tasks in all, 4 on any one node.
+    nodes = tuple(NodeView(n, 8, 8000, (), 4, 8000, (), True) for n in NAMES[:4])
+    timeline = build_timeline(nodes, (), NOW, 60, NOW + 86400)
+    partial = timeline.avail[0] & ~timeline.idle[0]
+    assert partial.bit_count() == 4
+
+    def bound(nodes: int, tasks: int) -> bool:
+        req = ResourceRequest(min_nodes=nodes, max_nodes=nodes, ntasks=tasks)
+        within = _Within(timeline, req, NOW, NOW + 3600, 0, partial, 4, lambda _: True)
+        return within.holds(partial)
+
+    assert not bound(1, 8)  # one node must fit all eight: none does
+    assert bound(2, 8) and not bound(2, 9)  # the two roomiest nodes: 8 tasks
+    assert bound(4, 16) and not bound(4, 17)
+
+
+DRAGONFLY = SchedConfig(topology=replace(TREE_TOPOLOGY, dragonfly=True))
+
+
+def test_with_dragonfly_a_job_no_leaf_holds_is_spread_over_the_leaves() -> None:
+    got = placed(run([job(1, 12)], cfg=DRAGONFLY))[1]
+    # Taken from the leaves in turn: three nodes of each of the four.
+    assert sorted(got, key=NAMES.index) == got
+    assert per_leaf(got) == {"leaf1": 3, "leaf2": 3, "leaf3": 3, "leaf4": 3}
+    # --switches bounds the spread too: the two roomiest leaves.
+    got = placed(run([job(1, 12, switches=2, until=NOW + 600)], cfg=DRAGONFLY))[1]
+    assert len(leaves_of(got)) == 2
+    # A job one leaf holds goes there all the same.
+    assert per_leaf(placed(run([job(1, 8)], {90: ["n1"]}, DRAGONFLY))[1]) == {"leaf2": 8}
 
 
 def test_a_job_waits_for_one_leaf_while_its_wait_lasts() -> None:

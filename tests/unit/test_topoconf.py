@@ -78,6 +78,13 @@ def test_topo_optional(tmp_path: Path) -> None:
     assert load(tmp_path, TREE_TEXT, params=("TopoOptional",)).optional
 
 
+def test_dragonfly_is_read_from_topology_param_in_any_case(tmp_path: Path) -> None:
+    assert not load(tmp_path, TREE_TEXT).dragonfly
+    topo = load(tmp_path, TREE_TEXT, params=("topooptional", "DRAGONFLY"))
+    assert topo.dragonfly and topo.optional
+    assert not load(tmp_path, TREE_TEXT, params=("TopoOptional",)).dragonfly
+
+
 @pytest.mark.parametrize(
     ("text", "line", "words"),
     [
