@@ -176,6 +176,12 @@ def status(home: str) -> None:
     help="a topology.conf: run placed by its switches and run flat, and compare",
 )
 @click.option(
+    "--switch-wait",
+    type=click.IntRange(0),
+    default=0,
+    help="with --topology: fitting multi-node jobs ask --switches=1@this many seconds",
+)
+@click.option(
     "--sched-params",
     default=None,
     help="SchedulerParameters for backfill (default: bf_resolution=1,bf_job_part_count_reserve=1)",
@@ -193,6 +199,7 @@ def simulate(
     nodes: int | None,
     gpus_per_node: int | None,
     topology: str | None,
+    switch_wait: int,
     sched_params: str | None,
     conf: str | None,
     out_dir: str | None,
@@ -203,7 +210,7 @@ def simulate(
 
     params = simreport.SIM_PARAMS if sched_params is None else sched_params
     req = simreport.SimRequest(
-        trace, jobs, policy, nodes, params, out_dir, conf, gpus_per_node or 0, topology
+        trace, jobs, policy, nodes, params, out_dir, conf, gpus_per_node or 0, topology, switch_wait
     )
     try:
         report, written = simreport.run(req)

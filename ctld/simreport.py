@@ -20,7 +20,11 @@ as the controller's.
 ``--topology FILE`` the trace runs twice through the same ``plan``: placed
 by the file's switches or blocks (``SchedConfig.topology``), and with the topology
 ignored; both runs' placements are counted against the file's leaf
-switches (or blocks), so the gain and its cost sit side by side.
+switches (or blocks), so the gain and its cost sit side by side. With
+``--switch-wait W`` the topology run's multi-node jobs that could fit in one
+leaf ask for one (``--switches=1@W``); ``max_switch_wait`` caps W as it
+caps a submitted job's wait, and is raised to W unless ``--sched-params``
+sets it.
 
 Imports ctld.simulator, ctld.simtopo, ctld.ranking, ctld.sched.knobs and minislurm
 (config, errors, hostlist, topology); matplotlib only inside :func:`write_plot`.
@@ -35,7 +39,13 @@ from dataclasses import dataclass, field, replace
 
 from ctld.ranking import weights_of
 from ctld.sched.knobs import SCHED_BACKFILL, SCHED_BUILTIN, SchedConfig, sched_from_params
-from ctld.simtopo import gpu_setup, leaf_domains, placement_measures, read_topology
+from ctld.simtopo import (
+    gpu_setup,
+    leaf_domains,
+    placement_measures,
+    read_topology,
+    with_switches,
+)
 from ctld.simulator import FCFS, SimOutcome, TraceSetup, simulate, summarize, trace_setup
 from minislurm import hostlist
 from minislurm.config import load_slurm_conf, parse_scheduler_parameters
@@ -63,6 +73,7 @@ class SimRequest:
     conf: str | None = None  # a slurm.conf whose priority weights order the queue
     gpus_per_node: int = 0  # --nodes-of: each processor is a GPU on nodes of this many (0: off)
     topology: str | None = None  # a topology.conf: run placed by it and run flat
+    switch_wait: int = 0  # --switch-wait: fitting multi-node jobs ask --switches=1@this (0: off)
 
 
 @dataclass(frozen=True)
@@ -113,7 +124,10 @@ def run(req: SimRequest) -> tuple[Report, list[str]]:
         ValueError: a malformed trace, a bad policy or parameter.
         ConfigError: ``conf`` or ``topology`` cannot be read or is malformed.
     """
-    cfg = policy_config(req.policy, req.sched_params)
+    params = req.sched_params
+    if req.switch_wait and "max_switch_wait" not in parse_scheduler_parameters(params):
+        params = ",".join(p for p in (params, f"max_switch_wait={req.switch_wait}") if p)
+    cfg = policy_config(req.policy, params)
     weights = weights_of(load_slurm_conf(req.conf)) if req.conf else FCFS
     if req.gpus_per_node:
         setup = gpu_setup(req.trace, req.gpus_per_node, req.jobs, req.nodes)
@@ -123,6 +137,8 @@ def run(req: SimRequest) -> tuple[Report, list[str]]:
     if req.gpus_per_node:
         machine.update(nodes=len(setup.nodes), gpus_per_node=req.gpus_per_node)
     topology = _topology(req.topology, setup) if req.topology else None
+    if req.switch_wait and (topology is None or not topology.tree):
+        raise ValueError("--switch-wait needs --topology with switches (topology/tree)")
     title = f"{req.trace}: {req.policy}, {setup.size} processors"
     written: list[str] = []
     if topology is None:
@@ -131,10 +147,17 @@ def run(req: SimRequest) -> tuple[Report, list[str]]:
             written = write_outputs(outcome, req.out_dir, title)
         return Report({"run": summarize(outcome)}, machine), written
     domains = leaf_domains(topology)
-    machine.update(leaves=len(domains), leaf_nodes=max(len(d) for d in domains))
+    leaf_nodes = max(len(d) for d in domains)
+    machine.update(leaves=len(domains), leaf_nodes=leaf_nodes)
+    placed = setup.jobs  # the topology run's jobs
+    if req.switch_wait:
+        wait = min(req.switch_wait, cfg.max_switch_wait)  # capped when submitted, as in Slurm
+        machine.update(switch_wait=wait)
+        placed = with_switches(setup.jobs, leaf_nodes, wait)
     runs: dict[str, dict[str, float]] = {}
-    for name, knobs in zip(RUNS, (replace(cfg, topology=topology), cfg), strict=True):
-        outcome = simulate(setup.jobs, setup.nodes, setup.partitions, knobs, weights=weights)
+    plans = ((placed, replace(cfg, topology=topology)), (setup.jobs, cfg))
+    for name, (work, knobs) in zip(RUNS, plans, strict=True):
+        outcome = simulate(work, setup.nodes, setup.partitions, knobs, weights=weights)
         runs[name] = summarize(outcome) | placement_measures(outcome.records, topology)
         if req.out_dir is not None:
             out = os.path.join(req.out_dir, name)
@@ -236,6 +259,7 @@ def _as_table(req: SimRequest, report: Report, shape: str) -> str:
         f"topology       {req.topology}: {int(m['leaves'])} {kind},"
         f" the largest of {int(m['leaf_nodes'])} nodes",
         f"policy         {req.policy}",
+        *_switch_line(m),
         f"{'':<36}{'topology':>12}{'flat':>12}",
     ]
     for label, fmt, key in rows:
@@ -243,6 +267,16 @@ def _as_table(req: SimRequest, report: Report, shape: str) -> str:
     multi = int(topo["multi_node_jobs"])
     lines.append(f"({multi} multi-node jobs; {fits} fitting: no wider than the largest {leaf})")
     return "\n".join(lines)
+
+
+def _switch_line(machine: dict[str, float]) -> list[str]:
+    """The line that says what the topology run's jobs asked of the switches, if anything."""
+    if "switch_wait" not in machine:
+        return []
+    return [
+        f"switches       multi-node jobs of up to {int(machine['leaf_nodes'])} nodes ask"
+        f" --switches=1@{int(machine['switch_wait'])}s (topology run)"
+    ]
 
 
 # ---------------------------------------------------------------- outputs

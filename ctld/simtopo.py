@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ctld.simulator import JobRecord, SimJob, TraceSetup
 from minislurm.config import PartitionConfig
@@ -126,6 +127,25 @@ def gpu_job(job_id: int, submit: float, procs: int, limit: float, gpus: int) -> 
         request=request,
         submit_time=submit,
         time_limit=max(1, math.ceil(limit / 60)),
+    )
+
+
+def with_switches(jobs: Sequence[SimJob], leaf_nodes: int, wait: int) -> tuple[SimJob, ...]:
+    """The jobs, each multi-node one of at most ``leaf_nodes`` nodes asking ``--switches=1@wait``.
+
+    Args:
+        jobs: the trace's jobs.
+        leaf_nodes: the largest leaf's nodes: a job no wider could fit in one.
+        wait: seconds it waits for one leaf (already capped by ``max_switch_wait``).
+
+    Returns:
+        The jobs, those changed.
+    """
+    return tuple(
+        SimJob(replace(j.job, request=replace(req, switches=1, switch_wait=wait)), j.run_time)
+        if 2 <= (req := j.job.request).min_nodes <= leaf_nodes
+        else j
+        for j in jobs
     )
 
 

@@ -2,7 +2,8 @@
 
 An event loop (Slurm's ``backfill-test``, minus its ``dummy_functions.c``
 stubs): jobs arrive at their submit times and end after their run time, or
-are killed at their time limit. The jobs, nodes, partitions and advance
+are killed at their time limit (and a pass is run when a job's wait for
+its ``--switches`` ends). The jobs, nodes, partitions and advance
 reservations are held in a :class:`~ctld.state.ClusterState`, as the
 controller holds them. After all the events of one instant (ends first), it
 builds the snapshot with the controller's own
@@ -38,7 +39,13 @@ from ctld import jobs as jobops
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
-from ctld.sched.snapshot import Associations, KeptEntries, build_snapshot, node_usable
+from ctld.sched.snapshot import (
+    Associations,
+    KeptEntries,
+    build_snapshot,
+    node_usable,
+    switch_until,
+)
 from ctld.state import ClusterState
 from minislurm.config import PartitionConfig
 from minislurm.model import (
@@ -209,6 +216,9 @@ def simulate(
     events: list[tuple[float, int, int, SimJob]] = []
     for seq, job in enumerate(jobs):
         heapq.heappush(events, (job.job.submit_time, 1, seq, job))
+        if job.job.request.switches and job.job.request.switch_wait:
+            # A pass when its wait for switches ends: it may then start anywhere.
+            heapq.heappush(events, (switch_until(job.job), 2, seq, job))
     pending: dict[int, SimJob] = {}
     needs = _Needs()
     running: dict[int, _Running] = {}
@@ -221,6 +231,8 @@ def simulate(
         now = events[0][0]
         while events and events[0][0] == now:
             _, kind, _, job = heapq.heappop(events)
+            if kind == 2:
+                continue
             if kind == 1:
                 pending[job.job.job_id] = job
                 needs.change(job.job.request, 1)

@@ -7,6 +7,7 @@ command).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,12 +15,12 @@ from click.testing import CliRunner
 from plan_checks import check_plan
 
 from cli.manage import main
-from ctld.sched.knobs import BUILTIN
+from ctld.sched.knobs import BUILTIN, SchedConfig
 from ctld.sched.plan import plan
-from ctld.simtopo import gpu_job, gpu_machine, gpu_setup, placement_measures
+from ctld.simtopo import gpu_job, gpu_machine, gpu_setup, placement_measures, with_switches
 from ctld.simulator import JobRecord, SimJob, simulate, summarize
 from minislurm.model import Plan, Snapshot
-from minislurm.topology import BLOCK, TREE, Block, Switch, Topology
+from minislurm.topology import BLOCK, TREE, Block, Switch, Topology, load_topology
 
 
 def trace_file(tmp_path: Path, lines: list[str], procs: int) -> Path:
@@ -226,3 +227,62 @@ def test_without_a_topology_the_node_mode_reports_one_run(tmp_path: Path) -> Non
     assert "topology" not in report
     text = CliRunner().invoke(main, args).output
     assert "(4 nodes of 2 GPUs)" in text
+
+
+def test_jobs_that_fit_a_leaf_are_given_a_switch_count() -> None:
+    jobs = [SimJob(gpu_job(i, 0, procs, 600, 8), 100) for i, procs in enumerate([8, 9, 64, 65])]
+    asked = [
+        (j.job.request.switches, j.job.request.switch_wait) for j in with_switches(jobs, 8, 600)
+    ]
+    # One node: nothing to ask; 2 and 8 nodes fit a leaf of 8; 9 nodes do not.
+    assert asked == [(0, 0), (1, 600), (1, 600), (0, 0)]
+
+
+# Two leaves of three nodes of 2 GPUs. Jobs 1 and 2 (two nodes each, 1000 s) take two nodes
+# of each leaf, so job 3 (two nodes) finds one free node in each: with --switches=1@100 it
+# waits for one leaf until its wait ends, and then starts across the two at once.
+THREE = "SwitchName=a Nodes=n[1-3]\nSwitchName=b Nodes=n[4-6]\nSwitchName=top Switches=a,b\n"
+
+
+def test_a_job_waiting_for_one_leaf_starts_anywhere_when_its_wait_ends(tmp_path: Path) -> None:
+    nodes, part = gpu_machine(6, 2)
+    conf = tmp_path / "topology.conf"
+    conf.write_text(THREE)
+    topology = load_topology(str(conf), TREE, (), [n.name for n in nodes])
+    cfg = SchedConfig(topology=topology)
+    jobs = [SimJob(gpu_job(i, 0, 4, 6000, 2), 1000) for i in (1, 2)]
+    third = gpu_job(3, 10, 4, 6000, 2)
+
+    def on_pass(snapshot: Snapshot, decided: Plan, now: float) -> None:
+        check_plan(snapshot, decided, now)
+
+    for wait, start in ((0, 10), (100, 110)):
+        asked = replace(third, request=replace(third.request, switches=1, switch_wait=wait))
+        outcome = simulate([*jobs, SimJob(asked, 1000)], nodes, (part,), cfg, on_pass)
+        runs = {r.job_id: (r.start, r.nodes) for r in outcome.records}
+        assert runs[1] == (0, ("n1", "n2")) and runs[2] == (0, ("n4", "n5"))
+        assert runs[3] == (start, ("n3", "n6"))
+
+
+def test_switch_wait_asks_one_leaf_capped_by_max_switch_wait(tmp_path: Path) -> None:
+    code, output = simulate_small(tmp_path, "--switch-wait", "1000", "--json")
+    assert code == 0, output
+    assert json.loads(output)["switch_wait"] == 1000  # max_switch_wait raised to it
+    params = ["--sched-params", "bf_resolution=1,max_switch_wait=60"]
+    code, output = simulate_small(tmp_path, "--switch-wait", "1000", *params, "--json")
+    assert json.loads(output)["switch_wait"] == 60  # capped, as a submitted job's
+    code, output = simulate_small(tmp_path, "--switch-wait", "1000")
+    assert "switches       multi-node jobs of up to 2 nodes ask --switches=1@1000s" in output
+    code, output = simulate_small(tmp_path, "--switch-wait", "0", "--json")
+    assert "switch_wait" not in json.loads(output)
+
+
+def test_switch_wait_needs_switches(tmp_path: Path) -> None:
+    trace = trace_file(tmp_path, SMALL, procs=8)
+    args = ["simulate", "--trace", str(trace), "--nodes-of", "2", "--switch-wait", "60"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1 and "--switch-wait needs --topology" in result.output
+    blocks = tmp_path / "topology.conf"
+    blocks.write_text("BlockName=b1 Nodes=n[1-2]\nBlockName=b2 Nodes=n[3-4]\n")
+    result = CliRunner().invoke(main, [*args, "--topology", str(blocks)])
+    assert result.exit_code == 1 and "--switch-wait needs --topology" in result.output
