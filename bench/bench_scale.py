@@ -498,12 +498,20 @@ def measure_array(run: Run) -> None:
     array_id = int(out.strip().split(";")[0])
     with run.client() as ctl:
         # Every half second only: each call lists the running tasks, and costs the controller.
-        done = poll(
-            lambda: not ctl.call("GetJobs", job_ids=[array_id]).jobs,
-            max(300.0, jobs / 20),
-            "every array task to end",
-            0.5,
-        )
+        try:
+            done = poll(
+                lambda: not ctl.call("GetJobs", job_ids=[array_id]).jobs,
+                max(300.0, jobs / 20),
+                "every array task to end",
+                0.5,
+            )
+        except BenchError:
+            ended = ctl.call("GetJobs", job_ids=[array_id], all_states=True).jobs
+            print(f"    array tasks by state: {dict(Counter(j.state for j in ended))}", flush=True)
+            active = [j for j in ended if j.state not in ("COMPLETED", "PENDING")]
+            for job in active[:FAILURES_SHOWN]:
+                print(f"    {describe_end(run, job)}", flush=True)
+            raise
         ended = ctl.call("GetJobs", job_ids=[array_id], all_states=True).jobs
     states = Counter(j.state for j in ended)
     if states["COMPLETED"] != jobs:
