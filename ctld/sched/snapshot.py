@@ -267,8 +267,11 @@ def build_snapshot(
         if reserved or job.reservation:
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
+    blocks = state.topology is not None and state.topology.block
     holding = tuple(
-        RunningJob(j.job_id, j.allocation, time_limit_end(j), kept_nodes(j, state))
+        RunningJob(
+            j.job_id, j.allocation, time_limit_end(j), kept_nodes(j, state) if blocks else ()
+        )
         for j in active
         if j.allocation is not None
     )
