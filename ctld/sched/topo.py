@@ -50,17 +50,7 @@ class Fabric:
     """A tree of switches as bitmasks over one table's nodes."""
 
     levels: tuple[tuple[SwitchMasks, ...], ...]  # the switches of each level, leaves first
-    leaves: tuple[int, ...]  # each leaf switch's nodes
     covered: int  # the nodes under some switch
-
-    def leaf_count(self, nodes: int) -> int:
-        """How many leaf switches the nodes of a bitmask are under (the first of each node)."""
-        count = 0
-        for leaf in self.leaves:
-            if nodes & leaf:
-                count += 1
-                nodes &= ~leaf
-        return count
 
 
 @dataclass(frozen=True)
@@ -130,7 +120,7 @@ def _fabric(table: NodeTable, topology: Topology) -> Fabric:
     covered = 0
     for mask in masks.values():
         covered |= mask
-    return Fabric(levels, tuple(m for m, _ in levels[0]), covered)
+    return Fabric(levels, covered)
 
 
 @dataclass(frozen=True)
