@@ -30,10 +30,10 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ctld.simulator import JobRecord, SimJob, TraceSetup
+from ctld.simulator import JobRecord, SimJob, TraceSetup, trace_job
 from minislurm.config import PartitionConfig
 from minislurm.model import Job, Node, ResourceRequest
-from minislurm.states import JobState, NodeState
+from minislurm.states import NodeState
 from minislurm.swf import read_swf, trace_jobs
 from minislurm.topology import Topology, load_topology, plugin_of
 
@@ -114,20 +114,7 @@ def gpu_job(job_id: int, submit: float, procs: int, limit: float, gpus: int) -> 
         ntasks_set=True,
         exclusive=count > 1,
     )
-    return Job(
-        job_id=job_id,
-        name=f"swf{job_id}",
-        uid=0,
-        gid=0,
-        user="root",
-        group="root",
-        partition="batch",
-        account="root",
-        state=JobState.PENDING,
-        request=request,
-        submit_time=submit,
-        time_limit=max(1, math.ceil(limit / 60)),
-    )
+    return trace_job(job_id, submit, procs, limit, request)
 
 
 def with_switches(jobs: Sequence[SimJob], leaf_nodes: int, wait: int) -> tuple[SimJob, ...]:

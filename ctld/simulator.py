@@ -366,7 +366,9 @@ def trace_machine(size: int) -> tuple[tuple[Node, ...], PartitionConfig]:
     return nodes, partition
 
 
-def trace_job(job_id: int, submit: float, procs: int, limit: float) -> Job:
+def trace_job(
+    job_id: int, submit: float, procs: int, limit: float, request: ResourceRequest | None = None
+) -> Job:
     """A trace's job as the controller records ``sbatch -p batch -N p -n p --time``, PENDING.
 
     It is root's, in the account root (a fresh accounting database's).
@@ -376,10 +378,13 @@ def trace_job(job_id: int, submit: float, procs: int, limit: float) -> Job:
         submit: its submit time.
         procs: processors (nodes of one CPU).
         limit: its time limit in seconds, rounded up to whole minutes as Slurm keeps it.
+        request: what it asks for, when not ``procs`` nodes of one CPU.
 
     Returns:
         The record.
     """
+    if request is None:
+        request = ResourceRequest(min_nodes=procs, max_nodes=procs, ntasks=procs, nodes_set=True)
     return Job(
         job_id=job_id,
         name=f"swf{job_id}",
@@ -390,7 +395,7 @@ def trace_job(job_id: int, submit: float, procs: int, limit: float) -> Job:
         partition="batch",
         account="root",
         state=JobState.PENDING,
-        request=ResourceRequest(min_nodes=procs, max_nodes=procs, ntasks=procs, nodes_set=True),
+        request=request,
         submit_time=submit,
         time_limit=max(1, math.ceil(limit / 60)),
     )
