@@ -81,15 +81,17 @@ class AgentDispatcher:
     ) -> None:
         self._tls = tls_files
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._stubs: dict[str, pb_grpc.NodeAgentStub] = {}  # one a channel: making one costs
         self._give_up_after = give_up_after
         self._sign = SignCalls(signer)
 
     def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
-        channel = self._channels.get(address)
-        if channel is None:
+        stub = self._stubs.get(address)
+        if stub is None:
             channel = tls.aio_channel(address, self._tls, GRPC_OPTIONS, [self._sign])
             self._channels[address] = channel
-        return pb_grpc.NodeAgentStub(channel)
+            stub = self._stubs[address] = pb_grpc.NodeAgentStub(channel)
+        return stub
 
     async def _call(
         self,
@@ -270,5 +272,6 @@ class AgentDispatcher:
     async def close(self) -> None:
         """Close every channel."""
         channels, self._channels = list(self._channels.values()), {}
+        self._stubs = {}
         for channel in channels:
             await channel.close()
