@@ -80,9 +80,7 @@ class Ledger:
         with self.transaction() as s:
             if new:
                 repo.insert_records(s, new)
-            for job in changed:
-                if job.job_id not in inserted:
-                    repo.save_job(s, job)
+            repo.save_jobs(s, [job for job in changed if job.job_id not in inserted])
             for step in ended_steps:
                 repo.save_step(s, step)
             for run in runs:

@@ -231,14 +231,17 @@ def insert_records(session: Session, jobs: list[Job]) -> None:
 _SAVE_JOB = update(JOBS).where(JOBS.c.job_id == bindparam("saved_job_id"))
 
 
-def save_job(session: Session, job: Job) -> None:
-    """Write every column of an existing job.
+def save_jobs(session: Session, jobs: list[Job]) -> None:
+    """Write every column of existing jobs, in one statement executed for each.
 
     Args:
         session: the open transaction.
-        job: the record as it now is.
+        jobs: the records as they now are.
     """
-    session.execute(_SAVE_JOB, [{**job_columns(job), "saved_job_id": job.job_id}])
+    if jobs:
+        session.execute(
+            _SAVE_JOB, [{**job_columns(job), "saved_job_id": job.job_id} for job in jobs]
+        )
 
 
 def load_jobs(session: Session, ended_since: float) -> list[Job]:

@@ -123,7 +123,7 @@ def test_runs_are_stored_with_their_steps_and_taken_off_the_job(tmp_path: Path) 
     pending = requeued(running, T0 + 20, 0.0)
     (run,) = runs_after(running, pending, steps, T0 + 20)
     with Session(engine) as s, s.begin():
-        repo.save_job(s, pending)
+        repo.save_jobs(s, [pending])
         runrepo.archive_run(s, run)
     with Session(engine) as s:
         assert repo.load_steps(s, [5]) == []
