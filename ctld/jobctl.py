@@ -88,6 +88,7 @@ class JobControl:
         default = conf.default_partition()
         self.default_partition = default.name if default else None
         self._submits = GroupCommit(self._insert_new)
+        self._launches = GroupCommit(self._mark_launched)
 
     # ------------------------------------------------------------ submissions and queries
 
@@ -490,16 +491,25 @@ class JobControl:
 
     # ------------------------------------------------------------ what came of the intents
 
-    def launched(self, job: Job) -> None:
-        """The batch host took the script: the run is launched (once)."""
-        current = self._state.jobs.get(job.job_id)
-        if (
-            current is not None
-            and current.state in ACTIVE_JOB_STATES
-            and current.restarts == job.restarts
-            and not current.launched
-        ):
-            self._ledger.commit([replace(current, launched=True)])
+    async def launched(self, job: Job) -> None:
+        """The batch host took the script: the run is launched (once).
+
+        Launches acknowledged together (a pass starts many jobs) share one commit.
+        """
+        await self._launches.commit(job)
+
+    def _mark_launched(self, jobs: list[Job]) -> None:
+        marked = {}
+        for job in jobs:
+            current = self._state.jobs.get(job.job_id)
+            if (
+                current is not None
+                and current.state in ACTIVE_JOB_STATES
+                and current.restarts == job.restarts
+                and not current.launched
+            ):
+                marked[job.job_id] = replace(current, launched=True)
+        self._ledger.commit(marked.values())
 
     def launch_lost(self, job: Job, node: str) -> None:
         """The batch host never answered: the job is lost with it."""

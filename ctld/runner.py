@@ -39,8 +39,8 @@ SCRIPTS_KEPT = 64  # scripts kept after their launch: an array's tasks share the
 class Outcomes(Protocol):
     """Who hears what came of the intents (commits it and decides what follows)."""
 
-    def launched(self, job: Job) -> None:
-        """The batch host acknowledged the launch of this run of the job."""
+    async def launched(self, job: Job) -> None:
+        """The batch host acknowledged the launch of this run of the job (once committed)."""
 
     def launch_lost(self, job: Job, node: str) -> None:
         """The batch host never answered while the run was current: lost with its node."""
@@ -115,6 +115,10 @@ class IntentRunner:
             if isinstance(intent, Launch):
                 self._launches[intent.job_id] = task
                 task.add_done_callback(partial(self._launch_done, intent.job_id))
+
+    def launching(self) -> int:
+        """How many launches are under way (sent, or waiting their turn to be)."""
+        return len(self._launches)
 
     def _launch_done(self, job_id: int, task: asyncio.Task[None]) -> None:
         if self._launches.get(job_id) is task:
@@ -251,4 +255,4 @@ class IntentRunner:
             log.warning("job=%d launch on %s failed: %s", job_id, batch_host, err)
             outcomes.launch_failed(job, batch_host)
             return
-        outcomes.launched(job)
+        await outcomes.launched(job)

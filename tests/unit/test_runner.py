@@ -30,7 +30,7 @@ PartitionName=debug Nodes=n1 Default=YES
 class Heard:
     """What the runner reports; nothing here decides anything."""
 
-    def launched(self, job: Job) -> None:
+    async def launched(self, job: Job) -> None:
         pass
 
     def launch_lost(self, job: Job, node: str) -> None:
