@@ -67,6 +67,9 @@ class Slurmd:
         }
         self.port = 0
         self.heartbeat_interval = 5.0
+        # A heartbeat is worth waiting for while the node is not yet declared DOWN: a busy
+        # controller hears it late, and a call given up on is one it never hears.
+        self._beat_timeout = max(CALL_TIMEOUT, float(conf.slurmd_timeout))
         self._tasks: list[asyncio.Task[None]] = []
 
     def agent(self, node: str) -> Agent | None:
@@ -123,7 +126,7 @@ class Slurmd:
     async def _beat(self, agents: list[Agent]) -> None:
         load, free = current_load()
         request = pb.HeartbeatsRequest(nodes=[a.heartbeat(load, free) for a in agents])
-        reply = await self._ctld.Heartbeats(request, timeout=CALL_TIMEOUT)
+        reply = await self._ctld.Heartbeats(request, timeout=self._beat_timeout)
         for agent, answer in zip(agents, reply.nodes, strict=True):
             if answer.reregister:
                 agent.registered = False
