@@ -101,6 +101,8 @@ class KeptEntries:
     entry anew. So an event pass reads priorities as of the last full pass,
     as Slurm's main scheduler reads those its priority thread last computed
     (PriorityCalcPeriod), and its cost no longer grows with the whole queue.
+    Running jobs' entries depend on their record alone: every pass takes
+    those of unchanged records.
 
     It also keeps the node views, which the next pass takes again but for
     the nodes whose record or usage changed since (the state counts the
@@ -113,6 +115,7 @@ class KeptEntries:
     """
 
     entries: dict[int, tuple[Job, PendingJob]] = field(default_factory=dict)
+    running: dict[int, tuple[Job, RunningJob]] = field(default_factory=dict)  # by record
     nodes: list[NodeView] = field(default_factory=list)  # in the order of the state's nodes
     where: dict[str, int] = field(default_factory=dict)  # each node's place in ``nodes``
     source: ClusterState | None = None  # the state the views are of
@@ -267,20 +270,41 @@ def build_snapshot(
         if reserved or job.reservation:
             entries = [reservation_bound(e, job, state, now, memo) for e in entries]
         pending += entries
-    blocks = state.topology is not None and state.topology.block
-    holding = tuple(
-        RunningJob(
-            j.job_id, j.allocation, time_limit_end(j), kept_nodes(j, state) if blocks else ()
-        )
-        for j in active
-        if j.allocation is not None
-    )
+    holding = _holding(active, state, kept)
     if kept is not None:
         kept.entries = new
         kept.partitions = part_views
     if accounting is not None:
         pending = accounting.hold_back(pending, state.jobs, active)
     return Snapshot(tuple(nodes), partitions, tuple(pending), holding, held or {})
+
+
+def _holding(
+    active: list[Job], state: ClusterState, kept: KeptEntries | None
+) -> tuple[RunningJob, ...]:
+    """The running jobs' entries: those kept for the same record, made for the others.
+
+    On a cluster of blocks an entry names the nodes its job keeps out of use
+    (``--exclusive=topo``), which other jobs change: those are made every time.
+    """
+    if state.topology is not None and state.topology.block:
+        return tuple(
+            RunningJob(j.job_id, j.allocation, time_limit_end(j), kept_nodes(j, state))
+            for j in active
+            if j.allocation is not None
+        )
+    old = kept.running if kept is not None else {}
+    new: dict[int, tuple[Job, RunningJob]] = {}
+    for job in active:
+        if job.allocation is None:
+            continue
+        hit = old.get(job.job_id)
+        if hit is None or hit[0] is not job:
+            hit = (job, RunningJob(job.job_id, job.allocation, time_limit_end(job)))
+        new[job.job_id] = hit
+    if kept is not None:
+        kept.running = new
+    return tuple(entry for _, entry in new.values())
 
 
 def _node_views(state: ClusterState, kept: KeptEntries | None) -> list[NodeView]:
