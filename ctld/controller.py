@@ -25,6 +25,7 @@ from ctld import nodes as nodeops
 from ctld.accounting.manager import Accounting
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
+from ctld.looplag import LoopLag
 from ctld.nodectl import NodeControl
 from ctld.ranking import Ranking, weights_of
 from ctld.resv.manager import Reservations
@@ -67,8 +68,15 @@ class Controller:
         self.runner = IntentRunner(settings, self.ledger)
         self.limits = TimeLimits(self.ledger, self.runner)
         starts = Starts(conf, self.ledger, self.runner, self.limits, self.ranking, self.accounting)
+        self.lag = LoopLag()
         self.scheduler = SchedulerLoop(
-            self.state, self.weights, starts, settings.sched, self.accounting
+            self.state,
+            self.weights,
+            starts,
+            settings.sched,
+            self.accounting,
+            self.lag,
+            self.runner.launching,
         )
         self.jobs = JobControl(
             conf,
@@ -91,6 +99,7 @@ class Controller:
             self.jobs.default_partition or "",
         )
         self._housekeeping: asyncio.Task[None] | None = None
+        self._measuring: asyncio.Task[None] | None = None
 
     def load(self) -> None:
         """Read the database into memory (on start and restart)."""
@@ -123,16 +132,19 @@ class Controller:
                 self.limits.arm(job)
             elif job.state is JobState.COMPLETING and job.allocation is not None:
                 self.runner.run(jobops.kill_intents(job))
+        loop = asyncio.get_running_loop()
+        self._measuring = loop.create_task(self.lag.run(), name="loop lag")
         self.scheduler.start()
-        self._housekeeping = asyncio.get_running_loop().create_task(self._housekeep())
+        self._housekeeping = loop.create_task(self._housekeep())
 
     async def stop(self) -> None:
         """Stop background work and close channels to agents."""
         await self.scheduler.stop()
         self.limits.clear()
-        if self._housekeeping is not None:
-            self._housekeeping.cancel()
-            await asyncio.gather(self._housekeeping, return_exceptions=True)
+        chores = [task for task in (self._housekeeping, self._measuring) if task is not None]
+        for task in chores:
+            task.cancel()
+        await asyncio.gather(*chores, return_exceptions=True)
         await self.runner.close()
 
     def close(self) -> None:
@@ -145,7 +157,7 @@ class Controller:
             await asyncio.sleep(HOUSEKEEPING_SECONDS)
             try:
                 now = time.time()
-                self.nodes.check_liveness(now)
+                self.nodes.check_liveness(now, self.lag.seconds)
                 if now - self.accounting.usage_time >= USAGE_CHARGE_SECONDS:
                     self.ranking.charge_usage(now)
                 if self.resvs.expire(now):

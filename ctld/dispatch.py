@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 _RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED})
 CALL_TIMEOUT = 10.0
+# Launches sent at once, the others wait their turn: a pass may start thousands of jobs,
+# and every answer, and every end of a job as short as ``true``, queues on the event loop.
+LAUNCHES_AT_ONCE = 32
 STAT_PATIENCE = 2.0  # seconds sstat waits for an unreachable agent: it reports what the others have
 
 
@@ -84,6 +87,7 @@ class AgentDispatcher:
         self._stubs: dict[str, pb_grpc.NodeAgentStub] = {}  # one a channel: making one costs
         self._give_up_after = give_up_after
         self._sign = SignCalls(signer)
+        self._launch_slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
 
     def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
         stub = self._stubs.get(address)
@@ -149,12 +153,12 @@ class AgentDispatcher:
             job, script, site.cluster, site.controller, site.conf_path, site.kill_wait
         )
         request.node = node
-        await self._call(
-            address_of,
-            f"launch job={job.job_id}",
-            lambda stub: stub.LaunchBatch(request, timeout=CALL_TIMEOUT),
-            patience,
-        )
+
+        async def send(stub: pb_grpc.NodeAgentStub) -> None:
+            async with self._launch_slots:
+                await stub.LaunchBatch(request, timeout=CALL_TIMEOUT)
+
+        await self._call(address_of, f"launch job={job.job_id}", send, patience)
 
     async def terminate(
         self,

@@ -217,23 +217,26 @@ class NodeControl:
         """
         return self._state.usage()
 
-    def check_liveness(self, now: float) -> None:
+    def check_liveness(self, now: float, lag: float = 0.0) -> None:
         """Mark silent nodes NOT_RESPONDING, and those silent for SlurmdTimeout DOWN.
 
         Args:
             now: the time.
+            lag: how late the controller itself handles what arrives (seconds): a
+                heartbeat that waits that long to be heard is no silence of its node.
         """
-        timeout = nodeops.not_responding_after(self._conf)
+        timeout = nodeops.not_responding_after(self._conf) + lag
         for node in list(self._state.nodes.values()):
             updated = nodeops.check_responding(node, now, timeout)
             if updated is not node:
                 self._state.put_node(updated)
-        self._fail_silent_nodes(now)
+        if self._conf.slurmd_timeout:
+            self._fail_silent_nodes(now, self._conf.slurmd_timeout + lag)
 
-    def _fail_silent_nodes(self, now: float) -> None:
-        """Nodes silent for SlurmdTimeout go DOWN; their jobs are requeued or end NODE_FAIL."""
+    def _fail_silent_nodes(self, now: float, timeout: float) -> None:
+        """Nodes silent for ``timeout`` go DOWN; their jobs are requeued or end NODE_FAIL."""
         for node in list(self._state.nodes.values()):
-            down = nodeops.check_down(node, now, self._conf.slurmd_timeout)
+            down = nodeops.check_down(node, now, timeout)
             if down is node:
                 continue
             with self._ledger.transaction() as s:

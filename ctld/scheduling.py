@@ -17,7 +17,7 @@ compute every queued job's priority again. An event pass that took long is
 followed by an equal pause. A periodic full pass covers time-based changes
 (job age), at least every ``bf_interval`` seconds.
 
-Imports ctld.sched, ctld.state, ctld.jobs, ctld.accounting.manager and minislurm.
+Imports ctld.sched, ctld.state, ctld.jobs, ctld.accounting.manager, ctld.looplag and minislurm.
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from ctld import jobs as jobops
 from ctld.accounting.manager import Accounting
+from ctld.looplag import LoopLag
 from ctld.sched.knobs import SchedConfig
 from ctld.sched.plan import plan, plan_event
 from ctld.sched.priority import PriorityWeights
@@ -48,6 +49,12 @@ MIN_PAUSE_AFTER = 0.002  # seconds; shorter passes run again as soon as kicked
 # job whose reason a request left at None (a release, a new array) gets the one a pass finds
 # up to a second later. Our passes run at once, for starts; that reason waits as long.
 REASON_DELAY = 1.0
+# Passes wait while the event loop runs later than this (seconds), or while more launches
+# than this are under way: the calls and reports already queued go first, so the starts of
+# one pass never put heartbeats behind the ends of the last one's jobs, and jobs are not
+# started faster than they are launched (Slurm defers scheduling likewise, at max_rpc_cnt).
+MAX_LAG = 0.5
+MAX_LAUNCHING = 64
 
 
 def next_wakeup(state: ClusterState, now: float) -> float:
@@ -127,6 +134,8 @@ class SchedulerLoop:
         hooks: who carries out the passes' decisions.
         cfg: the scheduler's knobs.
         accounting: limits, fair share and QOS.
+        lag: the event loop's lag, when measured: passes wait while it is over MAX_LAG.
+        launching: how many launches are under way: passes wait while over MAX_LAUNCHING.
     """
 
     def __init__(
@@ -136,8 +145,12 @@ class SchedulerLoop:
         hooks: PassHooks,
         cfg: SchedConfig | None = None,
         accounting: Accounting | None = None,
+        lag: LoopLag | None = None,
+        launching: Callable[[], int] | None = None,
     ) -> None:
         self._state = state
+        self._lag = lag
+        self._launching = launching
         self._weights = weights
         self._accounting = accounting
         self.cfg = cfg or SchedConfig()
@@ -241,6 +254,14 @@ class SchedulerLoop:
         kept = {i: r for i, r in decided.reasons.items() if i not in self._quiet}
         return replace(decided, reasons=kept)
 
+    async def _caught_up(self) -> None:
+        """Return once the event loop keeps up and the launches under way are few."""
+        if self._lag is None:
+            return
+        launching = self._launching or (lambda: 0)
+        while self._lag.seconds > MAX_LAG or launching() > MAX_LAUNCHING:
+            await self._lag.measured()
+
     async def _run(self) -> None:
         tick = min(TICK_SECONDS, self.cfg.bf_interval)
         last_full = -INF  # when the last full pass began (monotonic)
@@ -255,6 +276,7 @@ class SchedulerLoop:
                 await asyncio.wait_for(self._kicked.wait(), max(timeout, 0))
             except TimeoutError:
                 pass
+            await self._caught_up()
             self._kicked.clear()
             began = time.monotonic()
             full = began >= full_ready or began >= last_full + tick
