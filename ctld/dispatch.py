@@ -88,6 +88,7 @@ class AgentDispatcher:
         self._give_up_after = give_up_after
         self._sign = SignCalls(signer)
         self._launch_slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
+        self.launches_sending = 0  # launch calls sent or waiting for a slot (not retries' pauses)
 
     def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
         stub = self._stubs.get(address)
@@ -155,8 +156,12 @@ class AgentDispatcher:
         request.node = node
 
         async def send(stub: pb_grpc.NodeAgentStub) -> None:
-            async with self._launch_slots:
-                await stub.LaunchBatch(request, timeout=CALL_TIMEOUT)
+            self.launches_sending += 1
+            try:
+                async with self._launch_slots:
+                    await stub.LaunchBatch(request, timeout=CALL_TIMEOUT)
+            finally:
+                self.launches_sending -= 1
 
         await self._call(address_of, f"launch job={job.job_id}", send, patience)
 

@@ -117,8 +117,12 @@ class IntentRunner:
                 task.add_done_callback(partial(self._launch_done, intent.job_id))
 
     def launching(self) -> int:
-        """How many launches are under way (sent, or waiting their turn to be)."""
-        return len(self._launches)
+        """How many launch calls are sent or waiting their turn to be.
+
+        A launch that waits to try an unreachable agent again does not count:
+        a failed slurmd must not hold back the starts on the other nodes.
+        """
+        return self.agents.launches_sending
 
     def _launch_done(self, job_id: int, task: asyncio.Task[None]) -> None:
         if self._launches.get(job_id) is task:

@@ -135,7 +135,7 @@ class SchedulerLoop:
         cfg: the scheduler's knobs.
         accounting: limits, fair share and QOS.
         lag: the event loop's lag, when measured: passes wait while it is over MAX_LAG.
-        launching: how many launches are under way: passes wait while over MAX_LAUNCHING.
+        launching: how many launch calls are under way: passes wait while over MAX_LAUNCHING.
     """
 
     def __init__(
