@@ -83,20 +83,19 @@ class AgentDispatcher:
         tls_files: tuple[str, str, str] | None = None,
     ) -> None:
         self._tls = tls_files
-        self._channels: dict[str, grpc.aio.Channel] = {}
-        self._stubs: dict[str, pb_grpc.NodeAgentStub] = {}  # one a channel: making one costs
+        # By address, a channel and its stub (made once: making one binds every RPC).
+        self._agents: dict[str, tuple[grpc.aio.Channel, pb_grpc.NodeAgentStub]] = {}
         self._give_up_after = give_up_after
         self._sign = SignCalls(signer)
         self._launch_slots = asyncio.Semaphore(LAUNCHES_AT_ONCE)
         self.launches_sending = 0  # launch calls sent or waiting for a slot (not retries' pauses)
 
     def _stub(self, address: str) -> pb_grpc.NodeAgentStub:
-        stub = self._stubs.get(address)
-        if stub is None:
+        agent = self._agents.get(address)
+        if agent is None:
             channel = tls.aio_channel(address, self._tls, GRPC_OPTIONS, [self._sign])
-            self._channels[address] = channel
-            stub = self._stubs[address] = pb_grpc.NodeAgentStub(channel)
-        return stub
+            agent = self._agents[address] = (channel, pb_grpc.NodeAgentStub(channel))
+        return agent[1]
 
     async def _call(
         self,
@@ -280,7 +279,6 @@ class AgentDispatcher:
 
     async def close(self) -> None:
         """Close every channel."""
-        channels, self._channels = list(self._channels.values()), {}
-        self._stubs = {}
-        for channel in channels:
+        agents, self._agents = list(self._agents.values()), {}
+        for channel, _ in agents:
             await channel.close()

@@ -24,7 +24,6 @@ class LoopLag:
 
     def __init__(self) -> None:
         self.seconds = 0.0  # the last measured lag
-        self.longest = 0.0  # the longest measured since start
         self._measured = asyncio.Event()
 
     async def run(self) -> None:
@@ -34,7 +33,6 @@ class LoopLag:
             asked = loop.time()
             await asyncio.sleep(PERIOD)
             self.seconds = max(0.0, loop.time() - asked - PERIOD)
-            self.longest = max(self.longest, self.seconds)
             self._measured.set()
             self._measured.clear()
 

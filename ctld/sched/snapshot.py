@@ -287,23 +287,20 @@ def _holding(
     On a cluster of blocks an entry names the nodes its job keeps out of use
     (``--exclusive=topo``), which other jobs change: those are made every time.
     """
-    if state.topology is not None and state.topology.block:
-        return tuple(
-            RunningJob(j.job_id, j.allocation, time_limit_end(j), kept_nodes(j, state))
-            for j in active
-            if j.allocation is not None
-        )
-    old = kept.running if kept is not None else {}
+    blocks = state.topology is not None and state.topology.block
+    cache = None if blocks or kept is None else kept
+    old = cache.running if cache is not None else {}
     new: dict[int, tuple[Job, RunningJob]] = {}
     for job in active:
         if job.allocation is None:
             continue
         hit = old.get(job.job_id)
         if hit is None or hit[0] is not job:
-            hit = (job, RunningJob(job.job_id, job.allocation, time_limit_end(job)))
+            idle = kept_nodes(job, state) if blocks else ()
+            hit = (job, RunningJob(job.job_id, job.allocation, time_limit_end(job), idle))
         new[job.job_id] = hit
-    if kept is not None:
-        kept.running = new
+    if cache is not None:
+        cache.running = new
     return tuple(entry for _, entry in new.values())
 
 

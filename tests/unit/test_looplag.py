@@ -34,7 +34,6 @@ def test_a_loop_kept_busy_is_measured_late_then_caught_up() -> None:
         await asyncio.wait_for(measured_late(), 2)
         await lag.measured()  # the next one finds it caught up
         assert lag.seconds <= 0.1
-        assert lag.longest >= 0.3
         measuring.cancel()
 
     asyncio.run(scenario())
