@@ -28,6 +28,7 @@ from ctld.state import NodeUsage
 from minislurm import VERSION_LINE
 from minislurm import requests as rq
 from minislurm.wire import convert
+from minislurm.wire.jobinfos import JobInfos
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 
@@ -44,6 +45,9 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     def __init__(self, controller: Controller, sessions: sessionmaker[Session]) -> None:
         self.ctl = controller
         self.sessions = sessions  # read transactions of our own (accounting)
+        self.infos = JobInfos(
+            controller.state.jobs, controller.ranking.priority, controller.jobs.expected_start
+        )
         self.serving = True
 
     @grpc_errors
@@ -74,16 +78,11 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     @grpc_errors
     async def GetJobs(self, request: pb.GetJobsRequest, context: Ctx) -> pb.GetJobsReply:
         now = time.time()
-        jobs = self.ctl.jobs.find_jobs(convert.record(rq.JobQuery, request))
-        return pb.GetJobsReply(
-            jobs=[
-                convert.job_info(
-                    j, self.ctl.ranking.priority(j, now), now, self.ctl.jobs.expected_start(j)
-                )
-                for j in jobs
-            ],
-            now=int(now),
+        reply = pb.GetJobsReply(now=int(now))
+        self.infos.add(
+            reply.jobs, self.ctl.jobs.find_jobs(convert.record(rq.JobQuery, request)), now
         )
+        return reply
 
     @grpc_errors
     async def CancelJobs(self, request: pb.CancelJobsRequest, context: Ctx) -> pb.CancelJobsReply:

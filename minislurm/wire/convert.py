@@ -255,6 +255,38 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
     Returns:
         The message.
     """
+    info = record_info(job)
+    set_moment(info, job, priority, now, expected_start)
+    return info
+
+
+def set_moment(
+    info: pb.JobInfo, job: Job, priority: int, now: float, expected_start: float
+) -> None:
+    """Set the fields of a job's :func:`record_info` that change with time alone.
+
+    Args:
+        info: the job's record_info (or a copy of it).
+        job: the record.
+        priority: its current priority (0 when held).
+        now: the controller's clock, for the run time.
+        expected_start: when the scheduler plans to start it, if pending and planned.
+    """
+    info.priority = priority
+    info.run_time = _run_time(job, now)
+    if job.state is JobState.PENDING and (job.begin_time or expected_start):
+        info.start_time = int(max(job.begin_time, expected_start))
+
+
+def record_info(job: Job) -> pb.JobInfo:
+    """The part of a job's JobInfo that its record alone decides (see :func:`set_moment`).
+
+    Args:
+        job: the record.
+
+    Returns:
+        The message, without priority and run time, and with the record's start time.
+    """
     req = job.request
     alloc = job.allocation
     stdout, stderr, stdin = std_paths(job)
@@ -271,7 +303,6 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
         state=job.state.value,
         state_compact=job.state.short,
         reason=job.reason,
-        priority=priority,
         nice=job.nice,
         requeue=job.requeue,
         restarts=job.restarts,
@@ -285,7 +316,6 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
         end_time=int(_end_time(job)),
         last_sched_eval=int(job.last_sched_eval),
         time_limit=job.time_limit,
-        run_time=_run_time(job, now),
         min_nodes=req.min_nodes,
         max_nodes=req.max_nodes if req.nodes_set else 0,
         num_cpus=alloc.cpus if alloc else req.min_cpus,
@@ -337,8 +367,6 @@ def job_info(job: Job, priority: int, now: float, expected_start: float = 0.0) -
     )
     if job.array_task_id is not None:
         info.array_task_id = job.array_task_id
-    if job.state is JobState.PENDING and (job.begin_time or expected_start):
-        info.start_time = int(max(job.begin_time, expected_start))
     return info
 
 
