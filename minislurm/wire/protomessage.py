@@ -1,8 +1,12 @@
 """The decoded protobuf message of minislurm.wire.protowire: read-only fields by name.
 
-A :class:`Message` holds its compiled type (``_t``, a ``protowire._Type``) and
-the fields set on the wire (``_f``); the codec fills ``_f`` directly. An absent
-field reads as its proto3 default.
+Each message type has a class of its own, a subclass of :class:`Message` made
+by ``protowire._Type``: its compiled type (``_t``) and the proto3 default of
+each scalar field are class attributes, and the fields set on the wire are the
+instance's ``__dict__``, which the codec fills directly. Reading a
+field is then Python's own attribute lookup (squeue reads hundreds of
+thousands of them); only an absent list, map or message field reaches
+``__getattr__``.
 
 Imports nothing at module level; constructing a Message from values imports
 the codec (minislurm.wire.protowire), which imports this module.
@@ -37,9 +41,8 @@ class Message:
         TypeError, ValueError: as :func:`encode`.
     """
 
-    __slots__ = ("_f", "_t")
-    _t: _Type
-    _f: dict[str, Any]
+    __slots__ = ("__dict__",)  # the fields set on the wire
+    _t: _Type  # set on each message type's class
 
     def __init__(
         self, type_name: str, fields: Mapping[str, Any] | None = None, /, **kwargs: Any
@@ -49,14 +52,21 @@ class Message:
         schema = default_schema()
         values = {**(fields or {}), **kwargs}
         decoded = schema.decode(type_name, schema.encode(type_name, values))
-        self._t = decoded._t
-        self._f = decoded._f
+        object.__setattr__(self, "__class__", type(decoded))
+        self.__dict__.update(decoded.__dict__)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{self._t.name} is read-only (see replaced)")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{self._t.name} is read-only")
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("_f", "_t") or name.startswith("__"):  # slots unset (copy), protocols
+        # Reached only for what the instance and its class lack: an absent list, map or
+        # message field (a new empty one), or no field at all (AttributeError).
+        if name == "_t" or name.startswith("__"):  # a bare Message, protocols
             raise AttributeError(name)
-        value = self._f.get(name, _MISSING)
-        return self._t.default(name) if value is _MISSING else value
+        return self._t.default(name)
 
     def has(self, name: str) -> bool:
         """Whether a field with presence (proto3 ``optional``, a message) is set.
@@ -76,7 +86,7 @@ class Message:
             raise AttributeError(f"{self._t.name} has no field {name!r}")
         if not field.presence:
             raise ValueError(f"field {self._t.name}.{name} has no presence to test")
-        return name in self._f
+        return name in self.__dict__
 
     def replaced(self, **values: Any) -> Message:
         """A copy with some fields changed, without re-encoding (values are trusted).
@@ -87,9 +97,8 @@ class Message:
         Returns:
             The copy.
         """
-        copy = object.__new__(Message)
-        copy._t = self._t
-        copy._f = {**self._f, **values}
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__, **values)
         return copy
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,17 +107,17 @@ class Message:
         Returns:
             A new dict, acceptable to :func:`encode`.
         """
-        return {name: _plain(value) for name, value in self._f.items()}
+        return {name: _plain(value) for name, value in self.__dict__.items()}
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Message):
             return NotImplemented
-        return self._t.name == other._t.name and self._f == other._f
+        return self._t.name == other._t.name and self.__dict__ == other.__dict__
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={value!r}" for name, value in self._f.items())
+        inner = ", ".join(f"{name}={value!r}" for name, value in self.__dict__.items())
         return f"{self._t.name.rsplit('.', 1)[-1]}({inner})"
 
     def __dir__(self) -> list[str]:
@@ -116,7 +125,7 @@ class Message:
 
 
 def _plain(value: Any) -> Any:
-    if type(value) is Message:
+    if isinstance(value, Message):
         return value.to_dict()
     if type(value) is list:
         return [_plain(v) for v in value]
@@ -126,7 +135,5 @@ def _plain(value: Any) -> Any:
 
 
 def _new(t: _Type) -> Message:
-    message = object.__new__(Message)
-    message._t = t
-    message._f = {}
+    message: Message = object.__new__(t.cls)
     return message

@@ -140,7 +140,7 @@ class Schema:
             data = bytes(data)
         message = _new(t)
         try:
-            _parse(t, data, 0, len(data), message._f)
+            _parse(t, data, 0, len(data), message.__dict__)
         except IndexError:
             raise ValueError(f"truncated {type_name} message") from None
         except RecursionError:
@@ -226,13 +226,15 @@ class _Field:
 class _Type:
     """A message type compiled for decoding (``tags``) and encoding (``by_name``)."""
 
-    __slots__ = ("by_name", "defaults", "name", "tags")
+    __slots__ = ("by_name", "cls", "defaults", "name", "tags")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.by_name: dict[str, _Field] = {}
         self.tags: dict[int, tuple[str, int, int, Any]] = {}
         self.defaults: dict[str, Any] = {}
+        # Its messages' class: the scalar defaults become its attributes (see protomessage).
+        self.cls = type(name.rsplit(".", 1)[-1], (Message,), {"__slots__": (), "_t": self})
 
     def build(
         self, schema: Schema, specs: tuple[tuple[int, str, str, str, bool, str, str], ...]
@@ -240,6 +242,8 @@ class _Type:
         for spec in specs:
             field = _Field(self.name, spec)
             number, name, type_, label, _, type_name, key_type = spec
+            if hasattr(Message, name):  # its value would hide the method
+                raise ValueError(f"field {self.name}.{name} has the name of a Message method")
             if type_ == "message":
                 field.sub = schema.type(type_name)
             elif type_ == "enum":
@@ -276,6 +280,8 @@ class _Type:
         self.defaults[name] = (
             list if label == "repeated" else field.sub or _SCALAR_DEFAULTS.get(type_, 0)
         )
+        if label != "repeated" and field.sub is None:
+            setattr(self.cls, name, self.defaults[name])
 
     def default(self, name: str) -> Any:
         value = self.defaults.get(name, _MISSING)
@@ -425,7 +431,7 @@ def _parse_nested(
         else:
             message = _new(extra)
             f.setdefault(name, []).append(message)
-        _parse(extra, data, pos, stop, message._f)
+        _parse(extra, data, pos, stop, message.__dict__)
     elif op == _OP_PACKED:
         values = _unpack(extra[0], extra[1], data, pos, stop)
         if values:
@@ -511,10 +517,10 @@ def _varint_bytes(v: int) -> bytes:
 
 
 def _encode_into(t: _Type, value: Any, out: bytearray) -> None:
-    if type(value) is Message:
+    if isinstance(value, Message):
         if value._t.name != t.name:
             raise TypeError(f"expected a {t.name} message, got a {value._t.name}")
-        items = value._f.items()
+        items = value.__dict__.items()
     elif hasattr(value, "items"):
         items = value.items()
     else:
