@@ -110,6 +110,18 @@ class Ledger:
         for step in steps:
             self.state.put_step(step)
 
+    def save_step_reports(self, steps: list[Step]) -> None:
+        """Save what nodes' reports changed of running steps, in one transaction, then
+        mirror the steps in memory.
+
+        Args:
+            steps: the steps as they now are (their layout unchanged).
+        """
+        with self.transaction() as s:
+            repo.save_step_reports(s, steps)
+        for step in steps:
+            self.state.put_step(step)
+
     def notify(self, job_id: int) -> None:
         """Wake whoever waits for this job to change (:meth:`job_change`)."""
         for waiter in self._job_waiters.pop(job_id, []):

@@ -219,7 +219,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def StepComplete(
         self, request: pb.StepCompleteRequest, context: Ctx
     ) -> pb.StepCompleteReply:
-        self.ctl.steps.step_complete(convert.record(rq.StepEnd, request))
+        await self.ctl.steps.step_complete(convert.record(rq.StepEnd, request))
         return pb.StepCompleteReply()
 
     @grpc_errors

@@ -13,6 +13,7 @@ from ctld import jobrequests as jobreq
 from ctld import jobs as jobops
 from ctld import steplist
 from ctld import steps as stepops
+from ctld.groupcommit import GroupCommit
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
@@ -39,6 +40,7 @@ class StepControl:
         self._state = ledger.state
         self._runner = runner
         self._jobs = jobs
+        self._ends = GroupCommit(self._record_ends)
 
     def create_step(self, spec: StepRequest) -> tuple[Step, Job]:
         """srun inside an allocation: place a step and sign its credential.
@@ -103,26 +105,42 @@ class StepControl:
                     raise
             await self._ledger.job_change(spec.job_id, left)
 
-    def step_complete(self, request: StepEnd) -> None:
+    async def step_complete(self, request: StepEnd) -> None:
         """A node reports how a step's tasks ended there (repeats are ignored).
+
+        Returns once the report is committed. Reports that arrive together are
+        committed together, each step once (a 1,024-node step's nodes report
+        within a second, and a step's row holds all its nodes).
 
         Args:
             request: the node, the step and each task's exit.
         """
-        step = self._state.steps.get(request.job_id, {}).get(request.step_id)
-        if step is None or step.state is not JobState.RUNNING or request.node in step.reported:
+        await self._ends.commit(request)
+
+    def _record_ends(self, requests: list[StepEnd]) -> None:
+        changed: dict[tuple[int, int], Step] = {}
+        now = time.time()
+        for request in requests:
+            key = (request.job_id, request.step_id)
+            step = changed.get(key) or self._state.steps.get(request.job_id, {}).get(
+                request.step_id
+            )
+            if step is None or step.state is not JobState.RUNNING or request.node in step.reported:
+                continue
+            exits = [(t.exit_code, t.signal) for t in request.tasks]
+            updated = stepops.node_reported(step, request.node, exits, now)
+            changed[key] = replace(
+                updated,
+                max_rss=max(updated.max_rss, request.max_rss),
+                total_cpu=updated.total_cpu + request.total_cpu,
+            )
+        if not changed:
             return
-        exits = [(t.exit_code, t.signal) for t in request.tasks]
-        updated = stepops.node_reported(step, request.node, exits, time.time())
-        updated = replace(
-            updated,
-            max_rss=max(updated.max_rss, request.max_rss),
-            total_cpu=updated.total_cpu + request.total_cpu,
-        )
-        self._ledger.save_steps([updated])
-        if updated.state is not JobState.RUNNING:
-            self._ledger.notify(updated.job_id)  # a step waiting for its resources may now fit
-            self._jobs.end_idle_allocation(updated.job_id, updated.exit_code, updated.signal)
+        self._ledger.save_step_reports(list(changed.values()))
+        for step in changed.values():
+            if step.state is not JobState.RUNNING:
+                self._ledger.notify(step.job_id)  # a step waiting for its resources may now fit
+                self._jobs.end_idle_allocation(step.job_id, step.exit_code, step.signal)
 
     def steps_of(self, job_id: int) -> list[Step]:
         """The steps the controller remembers, of one job or of all.

@@ -384,6 +384,34 @@ def step_from_row(row: StepRow) -> Step:
     return Step(**values)
 
 
+# What nodes' reports of a step's end change: not its layout (``nodes``, as many
+# entries as the step has nodes, written once when the step starts).
+_REPORT_FIELDS = ("state", "end_time", "exit_code", "signal", "reported", "max_rss", "total_cpu")
+_SAVE_REPORT = (
+    update(STEPS)
+    .where(STEPS.c.job_id == bindparam("saved_job_id"))
+    .where(STEPS.c.step_id == bindparam("saved_step_id"))
+)
+
+
+def save_step_reports(session: Session, steps: list[Step]) -> None:
+    """Write the columns that nodes' reports change of existing steps, in one statement.
+
+    Args:
+        session: the open transaction.
+        steps: the records as they now are.
+    """
+    if not steps:
+        return
+    rows = []
+    for step in steps:
+        values = {name: getattr(step, name) for name in _REPORT_FIELDS}
+        values["state"] = step.state.value
+        values["reported"] = sorted(step.reported)
+        rows.append({**values, "saved_job_id": step.job_id, "saved_step_id": step.step_id})
+    session.execute(_SAVE_REPORT, rows)
+
+
 def save_step(session: Session, step: Step, new: bool = False) -> None:
     """Insert a new step or write every column of an existing one.
 

@@ -145,3 +145,31 @@ def test_a_kill_in_progress_is_stored_under_its_name_and_loaded_back(tmp_path: P
         JobEvent.PREEMPT_REQUEUE,
         killing,
     )
+
+
+def test_step_reports_write_what_the_reports_change_and_keep_the_layout(
+    tmp_path: Path,
+) -> None:
+    engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
+    repo.create_schema(engine)
+    job = ran(5, "j.sh", JobState.RUNNING, batch=True)
+    first, second = two_steps(5)
+    running = replace(first, state=JobState.RUNNING, end_time=0.0)
+    with Session(engine) as s, s.begin():
+        repo.insert_records(s, [job])
+        repo.save_step(s, running, new=True)
+        repo.save_step(s, second, new=True)
+    reported = replace(
+        running,
+        state=JobState.FAILED,
+        end_time=T0 + 30,
+        exit_code=3,
+        signal=9,
+        reported=frozenset(running.node_names),
+        max_rss=2048,
+        total_cpu=1.5,
+    )
+    with Session(engine) as s, s.begin():
+        repo.save_step_reports(s, [reported])
+    with Session(engine) as s:
+        assert repo.load_steps(s, [5]) == [reported, second]
