@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from minislurm.arrays import TaskSet
 from minislurm.gpulinks import GpuLinks, split_gpus
-from minislurm.hostlist import compress, expand
+from minislurm.hostlist import expand
 from minislurm.model import Job
 from minislurm.units import compress_counts
 
@@ -111,7 +111,7 @@ def job_node_variables(job: Job, ctx: NodeContext) -> dict[str, str]:
     if alloc is None or here is None:
         raise ValueError(f"job {job.job_id} has no allocation on {ctx.node_name}")
     env = _job_variables(job)
-    nodelist = compress(list(alloc.node_names))
+    nodelist = alloc.nodelist
     env.update(
         {
             "SLURMD_NODENAME": ctx.node_name,
@@ -257,7 +257,8 @@ class StepContext:
     step_id: int
     ntasks: int
     nodelist: str  # compressed
-    tasks_per_node: tuple[int, ...]  # in node order
+    nnodes: int
+    tasks_per_node: str  # compressed counts in node order, as SLURM_TASKS_PER_NODE ("2(x3),1")
     cpus_on_node: int
     gpus_on_node: tuple[int, ...]
     master_addr: str
@@ -280,6 +281,7 @@ def task_environment(
     step: StepContext,
     task: TaskPlace,
     umask: int,
+    job_vars: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The environment of one task of an srun step (real Slurm's step variables).
 
@@ -302,6 +304,8 @@ def task_environment(
         step: the step.
         task: the task.
         umask: the submitter's umask.
+        job_vars: ``job_node_variables(job, ctx)``, when the caller made it once
+            for all the node's tasks (it costs as much as the job has nodes).
 
     Returns:
         The task's environment.
@@ -309,10 +313,10 @@ def task_environment(
     Raises:
         ValueError: the job has no allocation on ``ctx.node_name``.
     """
-    nnodes = len(step.tasks_per_node)
+    nnodes = step.nnodes
     env = dict(base)
     env.setdefault("TMPDIR", DEFAULT_TMPDIR)
-    env.update(job_node_variables(job, ctx))
+    env.update(job_node_variables(job, ctx) if job_vars is None else job_vars)
     # Slurm sets SLURM_JOB_GPUS for the batch script alone: a task has srun's, if any.
     env.pop("SLURM_JOB_GPUS", None)
     if "SLURM_JOB_GPUS" in base:
@@ -332,7 +336,7 @@ def task_environment(
     for name, value in torch.items():
         if name not in base or base[name] in ours.get(name, ()):
             env[name] = value
-    tasks_per_node = compress_counts(list(step.tasks_per_node))
+    tasks_per_node = step.tasks_per_node
     env.update(
         {
             "SLURM_CPUS_ON_NODE": str(step.cpus_on_node),

@@ -5,14 +5,17 @@ itself, and the scheduler's views of nodes and partitions; the records of
 steps, nodes, advance reservations and a requeued job's earlier runs; and
 when a job's time limit passes. No I/O here.
 
-Imports only minislurm.gpulinks, minislurm.states, minislurm.units and the standard library.
+Imports only minislurm.gpulinks, minislurm.hostlist, minislurm.states, minislurm.units and
+the standard library.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from minislurm import hostlist
 from minislurm.gpulinks import GpuLinks
 from minislurm.states import JobEvent, JobState, NodeFlag, NodeState
 from minislurm.units import INFINITE
@@ -95,10 +98,15 @@ class Allocation:
 
     nodes: tuple[NodeAlloc, ...]
 
-    @property
+    @cached_property
     def node_names(self) -> tuple[str, ...]:
-        """The allocated nodes' names, first node first."""
+        """The allocated nodes' names, first node first (made once: read for each task)."""
         return tuple(n.node for n in self.nodes)
+
+    @cached_property
+    def nodelist(self) -> str:
+        """The allocated nodes as one hostlist (``n[1-4,7]``), made once."""
+        return hostlist.compress(self.node_names)
 
     @property
     def cpus(self) -> int:

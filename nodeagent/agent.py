@@ -33,7 +33,7 @@ from nodeagent import hostsfile, spool
 from nodeagent.launcher import Launcher, StepOutcome
 from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
-from nodeagent.steps import NodeFacts, StepManager
+from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager
 from nodeagent.stepstat import node_stat
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,7 @@ class Agent:
         resources: what the node has.
         stepds: the process's stepd pool.
         ctld: the controller's stub (one channel for all the nodes of a process).
+        jobs: the process's launched jobs (see nodeagent.steps.LaunchedJobs).
     """
 
     def __init__(
@@ -108,6 +109,7 @@ class Agent:
         resources: NodeResources,
         stepds: StepdPool,
         ctld: pb_grpc.SlurmControllerStub,
+        jobs: LaunchedJobs,
     ) -> None:
         self.settings = settings
         self.resources = resources
@@ -131,7 +133,7 @@ class Agent:
             if resources.gpu_links
             else None,
         )
-        self.steps = StepManager(facts, self._step_done, stepds.spawn)
+        self.steps = StepManager(facts, self._step_done, stepds.spawn, jobs)
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.start_time = time.time()
         self._ctld = ctld

@@ -28,6 +28,7 @@ from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import CALL_TIMEOUT, RETRY_MAX_SECONDS, Agent, AgentSettings
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
+from nodeagent.steps import LaunchedJobs
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,9 @@ class Slurmd:
         ctld = pb_grpc.SlurmControllerStub(self._channel)
         self._ctld = ctld
         self._controller = controller
+        jobs = LaunchedJobs()
         self.agents = {
-            settings.node_name: Agent(settings, resources, self.stepds, ctld)
+            settings.node_name: Agent(settings, resources, self.stepds, ctld, jobs)
             for settings, resources in nodes
         }
         self.port = 0

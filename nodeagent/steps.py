@@ -29,8 +29,10 @@ from minislurm import jobenv
 from minislurm.errors import CredentialError
 from minislurm.gpulinks import GpuLinks
 from minislurm.iopattern import output_path
+from minislurm.model import Job
 from minislurm.security import cred
 from minislurm.stepids import INTERACTIVE_STEP, step_id_text
+from minislurm.units import compress_counts
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent import spool, stepio
@@ -100,7 +102,7 @@ def check_credential(
 
 
 def task_jobs(
-    request: pb.LaunchTasksRequest, content: pb.StepCredential, facts: NodeFacts
+    request: pb.LaunchTasksRequest, content: pb.StepCredential, job: Job, facts: NodeFacts
 ) -> tuple[spool.TaskJob, ...]:
     """The tasks of this node, each with its environment, binding and I/O.
 
@@ -110,14 +112,15 @@ def task_jobs(
     Args:
         request: srun's launch request.
         content: the checked credential (the authoritative layout).
+        job: the job, from ``request.job``.
         facts: this node.
 
     Returns:
         One per task placed here, as stepd reads them.
     """
-    mine = next(n for n in content.nodes if n.node == facts.node_name)
-    node_index = [n.node for n in content.nodes].index(facts.node_name)
-    job = convert.job_from_info(request.job)
+    node_index, mine = next(
+        (i, n) for i, n in enumerate(content.nodes) if n.node == facts.node_name
+    )
     ctx = jobenv.NodeContext(
         facts.node_name,
         facts.hostname,
@@ -131,7 +134,8 @@ def task_jobs(
         step_id=content.step_id,
         ntasks=content.ntasks,
         nodelist=request.step.nodelist,
-        tasks_per_node=tuple(len(n.task_ids) for n in content.nodes),
+        nnodes=len(content.nodes),
+        tasks_per_node=compress_counts([len(n.task_ids) for n in content.nodes]),
         cpus_on_node=mine.cpus,
         gpus_on_node=tuple(mine.gpus),
         master_addr=content.nodes[0].node,
@@ -142,6 +146,7 @@ def task_jobs(
         preserve_env=request.preserve_env,
         interactive=content.step_id == INTERACTIVE_STEP,
     )
+    job_vars = jobenv.job_node_variables(job, ctx)
     tasks = []
     for local_id, rank in enumerate(mine.task_ids):
         gpus = jobenv.bind_gpus(
@@ -153,7 +158,7 @@ def task_jobs(
         )
         place = jobenv.TaskPlace(rank, local_id, node_index, gpus, tuple(mine.task_ids))
         env = jobenv.task_environment(
-            dict(request.environment), job, ctx, step, place, request.umask
+            dict(request.environment), job, ctx, step, place, request.umask, job_vars
         )
         if request.pty:  # as Slurm's srun sets them for a --pty step
             env["SLURM_PTY_WIN_ROW"] = str(request.window.rows)
@@ -206,6 +211,32 @@ def window_size(window: pb.WindowSize) -> tuple[int, int]:
     return window.rows, window.cols
 
 
+class LaunchedJobs:
+    """The job of the latest launch, converted once for every node of a slurmd process.
+
+    A step's launch reaches each of its nodes with the same job, whose
+    allocation names every node: a process serving 128 nodes of a 1,024-node
+    step would otherwise convert 128 times a job of 1,024 allocations.
+    """
+
+    def __init__(self) -> None:
+        self._last: tuple[bytes, Job] | None = None
+
+    def job(self, info: pb.JobInfo) -> Job:
+        """The job a launch request carries.
+
+        Args:
+            info: the request's job.
+
+        Returns:
+            The record (the same object as for the latest request with the same job).
+        """
+        raw = info.SerializeToString()
+        if self._last is None or self._last[0] != raw:
+            self._last = (raw, convert.job_from_info(info))
+        return self._last[1]
+
+
 class StepManager:
     """The steps running on this node, by (job id, step id)."""
 
@@ -214,10 +245,12 @@ class StepManager:
         facts: NodeFacts,
         report: Callable[[pb.StepCompleteRequest], None],
         spawn: Callable[[str], Stepd],
+        jobs: LaunchedJobs,
     ) -> None:
         self.facts = facts
         self._report = report
         self._spawn = spawn
+        self._jobs = jobs
         self._followers: set[asyncio.Task[None]] = set()
         self._listeners: dict[tuple[int, int], asyncio.Queue[pb.TaskEvent | None]] = {}
         self.sessions: dict[tuple[int, int], Session] = {}
@@ -265,7 +298,7 @@ class StepManager:
             raise PermissionError(
                 f"slurmd runs as uid {os.getuid()} and cannot run tasks of uid {content.uid}"
             )
-        tasks = task_jobs(request, content, self.facts)
+        tasks = task_jobs(request, content, self._jobs.job(request.job), self.facts)
         job = spool.StepJob(
             job_id=content.job_id,
             step_id=content.step_id,

@@ -215,7 +215,7 @@ def _job_record(job: Job, steps: list[Step], now: float, cluster: str) -> AcctRe
         start_time=int(job.start_time),
         end_time=int(job.end_time) if state in TERMINAL_JOB_STATES else 0,
         elapsed=_elapsed(job.start_time, job.end_time, now) if started else 0,
-        nodes=hostlist.compress(job.allocation.node_names) if job.allocation else "",
+        nodes=job.allocation.nodelist if job.allocation else "",
         nnodes=len(job.allocation.nodes) if job.allocation else job.request.min_nodes,
         alloc_cpus=job.allocation.cpus if job.allocation else job.request.min_cpus,
         req_cpus=job.request.min_cpus,

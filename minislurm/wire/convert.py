@@ -324,7 +324,7 @@ def record_info(job: Job) -> pb.JobInfo:
         ntasks_per_node=req.ntasks_per_node,
         req_nodes=hostlist.compress(req.req_nodes),
         exc_nodes=hostlist.compress(req.exc_nodes),
-        nodes=hostlist.compress(alloc.node_names) if alloc else "",
+        nodes=alloc.nodelist if alloc else "",
         batch_host=alloc.node_names[0] if alloc and job.batch else "",
         allocation=[
             pb.NodeAllocation(node=n.node, cpus=n.cpus, mem=n.mem, gpus=n.gpus, ntasks=n.ntasks)
