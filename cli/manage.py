@@ -75,6 +75,13 @@ HOME_OPTION = click.option(
     type=click.File("r"),
     help="a gres.conf to install instead of Count= fake GPUs (Links= lines, say)",
 )
+@click.option(
+    "--conf",
+    "conf_lines",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="a line to add to the slurm.conf written (repeatable): Prolog=..., MetricsType=...",
+)
 def up(
     home: str,
     nodes: int,
@@ -86,11 +93,16 @@ def up(
     tls: bool,
     topology: TextIO | None,
     gres_conf: TextIO | None,
+    conf_lines: tuple[str, ...],
 ) -> None:
     """Start the cluster, or restart whichever of its daemons died.
 
     A new cluster takes the shape options; one that exists keeps its own.
     """
+    for line in conf_lines:
+        key, equals, _ = line.partition("=")
+        if not equals or not key.strip() or "\n" in line:
+            raise click.ClickException(f"--conf {line!r}: not a KEY=VALUE line of slurm.conf")
     local = open_cluster(home)
     if netns and not isinstance(local, NetnsCluster):
         if os.path.exists(local.conf_path):
@@ -110,6 +122,7 @@ def up(
         nodes_per_slurmd=nodes_per_slurmd,
         topology=topology.read() if topology else "",
         gres_conf=gres_conf.read() if gres_conf else "",
+        conf_lines=conf_lines,
     )
     try:
         since = time.time()

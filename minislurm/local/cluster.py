@@ -55,6 +55,7 @@ class ClusterSpec:
     nodes_per_slurmd: int = 1  # nodes each slurmd process serves
     topology: str = ""  # a topology.conf to install (its kind sets TopologyPlugin)
     gres_conf: str = ""  # a gres.conf to install ("": gpus_per_node fake GPUs by Count=)
+    conf_lines: tuple[str, ...] = ()  # more slurm.conf lines (cluster up --conf), last
 
     @property
     def node_names(self) -> list[str]:
@@ -132,7 +133,7 @@ MaxArraySize=10001
 JobAcctGatherFrequency=task={spec.acct_gather_frequency}
 {tls_line}{node_lines}PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
 PartitionName=debug Nodes={nodes} Default=NO MaxTime=60 State=UP
-"""
+""" + "".join(f"{line}\n" for line in spec.conf_lines)
 
 
 def render_gres_conf(spec: ClusterSpec) -> str:
@@ -314,15 +315,18 @@ class LocalCluster:
             except ValueError as err:
                 os.unlink(self.conf_path)  # the next `up` starts afresh
                 raise RuntimeError(f"--gres-conf: {err}") from None
-        if spec.topology:
+        if spec.topology or spec.conf_lines:
             from minislurm.config import load_slurm_conf
 
             try:
                 load_slurm_conf(self.conf_path)
             except ConfigError as err:
                 os.unlink(self.conf_path)  # the next `up` starts afresh
-                os.unlink(topology)
-                raise RuntimeError(f"--topology: {err}") from None
+                if spec.topology:
+                    os.unlink(topology)
+                raise RuntimeError(
+                    f"{'--topology' if spec.topology else '--conf'}: {err}"
+                ) from None
         if spec.nodes_per_slurmd > 1:
             _write_atomic(self.path(GROUPS_FILE), "".join(f"{g}\n" for g in spec.agent_groups))
         cred.generate_key(cred.key_path(self.conf_path))
