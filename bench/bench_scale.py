@@ -20,6 +20,8 @@ and stops the cluster with ``minislurm cluster down`` (always, in a finally):
    one-node jobs are submitted one by one through the API behind it; with
    them: the controller's RSS (500 MiB); ``squeue``, ``sinfo -N`` and
    ``scontrol show node`` (median of three each; 200, 100 and 100 ms); the
+   controller's CPU time per ``GET /metrics/jobs`` (the cluster starts with
+   ``MetricsType=metrics/openmetrics``; over 20 GETs; 50 ms); the
    last full (backfill) pass and event pass from the controller's
    ``GetStats`` (1 s and 50 ms). A full pass tests the first
    ``bf_max_job_test`` jobs only: Slurm's default, 500, unless
@@ -56,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -75,6 +78,7 @@ from minislurm.wire.h2grpc import RpcError
 
 MIB = 1024 * 1024
 QUERY_REPEAT = 3  # each query command, per run: the median counts
+SCRAPES = 20  # GETs of a metrics endpoint, per run: their CPU over their number
 HOLD_MINUTES = 60  # the job that holds every node while the others wait
 PENDING_MINUTES = 10  # the waiting jobs' time limit
 SUBMITTERS = 4  # clients submitting the pending jobs at once
@@ -122,6 +126,9 @@ def figures_of(args: argparse.Namespace) -> dict[str, Figure]:
         "squeue_ms": Figure(f"squeue with {jobs} pending jobs", "ms", 200),
         "sinfo_nodes_ms": Figure(f"sinfo -N with {n} nodes", "ms", 100),
         "scontrol_show_node_ms": Figure(f"scontrol show node with {n} nodes", "ms", 100),
+        "metrics_jobs_ms": Figure(
+            f"GET /metrics/jobs with {jobs} pending jobs: controller CPU", "ms", 50
+        ),
         "bf_pass_s": Figure(f"last full pass, {jobs} pending x {n} nodes, {tested}", "s", 1),
         "bf_pass_max_s": Figure("  longest full pass so far", "s"),
         "event_pass_ms": Figure("last event pass", "ms", 50),
@@ -266,20 +273,21 @@ def start_cluster(run: Run) -> None:
     The configuration is written first, as ``cluster up`` would write it,
     but with a ``MinJobAge`` that keeps every array task's record until the
     array is counted (the default, 300 s, forgets the first tasks of a long
-    array before the last end), and with ``--bf-max-job-test``, that
-    ``SchedulerParameters`` line added.
+    array before the last end), ``MetricsType=metrics/openmetrics`` and, with
+    ``--bf-max-job-test``, that ``SchedulerParameters`` line.
     """
     os.makedirs(run.work)
+    lines = ["MetricsType=metrics/openmetrics"]
+    if run.args.bf_max_job_test:
+        lines.append(f"SchedulerParameters=bf_max_job_test={run.args.bf_max_job_test}")
     spec = ClusterSpec(
         nodes=run.args.nodes,
         gpus_per_node=8,
         nodes_per_slurmd=run.args.nodes_per_slurmd,
         min_job_age=MIN_JOB_AGE,
+        conf_lines=tuple(lines),
     )
     LocalCluster(run.home).write_config(spec)
-    if run.args.bf_max_job_test:
-        with open(run.conf, "a") as f:
-            f.write(f"SchedulerParameters=bf_max_job_test={run.args.bf_max_job_test}\n")
     began = time.perf_counter()
     took, _ = command(run, run.up_argv())
     idle = poll(lambda: all_idle(run), 300, "every node to be idle in sinfo")
@@ -435,6 +443,33 @@ def measure_loaded(run: Run) -> None:
         if key == "squeue_ms" and len(out.splitlines()) < run.args.jobs + 2:
             raise BenchError(f"squeue listed {len(out.splitlines()) - 1} jobs only")
         run.record(key, statistics.median(times) * 1000)
+    run.record("metrics_jobs_ms", scrape_cpu(run, "jobs") * 1000)
+
+
+def scrape_cpu(run: Run, endpoint: str) -> float:
+    """The controller's CPU seconds per GET of a metrics endpoint, over SCRAPES of them.
+
+    psutil counts CPU time in clock ticks (10 ms): one scrape is below that,
+    so the figure is the CPU of SCRAPES in a row over their number (the
+    controller's other work meanwhile, heartbeats and passes, is counted in).
+
+    Raises:
+        BenchError: the endpoint did not answer, or not with the jobs.
+    """
+    with open(os.path.join(run.home, "metrics.url")) as f:
+        url = f"{f.read().strip()}/{endpoint}"
+    ctld = psutil.Process(run.ctld_pid())
+    before = ctld.cpu_times()
+    for _ in range(SCRAPES):
+        try:
+            with urllib.request.urlopen(url, timeout=60) as reply:
+                text = reply.read().decode()
+        except OSError as err:
+            raise BenchError(f"GET {url}: {err}") from None
+        if f"slurm_jobs_pending {float(run.args.jobs)}" not in text:
+            raise BenchError(f"GET {url}: no slurm_jobs_pending {run.args.jobs}")
+    after = ctld.cpu_times()
+    return (after.user + after.system - before.user - before.system) / SCRAPES
 
 
 def measure_restart(run: Run) -> None:

@@ -13,12 +13,13 @@ def _or_null(value: str) -> str:
     return value or "(null)"
 
 
-def config_entries(conf: SlurmConfig, port: int) -> list[tuple[str, str]]:
+def config_entries(conf: SlurmConfig, port: int, metrics_port: int = 0) -> list[tuple[str, str]]:
     """The key/value lines of ``scontrol show config``, sorted by key as Slurm does.
 
     Args:
         conf: the configuration.
         port: the port slurmctld actually listens on.
+        metrics_port: the port its metrics endpoints listen on, 0 when none.
 
     Returns:
         ``(key, value)`` pairs with values in Slurm's wording (``5 sec``, ``(null)``).
@@ -35,6 +36,7 @@ def config_entries(conf: SlurmConfig, port: int) -> list[tuple[str, str]]:
         "LaunchParameters": _or_null(",".join(conf.launch_parameters)),
         "MaxArraySize": str(conf.max_array_size),
         "MaxJobCount": str(conf.max_job_count),
+        "MetricsType": _or_null(conf.metrics_type),
         "MinJobAge": f"{conf.min_job_age} sec",
         "PreemptExemptTime": units.format_duration_long(conf.preempt_exempt_time * 60),
         "PreemptMode": conf.preempt_mode,
@@ -64,4 +66,6 @@ def config_entries(conf: SlurmConfig, port: int) -> list[tuple[str, str]]:
         "SLURM_CONF": conf.path,
         "SLURM_VERSION": SLURM_VERSION,
     }
+    if metrics_port:
+        entries["MetricsPort"] = str(metrics_port)
     return sorted(entries.items(), key=lambda kv: kv[0].lower())

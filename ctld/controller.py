@@ -53,6 +53,7 @@ class Controller:
         self.conf = conf = settings.conf
         self._engine = engine
         self.start_time = time.time()
+        self.metrics_port = 0  # where the OpenMetrics endpoints listen, once they do
         self.state = ClusterState(
             nodeops.configured_nodes(conf),
             conf.partitions,

@@ -15,6 +15,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import grpc
 from sqlalchemy import create_engine
@@ -33,12 +34,16 @@ from minislurm.daemon import (
     run_daemon,
     stop_requested,
     write_port_file,
+    write_text_file,
 )
 from minislurm.errors import ConfigError
 from minislurm.security import auth, authd, cred
 from minislurm.security.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.wire import tls
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
+
+if TYPE_CHECKING:
+    from ctld.metrics import MetricsServer
 
 log = logging.getLogger("ctld")
 
@@ -58,6 +63,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     add_common_flags(p)
     p.add_argument("--port", type=int, help="port (overrides SlurmctldPort; 0 = any free)")
     p.add_argument("--db-url", help="SQLAlchemy URL (default: SQLite in StateSaveLocation)")
+    p.add_argument(
+        "--metrics-url-file", help="write the metrics endpoints' base URL here once serving"
+    )
     return p.parse_args(argv)
 
 
@@ -153,16 +161,45 @@ async def serve(args: argparse.Namespace) -> None:
     await built.server.start()
     kiosk = await authd.serve(auth.socket_path(settings.conf_path), settings.cluster_key)
     await built.controller.start()
+    metrics = await _serve_metrics(built, settings, args.metrics_url_file)
     if settings.port_file:
         write_port_file(settings.port_file, built.port)
     log.info("slurmctld listening on %s:%d", settings.listen_host, built.port)
     await stop_requested()
     log.info("slurmctld shutting down")
     built.servicer.serving = False
+    if metrics is not None:
+        await metrics.close()
     await built.controller.stop()
     await built.server.stop(GRACE_SECONDS)
     kiosk.close()
     built.controller.close()
+
+
+async def _serve_metrics(
+    built: CtldServer, settings: CtldSettings, url_file: str | None
+) -> MetricsServer | None:
+    """Start the OpenMetrics endpoints when ``MetricsType`` asks for them.
+
+    Raises:
+        Fatal: their port cannot be bound.
+    """
+    conf = settings.conf
+    if not conf.metrics_type:
+        return None
+    from ctld.metrics import Metrics, MetricsServer  # prometheus-client, only when asked for
+
+    server = MetricsServer(Metrics(built.controller))
+    try:
+        port = await server.start(settings.listen_host, conf.metrics_port)
+    except OSError as err:
+        raise Fatal(f"MetricsPort={conf.metrics_port}: cannot listen: {err.strerror}") from None
+    built.controller.metrics_port = port
+    url = f"http://{settings.listen_host}:{port}/metrics"
+    if url_file:
+        write_text_file(url_file, url + "\n")
+    log.info("metrics at %s", url)
+    return server
 
 
 def main(argv: list[str] | None = None) -> int:

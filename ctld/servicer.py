@@ -145,7 +145,7 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
     async def GetConfig(self, request: pb.GetConfigRequest, context: Ctx) -> pb.GetConfigReply:
         entries = [
             pb.ConfigEntry(key=k, value=v)
-            for k, v in config_entries(self.ctl.conf, self.ctl.settings.port)
+            for k, v in config_entries(self.ctl.conf, self.ctl.settings.port, self.ctl.metrics_port)
         ]
         return pb.GetConfigReply(entries=entries)
 

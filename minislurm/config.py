@@ -130,6 +130,8 @@ class SlurmConfig:
     select_type_parameters: tuple[str, ...] = ()
     launch_parameters: tuple[str, ...] = ()  # use_interactive_step: salloc's shell on a node
     interactive_step_options: str = DEFAULT_INTERACTIVE_STEP_OPTIONS  # srun's, for that shell
+    metrics_type: str = ""  # MetricsType: metrics/openmetrics serves the controller's gauges
+    metrics_port: int = 0  # MetricsPort (ours): their HTTP port; 0, any free one
     topology_plugin: str = "topology/flat"
     topology_param: tuple[str, ...] = ()
     topology: Topology | None = None  # topology.conf, for topology/tree and topology/block
@@ -228,6 +230,8 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "LaunchParameters": ("launch_parameters", "list"),
     "InteractiveStepOptions": ("interactive_step_options", "str"),
     "TopologyPlugin": ("topology_plugin", "topology"),
+    "MetricsType": ("metrics_type", "metrics"),
+    "MetricsPort": ("metrics_port", "port"),
     "TopologyParam": ("topology_param", "list"),
 }
 PREEMPT_TYPES = ("preempt/none", "preempt/partition_prio", "preempt/qos")
@@ -241,6 +245,7 @@ _CHOICES = {
     "preempt": PREEMPT_TYPES,
     "preemptmode": PREEMPT_MODES,
     "topology": topology.PLUGINS,
+    "metrics": ("metrics/openmetrics",),
 }
 
 _NODE_KEYS = (

@@ -52,9 +52,19 @@ def write_port_file(path: str, port: int) -> None:
         path: the file.
         port: the bound port.
     """
+    write_text_file(path, f"{port}\n")
+
+
+def write_text_file(path: str, text: str) -> None:
+    """Write a file atomically (readers never see half of it).
+
+    Args:
+        path: the file.
+        text: its content.
+    """
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w") as f:
-        f.write(f"{port}\n")
+        f.write(text)
     os.replace(tmp, path)
 
 

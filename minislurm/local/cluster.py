@@ -3,7 +3,8 @@
 ``minislurm cluster up`` and the end-to-end tests both use this. Everything
 lives under one directory (``$MINISLURM_HOME`` or ``~/.minislurm``):
 ``slurm.conf`` and ``gres.conf``, ``state/`` (the database), ``spool/<node>/``,
-``log/`` and one pid file per daemon. A slurmd may serve several nodes
+``log/``, one pid file per daemon and, with ``MetricsType`` set,
+``metrics.url`` (the controller's metrics endpoints). A slurmd may serve several nodes
 (``--nodes-per-slurmd``); ``slurmd.groups`` then lists each one's nodes.
 Ports are chosen by the kernel: the controller binds port 0 and reports it,
 and ``slurm.conf`` is then rewritten with that port so commands and agents
@@ -35,6 +36,7 @@ from nodeagent.spool import stepd_pid
 
 CTLD = "slurmctld"
 GROUPS_FILE = "slurmd.groups"  # the nodes of each slurmd process, a hostlist per line
+METRICS_URL_FILE = "metrics.url"  # the metrics endpoints' base URL, with MetricsType set
 PROVISIONAL_PORT = 6817  # in slurm.conf until the controller reports its real port
 
 
@@ -371,6 +373,9 @@ class LocalCluster:
         with_port = "0" if first_start else str(port)
         if os.path.exists(port_file) and not first_start:
             os.unlink(port_file)
+        metrics_url = self.path(METRICS_URL_FILE)  # written anew when MetricsType is set
+        if os.path.exists(metrics_url):
+            os.unlink(metrics_url)
         pid = self._spawn(
             CTLD,
             [
@@ -388,6 +393,8 @@ class LocalCluster:
                 with_port,
                 "--port-file",
                 port_file,
+                "--metrics-url-file",
+                metrics_url,
             ],
         )
         wait_until(

@@ -469,3 +469,17 @@ def test_memory_is_consumable_unless_select_type_parameters_leave_it_out(
     params: tuple[str, ...], consumable: bool
 ) -> None:
     assert SlurmConfig(select_type_parameters=params).memory_consumable is consumable
+
+
+def test_metrics_type_and_port_are_read_and_shown(tmp_path: Path) -> None:
+    conf = _load(tmp_path, "MetricsType=metrics/openmetrics\nMetricsPort=6820\n")
+    assert (conf.metrics_type, conf.metrics_port) == ("metrics/openmetrics", 6820)
+    shown = dict(config_entries(conf, 6817, metrics_port=6820))
+    assert (shown["MetricsType"], shown["MetricsPort"]) == ("metrics/openmetrics", "6820")
+    default = dict(config_entries(_load(tmp_path, "ClusterName=c\n"), 6817))
+    assert default["MetricsType"] == "(null)" and "MetricsPort" not in default
+
+
+def test_an_unknown_metrics_plugin_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="MetricsType"):
+        _load(tmp_path, "MetricsType=metrics/bogus\n")
