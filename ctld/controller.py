@@ -23,6 +23,7 @@ from sqlalchemy import Engine
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld.accounting.manager import Accounting
+from ctld.diag import JobTally
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.looplag import LoopLag
@@ -30,7 +31,7 @@ from ctld.nodectl import NodeControl
 from ctld.ranking import Ranking, weights_of
 from ctld.resv.manager import Reservations
 from ctld.runner import IntentRunner
-from ctld.scheduling import SchedulerLoop
+from ctld.scheduling import PassStats, SchedulerLoop
 from ctld.settings import CtldSettings
 from ctld.starts import Starts
 from ctld.state import ClusterState
@@ -54,6 +55,7 @@ class Controller:
         self._engine = engine
         self.start_time = time.time()
         self.metrics_port = 0  # where the OpenMetrics endpoints listen, once they do
+        self.stats_since = self.start_time  # sdiag's "Data since": the start or the last reset
         self.state = ClusterState(
             nodeops.configured_nodes(conf),
             conf.partitions,
@@ -147,6 +149,13 @@ class Controller:
             task.cancel()
         await asyncio.gather(*chores, return_exceptions=True)
         await self.runner.close()
+
+    def reset_statistics(self) -> None:
+        """sdiag -r: the job counts and the scheduler's cycles start again from now."""
+        self.ledger.tally = JobTally()
+        self.scheduler.full_stats = PassStats()
+        self.scheduler.event_stats = PassStats()
+        self.stats_since = time.time()
 
     def close(self) -> None:
         """Close the database."""

@@ -132,6 +132,7 @@ class JobControl:
         with self._ledger.transaction() as s:
             repo.insert_jobs(s, new)
         for job, _ in new:
+            self._ledger.tally.see(None, job)
             self._state.put_job(job)
         self._scheduler.kick()
         # Slurm gives an array no reason when it is submitted, only in its next cycle.

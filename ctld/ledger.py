@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ctld import steps as stepops
 from ctld.accounting import runs as acctruns
+from ctld.diag import JobTally
 from ctld.state import ClusterState
 from ctld.store import repo, runrepo
 from minislurm.model import Job, Step
@@ -38,6 +39,7 @@ class Ledger:
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._job_waiters: dict[int, list[asyncio.Future[None]]] = {}
         self._listeners: list[Callable[[Job], None]] = []
+        self.tally = JobTally()  # sdiag's job counts: what the commits did
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
@@ -86,6 +88,7 @@ class Ledger:
             for run in runs:
                 runrepo.archive_run(s, run)
         for job in changed:
+            self.tally.see(self.state.jobs.get(job.job_id), job)
             self.state.put_job(job)
             for listener in self._listeners:
                 listener(job)

@@ -22,7 +22,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import sessionmaker
 
 from ctld.controller import Controller
-from ctld.servicer import DAEMON_ONLY, SlurmControllerServicer
+from ctld.diag import RpcStats
+from ctld.servicer import DAEMON_ONLY, CallTimer, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
 from minislurm.conffile import find_config
@@ -125,7 +126,8 @@ def build_server(settings: CtldSettings) -> CtldServer:
     """
     verify = verifier_for(settings.conf.auth_type, settings.cluster_key)
     guard = Authenticator(verify, daemon_only=DAEMON_ONLY, privileged=settings.operators)
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[guard])
+    rpc_stats = RpcStats()
+    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[CallTimer(rpc_stats), guard])
     try:
         port = tls.add_port(
             server, f"{settings.listen_host}:{settings.port}", settings.conf.tls_files()
@@ -141,7 +143,9 @@ def build_server(settings: CtldSettings) -> CtldServer:
     repo.create_schema(engine)
     controller = Controller(settings, engine)
     controller.load()
-    servicer = SlurmControllerServicer(controller, sessionmaker(engine, expire_on_commit=False))
+    servicer = SlurmControllerServicer(
+        controller, sessionmaker(engine, expire_on_commit=False), rpc_stats
+    )
     pb_grpc.add_SlurmControllerServicer_to_server(servicer, server)
     return CtldServer(server, controller, servicer, port)
 

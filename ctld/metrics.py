@@ -304,6 +304,15 @@ class Metrics:
         pending = sum(1 for j in self._ctl.state.jobs.values() if j.state is JobState.PENDING)
         running = sum(1 for j in self._ctl.state.jobs.values() if j.state is JobState.RUNNING)
         yield _gauge("slurm_schedule_queue_len", "Jobs pending queue length", pending)
+        tally = self._ctl.ledger.tally
+        for name, value in (
+            ("submitted", tally.submitted),
+            ("started", tally.started),
+            ("completed", tally.completed),
+            ("canceled", tally.canceled),
+            ("failed", tally.failed),
+        ):
+            yield _gauge(f"slurm_sdiag_jobs_{name}", f"Jobs {name} since reset", value)
         yield _gauge("slurm_sdiag_jobs_pending", "Jobs pending at timestamp", pending)
         yield _gauge("slurm_sdiag_jobs_running", "Jobs running at timestamp", running)
         yield _gauge(

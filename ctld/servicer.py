@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import grpc
 from sqlalchemy.orm import Session, sessionmaker
@@ -23,10 +25,14 @@ from ctld.accounting.show import assoc_listing, priorities
 from ctld.arrays import task_label
 from ctld.confshow import config_entries
 from ctld.controller import Controller
+from ctld.diag import CallCount, RpcStats
 from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
 from minislurm import VERSION_LINE
 from minislurm import requests as rq
+from minislurm.errors import PermissionDenied
+from minislurm.security.authgrpc import caller_uid
+from minislurm.states import JobState
 from minislurm.wire import convert
 from minislurm.wire.jobinfos import JobInfos
 from minislurm.wire.rpc import minislurm_pb2 as pb
@@ -35,6 +41,8 @@ from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 if TYPE_CHECKING:
     Ctx = grpc.aio.ServicerContext[Any, Any]
 
+K = TypeVar("K")
+
 # Methods only node agents (root or SlurmUser) may call; minislurm.security.authgrpc enforces it.
 DAEMON_ONLY = frozenset({"RegisterNodes", "Heartbeats", "JobComplete", "StepComplete"})
 
@@ -42,8 +50,11 @@ DAEMON_ONLY = frozenset({"RegisterNodes", "Heartbeats", "JobComplete", "StepComp
 class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
     """Serves commands and node agents."""
 
-    def __init__(self, controller: Controller, sessions: sessionmaker[Session]) -> None:
+    def __init__(
+        self, controller: Controller, sessions: sessionmaker[Session], rpc_stats: RpcStats
+    ) -> None:
         self.ctl = controller
+        self.rpc_stats = rpc_stats  # sdiag's RPC counts
         self.sessions = sessions  # read transactions of our own (accounting)
         self.infos = JobInfos(
             controller.state.jobs, controller.ranking.priority, controller.jobs.expected_start
@@ -166,7 +177,14 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
     @grpc_errors
     async def GetStats(self, request: pb.GetStatsRequest, context: Ctx) -> pb.GetStatsReply:
+        if request.reset:
+            if request.requester_uid not in self.ctl.accounting.privileges:
+                raise PermissionDenied("Access/permission denied")
+            self.ctl.reset_statistics()
+            self.rpc_stats.reset()
         full, event = self.ctl.scheduler.full_stats, self.ctl.scheduler.event_stats
+        tally = self.ctl.ledger.tally
+        states = Counter(job.state for job in self.ctl.state.jobs.values())
         return pb.GetStatsReply(
             sched_cycle_last_us=_us(event.last),
             sched_cycle_max_us=_us(event.longest),
@@ -176,7 +194,23 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             bf_cycle_max_us=_us(full.longest),
             bf_cycle_sum_us=_us(full.total),
             bf_cycle_count=full.count,
-            server_start=int(self.ctl.start_time),
+            server_start=int(self.ctl.stats_since),
+            jobs_submitted=tally.submitted,
+            jobs_started=tally.started,
+            jobs_completed=tally.completed,
+            jobs_canceled=tally.canceled,
+            jobs_failed=tally.failed,
+            jobs_pending=states[JobState.PENDING],
+            jobs_running=states[JobState.RUNNING],
+            now=int(time.time()),
+            rpcs_by_type=[
+                pb.RpcCount(name=name, count=c.count, total_us=_us(c.seconds))
+                for name, c in _most_first(self.rpc_stats.by_method)
+            ],
+            rpcs_by_user=[
+                pb.RpcCount(uid=uid, count=c.count, total_us=_us(c.seconds))
+                for uid, c in _most_first(self.rpc_stats.by_uid)
+            ],
         )
 
     @grpc_errors
@@ -318,3 +352,52 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
 
 def _us(seconds: float) -> int:
     return round(seconds * 1e6)
+
+
+def _most_first(table: Mapping[K, CallCount]) -> list[tuple[K, CallCount]]:
+    return sorted(table.items(), key=lambda item: -item[1].count)
+
+
+class CallTimer(grpc.aio.ServerInterceptor):
+    """Times every call of the service into an :class:`~ctld.diag.RpcStats` (sdiag's RPC lines).
+
+    Placed outside the Authenticator, it times the whole call and, once that
+    is done, knows its caller (``caller_uid``).
+
+    Args:
+        stats: where the calls are counted.
+    """
+
+    def __init__(self, stats: RpcStats) -> None:
+        self.stats = stats
+
+    async def intercept_service(self, continuation: Any, details: Any) -> Any:
+        """Wrap the handler of ``details.method`` in a timer."""
+        handler = await continuation(details)
+        if handler is None:
+            return handler
+        name = details.method.rsplit("/", 1)[-1]
+        if handler.unary_unary is not None:
+            inner = handler.unary_unary
+
+            async def unary(request: Any, context: Any) -> Any:
+                began = time.perf_counter()
+                try:
+                    return await inner(request, context)
+                finally:
+                    self.stats.record(name, caller_uid(), time.perf_counter() - began)
+
+            return handler._replace(unary_unary=unary)
+        if handler.unary_stream is not None:
+            inner_stream = handler.unary_stream
+
+            async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+                began = time.perf_counter()
+                try:
+                    async for reply in inner_stream(request, context):
+                        yield reply
+                finally:
+                    self.stats.record(name, caller_uid(), time.perf_counter() - began)
+
+            return handler._replace(unary_stream=stream)
+        return handler

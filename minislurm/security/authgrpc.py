@@ -25,6 +25,7 @@ import os
 import pwd
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from contextvars import ContextVar
 from typing import Any
 
 import grpc
@@ -39,6 +40,13 @@ Verifier = Callable[[str, str], Awaitable[auth.Identity]]
 """Checks ``(token, method)``; raises :class:`minislurm.security.auth.AuthError`."""
 
 DENIED = "Access/permission denied"
+# The uid of the call being handled (each call is a task of its own), once authenticated.
+_CALLER: ContextVar[int] = ContextVar("caller_uid", default=-1)
+
+
+def caller_uid() -> int:
+    """The authenticated caller of the call being handled; -1 before (or without) that."""
+    return _CALLER.get()
 
 
 def privileged_uids(slurm_user: str = "root") -> frozenset[int]:
@@ -141,6 +149,7 @@ class Authenticator(grpc.aio.ServerInterceptor):
                 grpc.StatusCode.UNAUTHENTICATED, f"Protocol authentication error: {err}"
             )
             raise  # abort raises; this line is for the type checker
+        _CALLER.set(who.uid)
         denied = self.bind(name, request, who)
         if denied:
             log.warning(

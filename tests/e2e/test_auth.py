@@ -152,6 +152,9 @@ def test_the_uid_in_a_request_is_the_authenticated_one(cluster: TestCluster) -> 
         with pytest.raises(RpcError) as err:
             client.call("JobComplete", node="n1")
         assert err.value.code == "PERMISSION_DENIED"
+        with pytest.raises(RpcError) as err:  # sdiag -r: operators only
+            client.call("GetStats", reset=True, requester_uid=0)
+        assert err.value.code == "PERMISSION_DENIED"
     assert cluster.state(job_id) == "PENDING"
     assert cluster.run("scancel", str(job_id)).rc == 0
 

@@ -118,6 +118,7 @@ def test_scheduler_counts_grow_with_passes(cluster: TestCluster) -> None:
     assert after["slurm_sdiag_jobs_running"] == count(
         cluster, "squeue", "-h", "-t", "R", "-o", "%i"
     )
+    assert after["slurm_sdiag_jobs_completed"] == before["slurm_sdiag_jobs_completed"] + 1
 
 
 def raw_request(cluster: TestCluster, data: bytes) -> bytes:

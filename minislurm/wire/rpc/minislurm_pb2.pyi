@@ -697,11 +697,15 @@ class PingReply(_message.Message):
     def __init__(self, cluster: _Optional[str] = ..., version: _Optional[str] = ..., now: _Optional[int] = ...) -> None: ...
 
 class GetStatsRequest(_message.Message):
-    __slots__ = ()
-    def __init__(self) -> None: ...
+    __slots__ = ("reset", "requester_uid")
+    RESET_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    reset: bool
+    requester_uid: int
+    def __init__(self, reset: _Optional[bool] = ..., requester_uid: _Optional[int] = ...) -> None: ...
 
 class GetStatsReply(_message.Message):
-    __slots__ = ("sched_cycle_last_us", "sched_cycle_max_us", "sched_cycle_sum_us", "sched_cycle_count", "bf_cycle_last_us", "bf_cycle_max_us", "bf_cycle_sum_us", "bf_cycle_count", "server_start")
+    __slots__ = ("sched_cycle_last_us", "sched_cycle_max_us", "sched_cycle_sum_us", "sched_cycle_count", "bf_cycle_last_us", "bf_cycle_max_us", "bf_cycle_sum_us", "bf_cycle_count", "server_start", "jobs_submitted", "jobs_started", "jobs_completed", "jobs_canceled", "jobs_failed", "jobs_pending", "jobs_running", "now", "rpcs_by_type", "rpcs_by_user")
     SCHED_CYCLE_LAST_US_FIELD_NUMBER: _ClassVar[int]
     SCHED_CYCLE_MAX_US_FIELD_NUMBER: _ClassVar[int]
     SCHED_CYCLE_SUM_US_FIELD_NUMBER: _ClassVar[int]
@@ -711,6 +715,16 @@ class GetStatsReply(_message.Message):
     BF_CYCLE_SUM_US_FIELD_NUMBER: _ClassVar[int]
     BF_CYCLE_COUNT_FIELD_NUMBER: _ClassVar[int]
     SERVER_START_FIELD_NUMBER: _ClassVar[int]
+    JOBS_SUBMITTED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_STARTED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_COMPLETED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_CANCELED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_FAILED_FIELD_NUMBER: _ClassVar[int]
+    JOBS_PENDING_FIELD_NUMBER: _ClassVar[int]
+    JOBS_RUNNING_FIELD_NUMBER: _ClassVar[int]
+    NOW_FIELD_NUMBER: _ClassVar[int]
+    RPCS_BY_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RPCS_BY_USER_FIELD_NUMBER: _ClassVar[int]
     sched_cycle_last_us: int
     sched_cycle_max_us: int
     sched_cycle_sum_us: int
@@ -720,7 +734,29 @@ class GetStatsReply(_message.Message):
     bf_cycle_sum_us: int
     bf_cycle_count: int
     server_start: int
-    def __init__(self, sched_cycle_last_us: _Optional[int] = ..., sched_cycle_max_us: _Optional[int] = ..., sched_cycle_sum_us: _Optional[int] = ..., sched_cycle_count: _Optional[int] = ..., bf_cycle_last_us: _Optional[int] = ..., bf_cycle_max_us: _Optional[int] = ..., bf_cycle_sum_us: _Optional[int] = ..., bf_cycle_count: _Optional[int] = ..., server_start: _Optional[int] = ...) -> None: ...
+    jobs_submitted: int
+    jobs_started: int
+    jobs_completed: int
+    jobs_canceled: int
+    jobs_failed: int
+    jobs_pending: int
+    jobs_running: int
+    now: int
+    rpcs_by_type: _containers.RepeatedCompositeFieldContainer[RpcCount]
+    rpcs_by_user: _containers.RepeatedCompositeFieldContainer[RpcCount]
+    def __init__(self, sched_cycle_last_us: _Optional[int] = ..., sched_cycle_max_us: _Optional[int] = ..., sched_cycle_sum_us: _Optional[int] = ..., sched_cycle_count: _Optional[int] = ..., bf_cycle_last_us: _Optional[int] = ..., bf_cycle_max_us: _Optional[int] = ..., bf_cycle_sum_us: _Optional[int] = ..., bf_cycle_count: _Optional[int] = ..., server_start: _Optional[int] = ..., jobs_submitted: _Optional[int] = ..., jobs_started: _Optional[int] = ..., jobs_completed: _Optional[int] = ..., jobs_canceled: _Optional[int] = ..., jobs_failed: _Optional[int] = ..., jobs_pending: _Optional[int] = ..., jobs_running: _Optional[int] = ..., now: _Optional[int] = ..., rpcs_by_type: _Optional[_Iterable[_Union[RpcCount, _Mapping]]] = ..., rpcs_by_user: _Optional[_Iterable[_Union[RpcCount, _Mapping]]] = ...) -> None: ...
+
+class RpcCount(_message.Message):
+    __slots__ = ("name", "uid", "count", "total_us")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_US_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    uid: int
+    count: int
+    total_us: int
+    def __init__(self, name: _Optional[str] = ..., uid: _Optional[int] = ..., count: _Optional[int] = ..., total_us: _Optional[int] = ...) -> None: ...
 
 class AgentJob(_message.Message):
     __slots__ = ("job_id", "running", "status")

@@ -349,6 +349,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (3, 'now', 'int64', '', False, '', ''),
     ),
     'minislurm.v1.GetStatsRequest': (
+        (1, 'reset', 'bool', '', False, '', ''),
+        (2, 'requester_uid', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.GetStatsReply': (
         (1, 'sched_cycle_last_us', 'uint64', '', False, '', ''),
@@ -360,6 +362,22 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (7, 'bf_cycle_sum_us', 'uint64', '', False, '', ''),
         (8, 'bf_cycle_count', 'uint32', '', False, '', ''),
         (9, 'server_start', 'int64', '', False, '', ''),
+        (10, 'jobs_submitted', 'uint32', '', False, '', ''),
+        (11, 'jobs_started', 'uint32', '', False, '', ''),
+        (12, 'jobs_completed', 'uint32', '', False, '', ''),
+        (13, 'jobs_canceled', 'uint32', '', False, '', ''),
+        (14, 'jobs_failed', 'uint32', '', False, '', ''),
+        (15, 'jobs_pending', 'uint32', '', False, '', ''),
+        (16, 'jobs_running', 'uint32', '', False, '', ''),
+        (17, 'now', 'int64', '', False, '', ''),
+        (18, 'rpcs_by_type', 'message', 'repeated', False, 'minislurm.v1.RpcCount', ''),
+        (19, 'rpcs_by_user', 'message', 'repeated', False, 'minislurm.v1.RpcCount', ''),
+    ),
+    'minislurm.v1.RpcCount': (
+        (1, 'name', 'string', '', False, '', ''),
+        (2, 'uid', 'int32', '', False, '', ''),
+        (3, 'count', 'uint32', '', False, '', ''),
+        (4, 'total_us', 'uint64', '', False, '', ''),
     ),
     'minislurm.v1.AgentJob': (
         (1, 'job_id', 'uint32', '', False, '', ''),
