@@ -4,7 +4,8 @@ Every change of a job or step goes through :class:`Ledger`, so the
 database and :class:`~ctld.state.ClusterState` never disagree, and
 whoever waits for a job to change hears of it after the commit.
 
-Imports ctld.store, ctld.state, ctld.steps, ctld.acctruns and minislurm; no gRPC.
+Imports ctld.store, ctld.state, ctld.steps, ctld.acctruns, ctld.diag, ctld.events and
+minislurm; no gRPC.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from contextlib import contextmanager, suppress
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from ctld import events
 from ctld import steps as stepops
 from ctld.accounting import runs as acctruns
 from ctld.diag import JobTally
@@ -96,6 +98,7 @@ class Ledger:
         for step in ended_steps:
             self.state.put_step(step)
         for run in runs:  # the next run numbers its steps from 0 again
+            events.log.info("%s", events.requeue_event(run))
             self.state.steps.pop(run.job.job_id, None)
         return changed
 

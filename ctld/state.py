@@ -2,9 +2,10 @@
 
 The controller is the database's only writer, so after each commit it puts
 the same records here; queries and scheduling read this view instead of
-the database. Records are frozen dataclasses, replaced whole.
+the database. Records are frozen dataclasses, replaced whole. A node's
+change an operator acts on is logged as it is put (ctld.events).
 
-Imports only minislurm.
+Imports ctld.events, ctld.sched.knobs and minislurm.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from ctld import events
 from ctld.sched.knobs import DEFAULT_MAX_SWITCH_WAIT
 from minislurm.config import PartitionConfig
 from minislurm.model import Allocation, Job, Node, Resv, Step
@@ -150,6 +152,9 @@ class ClusterState:
         Args:
             node: the new record.
         """
+        said = events.node_event(self.nodes.get(node.name), node)
+        if said:
+            events.log.info("%s", said)
         self.nodes[node.name] = node
         self._node_touched(node.name)
 

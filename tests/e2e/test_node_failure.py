@@ -134,6 +134,10 @@ def test_a_job_whose_agent_is_gone_too_long_never_runs_twice(quick_cluster: Test
     assert "CANCELLED" in out.read_text() and "DUE TO NODE FAILURE" in out.read_text()
     cluster.start()  # the agent returns: the node is back in service
     wait_until(lambda: node_info(cluster, node)["State"] == "IDLE", 20, "node back IDLE")
+    said = (cluster.home / "log" / "slurmctld.log").read_text()
+    assert f'event=node_down node={node} reason="Not responding" uid=0' in said
+    assert f"event=job_requeue job={job_id} run=0 ended=NODE_FAIL nodes={node}" in said
+    assert f"event=node_resume node={node}" in said
     assert cluster.job(job_id)["JobState"] == "RUNNING"
     assert not doubles.exists()
     assert cluster.run("scancel", str(job_id)).rc == 0
@@ -259,6 +263,9 @@ def test_drained_node_finishes_its_jobs_and_takes_no_new_ones(
     assert cluster.run(*update, "State=RESUME").rc == 0
     assert cluster.wait_state(pinned)["JobState"] == "COMPLETED"
     assert cluster.run(*sinfo).out.strip() == "idle"
+    said = (cluster.home / "log" / "slurmctld.log").read_text()
+    assert "event=node_drain node=n1 reason=maintenance uid=0" in said
+    assert "event=node_resume node=n1" in said
 
 
 @pytest.mark.slow
