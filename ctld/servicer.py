@@ -47,7 +47,44 @@ K = TypeVar("K")
 DAEMON_ONLY = frozenset({"RegisterNodes", "Heartbeats", "JobComplete", "StepComplete"})
 
 
-class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
+class AgentCalls:
+    """The calls node agents make: registrations, heartbeats, and the ends they report."""
+
+    ctl: Controller
+
+    @grpc_errors
+    async def RegisterNodes(
+        self, request: pb.RegisterNodesRequest, context: Ctx
+    ) -> pb.RegisterNodesReply:
+        registrations = [convert.record(rq.Registration, node) for node in request.nodes]
+        kills, interval = self.ctl.nodes.register(registrations)
+        return pb.RegisterNodesReply(
+            nodes=[pb.RegisterNodeReply(kill_job_ids=k, heartbeat_interval=interval) for k in kills]
+        )
+
+    @grpc_errors
+    async def Heartbeats(self, request: pb.HeartbeatsRequest, context: Ctx) -> pb.HeartbeatsReply:
+        beats = [convert.record(rq.Heartbeat, node) for node in request.nodes]
+        return pb.HeartbeatsReply(
+            nodes=[pb.HeartbeatReply(reregister=r) for r in self.ctl.nodes.heartbeat(beats)]
+        )
+
+    @grpc_errors
+    async def JobComplete(
+        self, request: pb.JobCompleteRequest, context: Ctx
+    ) -> pb.JobCompleteReply:
+        await self.ctl.jobs.batch_ended(request.node, convert.record(rq.JobStatus, request.status))
+        return pb.JobCompleteReply()
+
+    @grpc_errors
+    async def StepComplete(
+        self, request: pb.StepCompleteRequest, context: Ctx
+    ) -> pb.StepCompleteReply:
+        await self.ctl.steps.step_complete(convert.record(rq.StepEnd, request))
+        return pb.StepCompleteReply()
+
+
+class SlurmControllerServicer(AgentCalls, pb_grpc.SlurmControllerServicer):  # type: ignore[misc]  # generated base is untyped
     """Serves commands and node agents."""
 
     def __init__(
@@ -214,30 +251,6 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
         )
 
     @grpc_errors
-    async def RegisterNodes(
-        self, request: pb.RegisterNodesRequest, context: Ctx
-    ) -> pb.RegisterNodesReply:
-        registrations = [convert.record(rq.Registration, node) for node in request.nodes]
-        kills, interval = self.ctl.nodes.register(registrations)
-        return pb.RegisterNodesReply(
-            nodes=[pb.RegisterNodeReply(kill_job_ids=k, heartbeat_interval=interval) for k in kills]
-        )
-
-    @grpc_errors
-    async def Heartbeats(self, request: pb.HeartbeatsRequest, context: Ctx) -> pb.HeartbeatsReply:
-        beats = [convert.record(rq.Heartbeat, node) for node in request.nodes]
-        return pb.HeartbeatsReply(
-            nodes=[pb.HeartbeatReply(reregister=r) for r in self.ctl.nodes.heartbeat(beats)]
-        )
-
-    @grpc_errors
-    async def JobComplete(
-        self, request: pb.JobCompleteRequest, context: Ctx
-    ) -> pb.JobCompleteReply:
-        await self.ctl.jobs.batch_ended(request.node, convert.record(rq.JobStatus, request.status))
-        return pb.JobCompleteReply()
-
-    @grpc_errors
     async def CreateStep(self, request: pb.CreateStepRequest, context: Ctx) -> pb.CreateStepReply:
         spec = convert.record(rq.StepRequest, request.spec)
         step, job = await self.ctl.steps.create_step_patiently(spec)
@@ -248,13 +261,6 @@ class SlurmControllerServicer(pb_grpc.SlurmControllerServicer):  # type: ignore[
             credential=convert.credential(info, job, self.ctl.settings.cluster_key, now),
             job=convert.job_info(job, 0, now),
         )
-
-    @grpc_errors
-    async def StepComplete(
-        self, request: pb.StepCompleteRequest, context: Ctx
-    ) -> pb.StepCompleteReply:
-        await self.ctl.steps.step_complete(convert.record(rq.StepEnd, request))
-        return pb.StepCompleteReply()
 
     @grpc_errors
     async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
