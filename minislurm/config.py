@@ -132,6 +132,22 @@ class SlurmConfig:
     interactive_step_options: str = DEFAULT_INTERACTIVE_STEP_OPTIONS  # srun's, for that shell
     metrics_type: str = ""  # MetricsType: metrics/openmetrics serves the controller's gauges
     metrics_port: int = 0  # MetricsPort (ours): their HTTP port; 0, any free one
+    prolog: tuple[str, ...] = ()  # Prolog: programs (or globs) slurmd runs before a job's tasks
+    epilog: tuple[str, ...] = ()  # Epilog: programs slurmd runs when a job ends on the node
+    prolog_flags: tuple[str, ...] = ()  # PrologFlags: Alloc, NoHold, Serial...
+    prolog_epilog_timeout: int = 0  # seconds; 0: wait for them as long as they run
+    prolog_timeout: int = 0  # PrologTimeout; 0: PrologEpilogTimeout
+    epilog_timeout: int = 0  # EpilogTimeout; 0: PrologEpilogTimeout
+    prolog_slurmctld: tuple[str, ...] = ()  # run by the controller at a job's allocation
+    epilog_slurmctld: tuple[str, ...] = ()  # run by the controller at a job's end
+    task_prolog: str = ""  # TaskProlog: run as the user before each task; sets its environment
+    task_epilog: str = ""  # TaskEpilog: run as the user after each task
+    srun_prolog: str = ""  # SrunProlog: srun runs it before a step
+    srun_epilog: str = ""  # SrunEpilog: srun runs it after a step
+    health_check_program: str = ""  # HealthCheckProgram: run by slurmd, as root
+    health_check_interval: int = 0  # seconds between its runs; 0: only at slurmd's start
+    health_check_node_state: tuple[str, ...] = ("ANY",)  # the nodes it runs on
+    reboot_program: str = ""  # RebootProgram: what ``scontrol reboot`` runs on a node
     topology_plugin: str = "topology/flat"
     topology_param: tuple[str, ...] = ()
     topology: Topology | None = None  # topology.conf, for topology/tree and topology/block
@@ -181,6 +197,21 @@ class SlurmConfig:
         """Whether jobs hold memory: ``SelectTypeParameters`` CR_*_Memory, Slurm's default."""
         params = self.select_type_parameters
         return not params or any(p.upper().endswith("MEMORY") for p in params)
+
+    @property
+    def prolog_at_alloc(self) -> bool:
+        """Whether Prolog runs at a job's allocation on all its nodes (``PrologFlags=Alloc``)."""
+        return any(flag != "Serial" for flag in self.prolog_flags)
+
+    @property
+    def prolog_wait(self) -> int:
+        """Seconds a Prolog may run before it is killed as failed; 0: no limit."""
+        return self.prolog_timeout or self.prolog_epilog_timeout
+
+    @property
+    def epilog_wait(self) -> int:
+        """Seconds an Epilog may run before it is killed as failed; 0: no limit."""
+        return self.epilog_timeout or self.prolog_epilog_timeout
 
     @property
     def gres_conf_path(self) -> str:
@@ -233,7 +264,28 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "MetricsType": ("metrics_type", "metrics"),
     "MetricsPort": ("metrics_port", "port"),
     "TopologyParam": ("topology_param", "list"),
+    "Prolog": ("prolog", "scripts"),
+    "Epilog": ("epilog", "scripts"),
+    "PrologFlags": ("prolog_flags", "prologflags"),
+    "PrologEpilogTimeout": ("prolog_epilog_timeout", "int"),
+    "PrologTimeout": ("prolog_timeout", "int"),
+    "EpilogTimeout": ("epilog_timeout", "int"),
+    "PrologSlurmctld": ("prolog_slurmctld", "scripts"),
+    "EpilogSlurmctld": ("epilog_slurmctld", "scripts"),
+    "TaskProlog": ("task_prolog", "script"),
+    "TaskEpilog": ("task_epilog", "script"),
+    "SrunProlog": ("srun_prolog", "script"),
+    "SrunEpilog": ("srun_epilog", "script"),
+    "HealthCheckProgram": ("health_check_program", "script"),
+    "HealthCheckInterval": ("health_check_interval", "int"),
+    "HealthCheckNodeState": ("health_check_node_state", "hcstates"),
+    "RebootProgram": ("reboot_program", "script"),
 }
+# PrologFlags Slurm knows; all but Serial and NoHold's own meaning imply Alloc.
+PROLOG_FLAGS = (
+    "Alloc", "Contain", "DeferBatch", "NoHold", "ForceRequeueOnFail", "RunInJob", "Serial", "X11",
+)  # fmt: skip
+HEALTH_CHECK_STATES = ("ALLOC", "ANY", "CYCLE", "IDLE", "MIXED", "NONDRAINED_IDLE", "START_ONLY")
 PREEMPT_TYPES = ("preempt/none", "preempt/partition_prio", "preempt/qos")
 PREEMPT_MODES = ("OFF", "CANCEL", "REQUEUE")  # SUSPEND and GANG are not supported
 _CONTROLLER_KEYS = ("SlurmctldHost", "ControlMachine", "ControlAddr")
@@ -260,45 +312,37 @@ _PARTITION_KEYS = (
 
 IGNORED_KEYS = frozenset(
     """
-    AccountingStorageBackupHost AccountingStorageExternalHost
-    AccountingStorageHost AccountingStorageParameters AccountingStoragePass
-    AccountingStoragePort AccountingStorageTRES AccountingStorageType AccountingStorageUser
-    AccountingStoreFlags AcctGatherEnergyType AcctGatherFilesystemType
-    AcctGatherInterconnectType AcctGatherNodeFreq AcctGatherProfileType
-    AllowSpecResourcesUsage AuthAltParameters AuthAltTypes AuthInfo BackupAddr
-    BackupController BatchStartTimeout BcastExclude BcastParameters BurstBufferType
-    CliFilterPlugins CommunicationParameters CompleteWait CoreSpecPlugin CpuFreqDef
-    CpuFreqGovernors CredType DebugFlags DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode
-    DependencyParameters DisableRootJobs EioTimeout EnforcePartLimits Epilog EpilogMsgTime
-    EpilogSlurmctld ExtSensorsFreq ExtSensorsType FairShareDampeningFactor FastSchedule
-    FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GroupUpdateForce GroupUpdateTime
-    HashPlugin HealthCheckInterval HealthCheckNodeState HealthCheckProgram InactiveLimit
-    JobAcctGatherParams JobAcctGatherType
+    AccountingStorageBackupHost AccountingStorageExternalHost AccountingStorageHost
+    AccountingStorageParameters AccountingStoragePass AccountingStoragePort AccountingStorageTRES
+    AccountingStorageType AccountingStorageUser AccountingStoreFlags AcctGatherEnergyType
+    AcctGatherFilesystemType AcctGatherInterconnectType AcctGatherNodeFreq AcctGatherProfileType
+    AllowSpecResourcesUsage AuthAltParameters AuthAltTypes AuthInfo BackupAddr BackupController
+    BatchStartTimeout BcastExclude BcastParameters BurstBufferType CliFilterPlugins
+    CommunicationParameters CompleteWait CoreSpecPlugin CpuFreqDef CpuFreqGovernors CredType
+    DebugFlags DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode DependencyParameters
+    DisableRootJobs EioTimeout EnforcePartLimits EpilogMsgTime ExtSensorsFreq ExtSensorsType
+    FairShareDampeningFactor FastSchedule FederationParameters FirstJobId GetEnvTimeout GpuFreqDef
+    GroupUpdateForce GroupUpdateTime HashPlugin InactiveLimit JobAcctGatherParams JobAcctGatherType
     JobCompHost JobCompLoc JobCompParams JobCompPass JobCompPort JobCompType JobCompUser
-    JobContainerType JobFileAppend JobSubmitPlugins KeepAliveTime KillOnBadExit
-    Licenses LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU
-    MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode MCSParameters MCSPlugin
-    MessageTimeout MpiDefault MpiParams OverTimeLimit PluginDir PlugStackConfig
-    PowerParameters PowerPlugin PreemptParameters
+    JobContainerType JobFileAppend JobSubmitPlugins KeepAliveTime KillOnBadExit Licenses
+    LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU MaxMemPerNode MaxNodeCount
+    MaxStepCount MaxTasksPerNode MCSParameters MCSPlugin MessageTimeout MpiDefault MpiParams
+    OverTimeLimit PluginDir PlugStackConfig PowerParameters PowerPlugin PreemptParameters
     PrEpParameters PrEpPlugins PriorityCalcPeriod PriorityFlags PriorityParameters
     PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityUsageResetPeriod
-    PriorityWeightAssoc PriorityWeightTRES PrivateData ProctrackType Prolog
-    PrologEpilogTimeout PrologFlags PrologSlurmctld PropagatePrioProcess
-    PropagateResourceLimits PropagateResourceLimitsExcept RebootProgram ReconfigFlags
-    RequeueExit RequeueExitHold ResumeFailProgram ResumeProgram ResumeRate ResumeTimeout
-    ResvEpilog ResvOverRun ResvProlog ReturnToService RoutePlugin SchedulerTimeSlice
-    ScronParameters SelectType SlurmctldAddr SlurmctldDebug SlurmctldLogFile
-    SlurmctldParameters SlurmctldPidFile SlurmctldPrimaryOffProg SlurmctldPrimaryOnProg
-    SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile SlurmdPidFile
-    SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SrunEpilog
-    SrunPortRange SrunProlog SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate
-    SuspendTime SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin
-    TaskPluginParam TaskProlog TCPTimeout TmpFS TrackWCKey
-    TreeWidth UnkillableStepProgram UnkillableStepTimeout UsePAM VSizeFactor Waittime
-    X11Parameters
-    CoreSpecCount CpuBind CpuSpecList MemSpecLimit Reason TRESWeights
-    AllocNodes AllowQos Alternate DenyAccounts DenyQos ExclusiveUser GraceTime Hidden LLN
-    MaxCPUsPerNode QOS ReqResv RootOnly PowerDownOnIdle
+    PriorityWeightAssoc PriorityWeightTRES PrivateData ProctrackType PropagatePrioProcess
+    PropagateResourceLimits PropagateResourceLimitsExcept ReconfigFlags RequeueExit RequeueExitHold
+    ResumeFailProgram ResumeProgram ResumeRate ResumeTimeout ResvEpilog ResvOverRun ResvProlog
+    ReturnToService RoutePlugin SchedulerTimeSlice ScronParameters SelectType SlurmctldAddr
+    SlurmctldDebug SlurmctldLogFile SlurmctldParameters SlurmctldPidFile SlurmctldPrimaryOffProg
+    SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile
+    SlurmdPidFile SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SrunPortRange
+    SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate SuspendTime SuspendTimeout
+    SwitchParameters SwitchType TaskPlugin TaskPluginParam TCPTimeout TmpFS TrackWCKey TreeWidth
+    UnkillableStepProgram UnkillableStepTimeout UsePAM VSizeFactor Waittime X11Parameters
+    CoreSpecCount CpuBind CpuSpecList MemSpecLimit Reason TRESWeights AllocNodes AllowQos Alternate
+    DenyAccounts DenyQos ExclusiveUser GraceTime Hidden LLN MaxCPUsPerNode QOS ReqResv RootOnly
+    PowerDownOnIdle
     """.split()
 )
 """Keys Slurm documents that we accept and ignore: no warning for these."""
@@ -337,8 +381,9 @@ def _to_list(text: str) -> tuple[str, ...]:
 
 
 def _to_choice(text: str, choices: tuple[str, ...]) -> str:
-    word = text.upper() if choices[0].isupper() else text.lower()
-    if word not in choices:
+    """The choice ``text`` names, case aside, spelt as in ``choices``."""
+    word = next((choice for choice in choices if choice.lower() == text.lower()), None)
+    if word is None:
         raise ValueError(f"expected one of {', '.join(choices)}")
     return word
 
@@ -435,6 +480,13 @@ def _convert(text: str, kind: str) -> Any:
         return params
     if kind == "acctfreq":
         return _to_acct_freq(text)
+    if kind == "prologflags":
+        return tuple(_to_choice(flag, PROLOG_FLAGS) for flag in _to_list(text))
+    if kind == "hcstates":
+        states = tuple(_to_choice(state, HEALTH_CHECK_STATES) for state in _to_list(text))
+        if not states:
+            raise ValueError("expected a node state")
+        return states
     return _to_choice(text, _CHOICES[kind])
 
 
@@ -498,7 +550,16 @@ class _Builder:
     def add_global(self, record: ConfRecord, key: str, text: str) -> None:
         if key in _GLOBAL_KEYS:
             name, kind = _GLOBAL_KEYS[key]
-            self.values[name] = _value(record, key, text, _convert, kind)
+            if kind in ("script", "scripts"):
+                # Relative to slurm.conf's directory, as Slurm reads them; Prolog and
+                # its kin may be given on several lines.
+                path = os.path.join(os.path.dirname(record.path), text) if text else ""
+                if kind == "script":
+                    self.values[name] = path
+                elif path:
+                    self.values[name] = (*self.values.get(name, ()), path)
+            else:
+                self.values[name] = _value(record, key, text, _convert, kind)
         elif key in _CONTROLLER_KEYS:
             if key == "SlurmctldHost":
                 _value(record, key, text, parse_slurmctld_host)

@@ -483,3 +483,33 @@ def test_metrics_type_and_port_are_read_and_shown(tmp_path: Path) -> None:
 def test_an_unknown_metrics_plugin_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="MetricsType"):
         _load(tmp_path, "MetricsType=metrics/bogus\n")
+
+
+def test_prolog_and_epilog_programs_are_read_as_slurm_reads_them(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        "Prolog=/etc/slurm/prolog.d/*\nPrologFlags=alloc,Serial\nEpilog=epilog.sh\n"
+        "Prolog=check-gpus\nPrologEpilogTimeout=30\nEpilogTimeout=5\nTaskProlog=/tp\n"
+        "HealthCheckProgram=/hc HealthCheckInterval=60 HealthCheckNodeState=idle,CYCLE\n"
+        "NodeName=n1\n",
+    )
+    # Several lines add up; a relative path is relative to slurm.conf's directory.
+    assert config.prolog == ("/etc/slurm/prolog.d/*", str(tmp_path / "check-gpus"))
+    assert config.epilog == (str(tmp_path / "epilog.sh"),)
+    assert config.prolog_flags == ("Alloc", "Serial")
+    assert config.prolog_at_alloc
+    assert (config.prolog_wait, config.epilog_wait) == (30, 5)
+    assert config.task_prolog == "/tp"
+    assert config.health_check_program == "/hc"
+    assert config.health_check_interval == 60
+    assert config.health_check_node_state == ("IDLE", "CYCLE")
+    assert not _load(tmp_path, "PrologFlags=Serial\nNodeName=n1\n").prolog_at_alloc
+    assert config.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["PrologFlags=Sometimes", "HealthCheckNodeState=BUSY", "PrologEpilogTimeout=-1"],
+)
+def test_malformed_prolog_settings_are_errors(tmp_path: Path, line: str) -> None:
+    assert line.split("=")[0] in str(_error(tmp_path, f"{line}\nNodeName=n1\n"))
