@@ -34,6 +34,7 @@ import sys
 import time
 
 from cli import common, stepstatus, terminal
+from minislurm.errors import PrologFailed
 from minislurm.wire.agentclient import AgentClient
 from minislurm.wire.h2grpc import RpcError
 
@@ -153,6 +154,11 @@ class StepRun:
                 self._node_failed(link, err)
 
     def _node_failed(self, link: NodeLink, err: RpcError) -> None:
+        if err.details == PrologFailed.MESSAGE:  # as Slurm's srun says it
+            where = f"{self.step_name} failed on node {link.name}"
+            _error(self.prog, f"Task launch for {where}: {err.details}")
+            self._give_up(link, f"Application launch failed: {err.details}")
+            return
         self._give_up(link, f"{link.name}: {err.details or err.code}")
 
     def _give_up(self, link: NodeLink, message: str) -> None:

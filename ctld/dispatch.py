@@ -23,6 +23,7 @@ import grpc
 
 from ctld.intents import Signal, SignalStep
 from minislurm.daemon import GRPC_OPTIONS
+from minislurm.jobenv import ScriptJob
 from minislurm.model import Job, JobScript, Step
 from minislurm.requests import NodeStepStat
 from minislurm.security import auth
@@ -171,8 +172,9 @@ class AgentDispatcher:
         job_id: int,
         outcome: str,
         kill_wait: int,
+        script_job: ScriptJob | None = None,
     ) -> None:
-        """Ask an agent to kill everything of a job on its node.
+        """Ask an agent to kill everything of a job on its node (and run its Epilog there).
 
         Args:
             node: the node.
@@ -180,6 +182,7 @@ class AgentDispatcher:
             job_id: the job.
             outcome: why (the state the job ends in).
             kill_wait: seconds between SIGTERM and SIGKILL.
+            script_job: the job as the node's Epilog sees it (when there is an Epilog).
 
         Raises:
             AgentUnreachable: no answer in time.
@@ -187,6 +190,8 @@ class AgentDispatcher:
         request = pb.TerminateJobRequest(
             job_id=job_id, outcome=outcome, kill_wait=kill_wait, time=int(time.time()), node=node
         )
+        if script_job is not None:
+            request.job.CopyFrom(convert.message(script_job))
         await self._call(
             address_of,
             f"terminate job={job_id}",

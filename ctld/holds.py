@@ -35,6 +35,7 @@ from minislurm.requests import HoldAction
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 
 REASON_REQUEUE_HELD = "job requeued in held state"  # scontrol requeuehold (a user's hold)
+REASON_LAUNCH_HELD = "launch failed requeued held"  # its Prolog failed on a node (admin hold)
 
 
 def held_reason(kind: str) -> str:

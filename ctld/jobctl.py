@@ -22,7 +22,7 @@ from ctld import jobs as jobops
 from ctld import requeue as requeueops
 from ctld.accounting.manager import Accounting
 from ctld.groupcommit import GroupCommit
-from ctld.intents import Terminate
+from ctld.intents import Intent, Terminate
 from ctld.ledger import Ledger
 from ctld.partaccess import check_access, user_groups
 from ctld.ranking import Ranking
@@ -46,7 +46,7 @@ from minislurm.requests import (
     JobUpdate,
     Submission,
 )
-from minislurm.states import ACTIVE_JOB_STATES, JobState
+from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState
 
 log = logging.getLogger(__name__)
 
@@ -468,6 +468,39 @@ class JobControl:
             others = tuple(n for n in job.allocation.node_names if n != node)
             if others:
                 self._runner.run([Terminate(job.job_id, others, "NODE_FAIL")])
+        self._scheduler.kick()
+
+    def prolog_failed(self, job_id: int, restarts: int, node: str) -> None:
+        """A job's Prolog failed on ``node``: its run is over, as Slurm ends it.
+
+        A batch job is requeued (held, unless ``nohold_on_prolog_fail``);
+        one that may not be requeued ends as a launch failure, and an
+        allocation without a script is cancelled. Whatever of the run
+        started on its nodes is killed.
+
+        Args:
+            job_id: the job.
+            restarts: the run the Prolog ran for (an earlier run's is stale).
+            node: the node.
+        """
+        job = self._state.jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING or job.restarts != restarts:
+            return
+        assert job.allocation is not None
+        now = time.time()
+        forced = "ForceRequeueOnFail" in self._conf.prolog_flags
+        if job.batch and (job.requeue or forced):
+            hold = "nohold_on_prolog_fail" not in self._conf.scheduler_parameters
+            new = requeueops.prolog_failed(job, now, float(self._conf.requeue_delay), hold)
+            intents: list[Intent] = [Terminate(job.job_id, job.allocation.node_names, "REQUEUE")]
+        elif job.batch:
+            new = jobops.ended(job, 1, 0, now, launch_failed=True)
+            intents = [Terminate(job.job_id, job.allocation.node_names, "CANCELLED")]
+        else:
+            new, intents = jobops.begin_kill(job, JobEvent.CANCEL, now)
+        log.warning("job=%d prolog failed on %s: %s", job_id, node, new.state.value)
+        self._ledger.commit([new])
+        self._runner.run(intents)
         self._scheduler.kick()
 
     def end_idle_allocation(self, job_id: int, exit_code: int = 0, signal: int = 0) -> None:

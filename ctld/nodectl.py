@@ -25,7 +25,7 @@ from ctld.store import repo
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
 from minislurm.model import Job
-from minislurm.requests import Heartbeat, JobStatus, NodeUpdate, Registration
+from minislurm.requests import Heartbeat, JobStatus, NodeScriptFailure, NodeUpdate, Registration
 from minislurm.states import ACTIVE_JOB_STATES, JobState, kill_name
 
 log = logging.getLogger(__name__)
@@ -207,6 +207,37 @@ class NodeControl:
                 repo.save_node(s, *nodeops.persisted_fields(node), node.reason_time)
         for node in updated:
             self._state.put_node(node)
+        self._scheduler.kick()
+
+    def script_failed(self, failure: NodeScriptFailure, uid: int) -> None:
+        """A node's Prolog or Epilog failed: the node is drained; a Prolog's job requeued held.
+
+        Args:
+            failure: the node, the job's run and the program's end.
+            uid: the user the node's slurmd runs as.
+
+        Raises:
+            InvalidRequest: an unknown node or script.
+        """
+        node = self._state.nodes.get(failure.node)
+        if node is None or failure.script not in nodeops.SCRIPT_ERRORS:
+            raise InvalidRequest(f"no node {failure.node!r} or script {failure.script!r}")
+        log.warning(
+            "node=%s job=%d %s failed: exit=%d signal=%d%s",
+            failure.node,
+            failure.job_id,
+            failure.script,
+            failure.exit_code,
+            failure.signal,
+            " (timed out)" if failure.timed_out else "",
+        )
+        drained = nodeops.script_failed(node, failure.script, uid, time.time())
+        if drained is not node:
+            with self._ledger.transaction() as s:
+                repo.save_node(s, *nodeops.persisted_fields(drained), drained.reason_time)
+            self._state.put_node(drained)
+        if failure.script == "prolog":
+            self._jobs.prolog_failed(failure.job_id, failure.restarts, failure.node)
         self._scheduler.kick()
 
     def node_usage(self) -> dict[str, NodeUsage]:

@@ -22,6 +22,7 @@ from minislurm.states import NodeEvent, NodeFlag, NodeState, next_node_state
 REASON_REQUIRED = "You must specify a reason when DOWNING or DRAINING a node. Request denied"
 NOT_RESPONDING = "Not responding"  # Slurm's reason for a node set DOWN by SlurmdTimeout
 INVALID_STATE = "Invalid node state specified"  # slurm_strerror(ESLURM_INVALID_NODE_STATE)
+SCRIPT_ERRORS = {"prolog": "Prolog error", "epilog": "Epilog error"}  # Slurm's drain reasons
 
 
 def configured_nodes(conf: SlurmConfig) -> list[Node]:
@@ -293,6 +294,31 @@ def check_down(node: Node, now: float, timeout: float) -> Node:
         flags=node.flags | {NodeFlag.NOT_RESPONDING},
         reason=NOT_RESPONDING,
         reason_uid=0,
+        reason_time=now,
+    )
+
+
+def script_failed(node: Node, script: str, uid: int, now: float) -> Node:
+    """A node whose Prolog or Epilog failed: drained with Slurm's reason.
+
+    A node drained already keeps the reason it has.
+
+    Args:
+        node: the node.
+        script: "prolog" or "epilog".
+        uid: the user the node's slurmd runs as (who set the reason).
+        now: the time.
+
+    Returns:
+        The drained node.
+    """
+    if NodeFlag.DRAIN in node.flags:
+        return node
+    return replace(
+        node,
+        flags=node.flags | {NodeFlag.DRAIN},
+        reason=SCRIPT_ERRORS[script],
+        reason_uid=uid,
         reason_time=now,
     )
 

@@ -18,13 +18,13 @@ from collections.abc import Container
 from dataclasses import replace
 
 from ctld import jobs as jobops
-from ctld.holds import REASON_REQUEUE_HELD, held_reason
+from ctld.holds import REASON_LAUNCH_HELD, REASON_REQUEUE_HELD, held_reason
 from ctld.intents import Intent
 from ctld.jobrequests import INVALID_ID, Outcome, authorize
 from ctld.selection import select
 from ctld.state import ClusterState
 from minislurm.errors import InvalidTransition, PermissionDenied
-from minislurm.model import HOLD_NONE, HOLD_USER, Job
+from minislurm.model import HOLD_ADMIN, HOLD_NONE, HOLD_USER, Job
 from minislurm.requests import HoldAction, HoldRequest
 from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState, kill_ends_in
 
@@ -99,7 +99,7 @@ def requeued(job: Job, now: float, delay: float) -> Job:
     eligible = now + delay
     if not job.held:
         reason = REASON_BEGIN_TIME
-    elif job.reason == REASON_REQUEUE_HELD:
+    elif job.reason in (REASON_REQUEUE_HELD, REASON_LAUNCH_HELD):
         reason = job.reason
     else:
         reason, eligible = held_reason(job.hold), 0.0
@@ -144,6 +144,22 @@ def lost(job: Job, now: float, delay: float) -> Job:
     if may_requeue(job):
         return requeued(job, now, delay)
     return jobops.node_failed(job, now)
+
+
+def prolog_failed(job: Job, now: float, delay: float, hold: bool) -> Job:
+    """A batch job whose Prolog failed on one of its nodes: back in the queue, as Slurm does it.
+
+    Args:
+        job: a RUNNING batch job.
+        now: the time.
+        delay: RequeueDelay, seconds.
+        hold: held (Slurm's default), or not (``nohold_on_prolog_fail``).
+
+    Returns:
+        The PENDING job; held, it waits with reason ``launch failed requeued held``.
+    """
+    held = replace(job, hold=HOLD_ADMIN, reason=REASON_LAUNCH_HELD) if hold else job
+    return requeued(held, now, delay)
 
 
 def requested(job: Job, hold: str, now: float, delay: float) -> tuple[Job, list[Intent]]:

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 from typing import Protocol
 
@@ -26,6 +27,8 @@ from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
 from ctld.ledger import Ledger
 from ctld.settings import CtldSettings
 from ctld.store import repo
+from minislurm import jobenv
+from minislurm.jobenv import ScriptJob
 from minislurm.model import Job, JobScript
 from minislurm.requests import NodeStepStat
 from minislurm.security.authgrpc import daemon_signer
@@ -176,7 +179,10 @@ class IntentRunner:
                 await self._launch(intent.job_id, self._outcomes)
             elif isinstance(intent, Terminate):
                 await self._after_launch(intent.job_id)
-                await asyncio.gather(*(self._terminate_on(intent, node) for node in intent.nodes))
+                scripts = self._script_jobs(intent)
+                await asyncio.gather(
+                    *(self._terminate_on(intent, node, scripts.get(node)) for node in intent.nodes)
+                )
                 self._outcomes.terminated(intent.job_id)
             elif isinstance(intent, SignalStep):
                 await self._signal_step(intent)
@@ -186,7 +192,17 @@ class IntentRunner:
         except Exception:
             log.exception("intent %s failed", intent)
 
-    async def _terminate_on(self, intent: Terminate, node: str) -> None:
+    def _script_jobs(self, intent: Terminate) -> dict[str, ScriptJob]:
+        """What each node's Epilog sees of the job (nothing when there is no Epilog)."""
+        job = self._state.jobs.get(intent.job_id)
+        if not self._conf.epilog or job is None or job.allocation is None:
+            return {}
+        brief = jobenv.script_job(job, "")
+        return {n.node: replace(brief, gpus=tuple(n.gpus)) for n in job.allocation.nodes}
+
+    async def _terminate_on(
+        self, intent: Terminate, node: str, script_job: ScriptJob | None
+    ) -> None:
         try:
             await self.agents.terminate(
                 node,
@@ -194,6 +210,7 @@ class IntentRunner:
                 intent.job_id,
                 intent.outcome,
                 self._conf.kill_wait,
+                script_job,
             )
         except AgentUnreachable:
             log.warning("job=%d node=%s unreachable for terminate", intent.job_id, node)

@@ -44,7 +44,9 @@ if TYPE_CHECKING:
 K = TypeVar("K")
 
 # Methods only node agents (root or SlurmUser) may call; minislurm.security.authgrpc enforces it.
-DAEMON_ONLY = frozenset({"RegisterNodes", "Heartbeats", "JobComplete", "StepComplete"})
+DAEMON_ONLY = frozenset(
+    {"RegisterNodes", "Heartbeats", "JobComplete", "NodeScriptFailed", "StepComplete"}
+)
 
 
 class AgentCalls:
@@ -75,6 +77,14 @@ class AgentCalls:
     ) -> pb.JobCompleteReply:
         await self.ctl.jobs.batch_ended(request.node, convert.record(rq.JobStatus, request.status))
         return pb.JobCompleteReply()
+
+    @grpc_errors
+    async def NodeScriptFailed(
+        self, request: pb.NodeScriptFailedRequest, context: Ctx
+    ) -> pb.NodeScriptFailedReply:
+        failure = convert.record(rq.NodeScriptFailure, request)
+        self.ctl.nodes.script_failed(failure, caller_uid())
+        return pb.NodeScriptFailedReply()
 
     @grpc_errors
     async def StepComplete(

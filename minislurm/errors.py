@@ -57,3 +57,12 @@ class ClusterKeyError(MinislurmError):
 
 class CredentialError(MinislurmError):
     """A credential that is forged, expired or not for this node (PERMISSION_DENIED)."""
+
+
+class PrologFailed(MinislurmError):
+    """A step cannot start on a node: the node's Prolog failed for its job."""
+
+    MESSAGE = "Job prolog failed"  # slurm_strerror(ESLURMD_PROLOG_FAILED), as srun shows it
+
+    def __init__(self) -> None:
+        super().__init__(self.MESSAGE)

@@ -447,3 +447,104 @@ def bind_gpus(
         chosen = [int(x) for x in arg.split(",") if x]
         return (chosen[local_id % len(chosen)],)
     raise ValueError(f"invalid --gpu-bind specification: {gpu_bind}")
+
+
+# SLURM_SCRIPT_CONTEXT of the programs slurmd runs around a job on a node.
+PROLOG_SLURMD = "prolog_slurmd"
+EPILOG_SLURMD = "epilog_slurmd"
+
+
+@dataclass(frozen=True)
+class ScriptJob:
+    """What a Prolog or Epilog on one node sees of a job (and, for an Epilog, of its end)."""
+
+    job_id: int
+    uid: int
+    gid: int
+    user: str
+    partition: str
+    account: str
+    work_dir: str
+    restarts: int
+    nodelist: str  # the job's nodes, compressed
+    num_nodes: int
+    cpus_per_node: str  # compressed counts in node order ("8(x2),4")
+    gpus: tuple[int, ...] = ()  # the job's GPUs on this node
+    exit_code: int = 0  # how the job ended (for an Epilog)
+    signal: int = 0
+
+
+def script_job(job: Job, node: str) -> ScriptJob:
+    """What the programs around ``job`` on ``node`` see of it.
+
+    Args:
+        job: the job, with its allocation.
+        node: the node.
+
+    Returns:
+        The job's facts, its GPUs on ``node`` and its exit code and signal.
+    """
+    alloc = job.allocation
+    here = alloc.on(node) if alloc else None
+    return ScriptJob(
+        job_id=job.job_id,
+        uid=job.uid,
+        gid=job.gid,
+        user=job.user,
+        partition=job.partition,
+        account=job.account,
+        work_dir=job.work_dir,
+        restarts=job.restarts,
+        nodelist=alloc.nodelist if alloc else "",
+        num_nodes=len(alloc.nodes) if alloc else 0,
+        cpus_per_node=compress_counts([n.cpus for n in alloc.nodes]) if alloc else "",
+        gpus=tuple(here.gpus) if here else (),
+        exit_code=job.exit_code,
+        signal=job.exit_signal,
+    )
+
+
+def node_script_environment(job: ScriptJob, ctx: NodeContext, context: str) -> dict[str, str]:
+    """The environment of a Prolog or Epilog on one node of a job, as Slurm 22.05 sets it.
+
+    It has no ``PATH``, as Slurm's has none (its programs name theirs, or set
+    one); the GPUs are the job's on that node, by device index.
+
+    Args:
+        job: the job, as the node knows it.
+        ctx: the node.
+        context: PROLOG_SLURMD or EPILOG_SLURMD (SLURM_SCRIPT_CONTEXT).
+
+    Returns:
+        The variables; an Epilog's have the job's exit status besides.
+    """
+    env = {
+        "SLURMD_NODENAME": ctx.node_name,
+        "SLURM_CLUSTER_NAME": ctx.cluster,
+        "SLURM_CONF": ctx.conf_path,
+        "SLURM_JOB_ID": str(job.job_id),
+        "SLURM_JOBID": str(job.job_id),
+        "SLURM_JOB_UID": str(job.uid),
+        "SLURM_UID": str(job.uid),
+        "SLURM_JOB_GID": str(job.gid),
+        "SLURM_JOB_USER": job.user,
+        "SLURM_JOB_PARTITION": job.partition,
+        "SLURM_JOB_RESTART_COUNT": str(job.restarts),
+        "SLURM_JOB_WORK_DIR": job.work_dir,
+        "SLURM_JOB_NODELIST": job.nodelist,
+        "SLURM_NODELIST": job.nodelist,
+        "SLURM_JOB_NUM_NODES": str(job.num_nodes),
+        "SLURM_JOB_CPUS_PER_NODE": job.cpus_per_node,
+        "SLURM_SCRIPT_CONTEXT": context,
+    }
+    if job.account:
+        env["SLURM_JOB_ACCOUNT"] = job.account
+    if job.gpus:
+        env.update(gpu_variables(job.gpus))
+        env["SLURM_JOB_GPUS"] = ",".join(str(g) for g in job.gpus)
+    if context == EPILOG_SLURMD:
+        status = (job.exit_code & 0xFF) << 8 | (job.signal & 0x7F)  # as wait(2) gives it
+        env["SLURM_JOB_EXIT_CODE"] = str(status)
+        env["SLURM_JOB_EXIT_CODE2"] = f"{job.exit_code}:{job.signal}"
+        env["SLURM_JOB_DERIVED_EC"] = str(job.exit_code)
+    return env

@@ -191,6 +191,19 @@ class JobStatus:
 
 
 @dataclass(frozen=True)
+class NodeScriptFailure:
+    """A node's Prolog or Epilog failed for a run of a job."""
+
+    node: str = ""
+    job_id: int = 0
+    restarts: int = 0
+    script: str = ""  # "prolog" or "epilog"
+    exit_code: int = 0
+    signal: int = 0
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
 class AgentJob:
     """A job an agent knows on its node when it registers; ``status`` when it has ended."""
 

@@ -17,13 +17,15 @@ import logging
 import os
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import grpc
 
 from minislurm import SLURM_VERSION, jobenv
 from minislurm.config import SlurmConfig
 from minislurm.gpulinks import GpuLinks
+from minislurm.jobenv import ScriptJob
+from minislurm.model import Job
 from minislurm.stepids import BATCH_STEP
 from minislurm.topology import node_address
 from minislurm.wire import convert
@@ -31,6 +33,7 @@ from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent import hostsfile, spool
 from nodeagent.launcher import Launcher, StepOutcome
+from nodeagent.prologs import NodeScripts, ScriptFailure
 from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager
@@ -41,6 +44,7 @@ log = logging.getLogger(__name__)
 RETRY_MAX_SECONDS = 2.0
 CALL_TIMEOUT = 10.0
 STEP_GRACE = 1.0  # seconds a job's end waits for the ends of its steps still running here
+JOB_GONE_POLL = 0.05  # seconds between looks for a job's processes, before its Epilog
 
 
 @dataclass(frozen=True)
@@ -132,8 +136,21 @@ class Agent:
             gpu_links=GpuLinks.of(resources.gpus, resources.gpu_links)
             if resources.gpu_links
             else None,
+            task_prolog=settings.conf.task_prolog,
+            task_epilog=settings.conf.task_epilog,
         )
-        self.steps = StepManager(facts, self._step_done, stepds.spawn, jobs)
+        conf = settings.conf
+        self.scripts = NodeScripts(
+            conf.prolog,
+            conf.epilog,
+            conf.prolog_wait,
+            conf.epilog_wait,
+            self._node_context(settings.conf_path),
+            self._script_failed,
+        )
+        self.steps = StepManager(facts, self._step_done, stepds.spawn, jobs, self._prolog)
+        self._script_jobs: dict[int, ScriptJob] = {}  # batch jobs launched here, for the Epilog
+        self._script_outbox: dict[tuple[int, int, str], pb.NodeScriptFailedRequest] = {}
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.start_time = time.time()
         self._ctld = ctld
@@ -168,7 +185,46 @@ class Agent:
         for task in (*self._tasks, *self._kills):
             task.cancel()
         await asyncio.gather(*self._tasks, *self._kills, return_exceptions=True)
+        await self.scripts.close()
         await self.launcher.close()
+
+    def _node_context(self, conf_path: str) -> jobenv.NodeContext:
+        host, _, port = self.settings.controller.rpartition(":")
+        return jobenv.NodeContext(
+            node_name=self.settings.node_name,
+            hostname=self.resources.hostname,
+            cluster=self.settings.conf.cluster_name,
+            conf_path=conf_path,
+            controller_host=host,
+            controller_port=int(port or 0),
+        )
+
+    # ------------------------------------------------------------ Prolog and Epilog
+
+    async def _prolog(self, job: Job) -> bool:
+        """Run the node's Prolog for this run of the job (once); whether the job may start."""
+        return await self.scripts.prolog(jobenv.script_job(job, self.settings.node_name))
+
+    def _script_failed(self, job: ScriptJob, script: str, failure: ScriptFailure) -> None:
+        """Tell the controller (until it acknowledges): it drains the node."""
+        self._script_outbox[(job.job_id, job.restarts, script)] = pb.NodeScriptFailedRequest(
+            node=self.settings.node_name,
+            job_id=job.job_id,
+            restarts=job.restarts,
+            script=script,
+            exit_code=failure.exit_code,
+            signal=failure.signal,
+            timed_out=failure.timed_out,
+        )
+        self._outbox_event.set()
+
+    async def _job_gone(self, job_id: int, steps_grace: float | None = None) -> None:
+        """Wait until nothing of a job runs here (its steps: ``steps_grace`` seconds at most)."""
+        deadline = None if steps_grace is None else time.monotonic() + steps_grace
+        while job_id in self.launcher.running or (
+            self.steps.of_job(job_id) and (deadline is None or time.monotonic() < deadline)
+        ):
+            await asyncio.sleep(JOB_GONE_POLL)
 
     # ------------------------------------------------------------ controller
 
@@ -253,6 +309,17 @@ class Agent:
             outcome.outcome,
             outcome.message,
         )
+        brief = self._script_jobs.pop(outcome.job_id, None)
+        if brief is None or not self.scripts.has_epilog:
+            self._report_end(outcome)
+            return
+        # The batch host's Epilog runs before the job's end is told: once the
+        # controller hears of it, the job is over everywhere.
+        ended = replace(brief, exit_code=outcome.exit_code, signal=outcome.signal)
+        epilog = self.scripts.epilog(ended, self._job_gone(outcome.job_id, STEP_GRACE))
+        epilog.add_done_callback(lambda _: self._report_end(outcome))
+
+    def _report_end(self, outcome: StepOutcome) -> None:
         self._outbox[outcome.job_id] = outcome
         self._outbox_event.set()
 
@@ -262,7 +329,7 @@ class Agent:
         while True:
             await self._outbox_event.wait()
             self._outbox_event.clear()
-            while self._outbox or self._step_outbox:
+            while self._outbox or self._step_outbox or self._script_outbox:
                 try:
                     await self._report_one()
                 except grpc.aio.AioRpcError as err:
@@ -281,6 +348,11 @@ class Agent:
         a job's end also waits, up to ``STEP_GRACE``, for its steps still
         running here.
         """
+        if self._script_outbox:
+            failed_key, failure = next(iter(self._script_outbox.items()))
+            await self._ctld.NodeScriptFailed(failure, timeout=CALL_TIMEOUT)
+            del self._script_outbox[failed_key]
+            return
         if self._step_outbox:
             key, report = next(iter(self._step_outbox.items()))
             await self._ctld.StepComplete(report, timeout=CALL_TIMEOUT)
@@ -305,8 +377,11 @@ class Agent:
 
     # ------------------------------------------------------------ requests from the controller
 
-    def launch_batch(self, request: pb.BatchLaunchRequest) -> None:
-        """Start a job's batch script on this node.
+    async def launch_batch(self, request: pb.BatchLaunchRequest) -> None:
+        """Start a job's batch script on this node, after the node's Prolog.
+
+        A Prolog that fails is told to the controller, which requeues the
+        job: the launch itself is acknowledged.
 
         Args:
             request: the job, its script and environment.
@@ -318,12 +393,15 @@ class Agent:
         job = convert.job_from_info(request.job, request.spec)
         if self.launcher.knows(job.job_id, job.restarts):
             return
-        self._outbox.pop(job.job_id, None)  # an earlier run's report, if any: stale
-        self._held.pop(job.job_id, None)
         if os.getuid() not in (0, job.uid):
             raise PermissionError(
                 f"slurmd runs as uid {os.getuid()} and cannot run jobs of uid {job.uid}"
             )
+        if not await self._prolog(job) or self.launcher.knows(job.job_id, job.restarts):
+            return
+        self._outbox.pop(job.job_id, None)  # an earlier run's report, if any: stale
+        self._held.pop(job.job_id, None)
+        self._script_jobs[job.job_id] = jobenv.script_job(job, self.settings.node_name)
         node = self.settings.node_name
         ctx = jobenv.NodeContext(
             node_name=node,
@@ -356,16 +434,22 @@ class Agent:
             alive_file=self.launcher.alive_file,
             fence_after=float(self.settings.conf.slurmd_timeout),
             hosts_file=self.hosts_file,
+            task_prolog=self.settings.conf.task_prolog,
+            task_epilog=self.settings.conf.task_epilog,
         )
         self.launcher.launch(job_file, request.spec.script)
 
     def terminate_job(self, request: pb.TerminateJobRequest) -> None:
-        """Kill everything of a job on this node: its batch script and its steps.
+        """Kill everything of a job on this node: its batch script and its steps; then its Epilog.
 
         Args:
-            request: the job, why, and how long to wait before SIGKILL.
+            request: the job, why, how long to wait before SIGKILL, and (with
+                an Epilog) the job as the Epilog sees it.
         """
         self._terminate(request.job_id, request.outcome, request.kill_wait, float(request.time))
+        if request.HasField("job"):
+            brief = convert.record(ScriptJob, request.job)
+            self.scripts.epilog(brief, self._job_gone(request.job_id))
 
     def _terminate(self, job_id: int, outcome: str, kill_wait: int, when: float) -> None:
         # As Slurm's slurmd: the sruns hear that the job is aborted, then the batch

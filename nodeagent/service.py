@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from minislurm.errors import CredentialError
+from minislurm.errors import CredentialError, PrologFailed
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent
@@ -54,7 +54,7 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     ) -> pb.BatchLaunchReply:
         agent = await self._agent(request.node, context)
         try:
-            agent.launch_batch(request)
+            await agent.launch_batch(request)
         except EarlierRunRunning as err:  # the controller tries again
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(err))
         except PermissionError as err:
@@ -92,6 +92,8 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
         except (CredentialError, PermissionError) as err:
             log.warning("step=%d.%d refused: %s", request.job_id, request.step_id, err)
             await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(err))
+        except PrologFailed as err:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(err))
         except (StepdError, OSError, ValueError) as err:
             log.exception("step=%d.%d launch failed", request.job_id, request.step_id)
             await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"launch failed: {err}")

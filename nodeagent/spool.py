@@ -156,6 +156,8 @@ class BatchJob(NamedTuple):
     alive_file: str = ""  # slurmd's ALIVE_FILE
     fence_after: float = 0.0  # SlurmdTimeout: stepd kills the job when slurmd is gone that long
     hosts_file: str = ""  # the job's /etc/hosts (nodeagent.hostsfile); "" for the host's own
+    task_prolog: str = ""  # TaskProlog: run as the user before the script
+    task_epilog: str = ""  # TaskEpilog: run as the user after it
     mode: str = "batch"
 
     def as_step(self, directory: str) -> StepJob:
@@ -192,6 +194,8 @@ class BatchJob(NamedTuple):
             step_text=step_id_text(BATCH_STEP),
             acct_freq=self.acct_freq,
             hosts_file=self.hosts_file,
+            task_prolog=self.task_prolog,
+            task_epilog=self.task_epilog,
         )
 
 
@@ -231,6 +235,8 @@ class StepJob(NamedTuple):
     acct_freq: int = 30  # JobAcctGatherFrequency: seconds between usage samples
     hosts_file: str = ""  # the tasks' /etc/hosts (nodeagent.hostsfile); "" for the host's own
     window: tuple[int, int] = (0, 0)  # a pty's rows and columns at launch (0: the default)
+    task_prolog: str = ""  # TaskProlog: run as the user before each task
+    task_epilog: str = ""  # TaskEpilog: run as the user after each task
     socket: str = SOCKET_NAME  # where slurmd listens for the stepd, in the directory
     mode: str = "step"
 

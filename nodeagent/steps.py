@@ -22,11 +22,11 @@ import logging
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from minislurm import jobenv
-from minislurm.errors import CredentialError
+from minislurm.errors import CredentialError, PrologFailed
 from minislurm.gpulinks import GpuLinks
 from minislurm.iopattern import output_path
 from minislurm.model import Job
@@ -68,6 +68,8 @@ class NodeFacts:
     hosts_file: str = ""  # the jobs' /etc/hosts (nodeagent.hostsfile); "" for the host's own
     topology_addr: tuple[str, str] = ("", "")  # SLURM_TOPOLOGY_ADDR and its pattern
     gpu_links: GpuLinks | None = None  # how its GPUs are linked (--gpu-bind=closest)
+    task_prolog: str = ""  # TaskProlog, run as the user before each task
+    task_epilog: str = ""  # TaskEpilog, after each task
 
 
 def check_credential(
@@ -246,11 +248,13 @@ class StepManager:
         report: Callable[[pb.StepCompleteRequest], None],
         spawn: Callable[[str], Stepd],
         jobs: LaunchedJobs,
+        prolog: Callable[[Job], Awaitable[bool]],
     ) -> None:
         self.facts = facts
         self._report = report
         self._spawn = spawn
         self._jobs = jobs
+        self._prolog = prolog
         self._followers: set[asyncio.Task[None]] = set()
         self._listeners: dict[tuple[int, int], asyncio.Queue[pb.TaskEvent | None]] = {}
         self.sessions: dict[tuple[int, int], Session] = {}
@@ -285,6 +289,7 @@ class StepManager:
         Raises:
             CredentialError: the credential does not allow this launch.
             PermissionError: the step's user is not ours and we are not root.
+            PrologFailed: the node's Prolog failed for the job.
         """
         content = check_credential(
             self.facts.key,
@@ -298,7 +303,10 @@ class StepManager:
             raise PermissionError(
                 f"slurmd runs as uid {os.getuid()} and cannot run tasks of uid {content.uid}"
             )
-        tasks = task_jobs(request, content, self._jobs.job(request.job), self.facts)
+        allocation = self._jobs.job(request.job)
+        tasks = task_jobs(request, content, allocation, self.facts)
+        if not await self._prolog(allocation):
+            raise PrologFailed
         job = spool.StepJob(
             job_id=content.job_id,
             step_id=content.step_id,
@@ -314,6 +322,8 @@ class StepManager:
             acct_freq=self.facts.acct_freq,
             hosts_file=self.facts.hosts_file,
             window=window_size(request.window) if request.pty else (0, 0),
+            task_prolog=self.facts.task_prolog,
+            task_epilog=self.facts.task_epilog,
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)

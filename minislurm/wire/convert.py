@@ -13,7 +13,7 @@ import dataclasses
 import typing
 from typing import Any, TypeVar
 
-from minislurm import hostlist, requests, units
+from minislurm import hostlist, jobenv, requests, units
 from minislurm.arrays import NO_TASK as NO_VAL
 from minislurm.config import PartitionConfig
 from minislurm.depend import parse_dependency
@@ -42,6 +42,8 @@ RECORDS: dict[type[Any], Any] = {
     requests.JobUpdate: pb.UpdateJobRequest,
     requests.NodeUpdate: pb.UpdateNodeRequest,
     requests.JobStatus: pb.JobStatus,
+    requests.NodeScriptFailure: pb.NodeScriptFailedRequest,
+    jobenv.ScriptJob: pb.ScriptJob,
     requests.AgentJob: pb.AgentJob,
     requests.Registration: pb.RegisterNodeRequest,
     requests.Heartbeat: pb.HeartbeatRequest,

@@ -55,6 +55,7 @@ from nodeagent.stepd.tasks import (
     find_program,
     pipe,
 )
+from nodeagent.stepd.taskscripts import task_epilog, task_prolog
 from nodeagent.usage import UsageSampler
 
 CLEANUP_SECONDS = 5.0  # for leftovers to die and pipes to close after the last task
@@ -146,6 +147,14 @@ class StepSupervisor:
         except OSError as error:
             self._say_error(chdir_failed(task.cwd, error))
             os.chdir("/tmp")
+        if self.job.task_prolog:
+            prolog = task_prolog(self.job.task_prolog, task.env, task.cwd)
+            if prolog.error:
+                self._never_ran(task, prolog.error, 1)
+                return
+            task.env = prolog.env
+            if prolog.printed and task.terminal is None:
+                try_call(os.write, fds[1], prolog.printed)
         env = {**task.env, "SLURM_STEPD_NOFILE": str(NOFILE[0])}
         argv = ["/bin/sh", "-c", SHIM, program, *task.argv[1:]]
         if task.terminal is None:
@@ -423,6 +432,8 @@ class StepSupervisor:
             while drained < OUT_LIMIT and self._read(fd):
                 drained += READ_SIZE
         self._close_stdin(task)
+        if self.job.task_epilog:
+            task_epilog(self.job.task_epilog, task.env, task.cwd)
         code, sig = exit_of(status)
         self._report_exit(task, EXIT.pack(code, sig) + task.error.encode())
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from minislurm import jobenv
 from minislurm.jobenv import (
     NodeContext,
     StepContext,
@@ -409,3 +410,57 @@ def test_a_step_has_slurm_job_gpus_only_from_sruns_environment() -> None:
     batch = batch_environment({}, job, CTX)
     inside = task_environment(batch, job, ctx, step, task, 0o022)
     assert inside["SLURM_JOB_GPUS"] == batch["SLURM_JOB_GPUS"] == "0,1,2,3"
+
+
+def test_prolog_and_epilog_environments_are_slurm_2205s() -> None:
+    alloc = Allocation((NodeAlloc("n1", 8, 100, gpus=(2, 3)), NodeAlloc("n2", 8, 100)))
+    job = Job(
+        job_id=12,
+        name="train",
+        uid=1000,
+        gid=100,
+        user="alice",
+        group="users",
+        partition="gpu",
+        account="ml",
+        work_dir="/home/alice",
+        restarts=1,
+        exit_code=3,
+        allocation=alloc,
+        state=JobState.COMPLETED,
+        request=ResourceRequest(),
+        submit_time=1.0,
+    )
+    ctx = jobenv.NodeContext("n1", "host1", "c1", "/etc/slurm/slurm.conf", "ctl", 6817)
+    prolog = jobenv.node_script_environment(jobenv.script_job(job, "n1"), ctx, jobenv.PROLOG_SLURMD)
+    assert prolog == {
+        "SLURMD_NODENAME": "n1",
+        "SLURM_CLUSTER_NAME": "c1",
+        "SLURM_CONF": "/etc/slurm/slurm.conf",
+        "SLURM_JOB_ID": "12",
+        "SLURM_JOBID": "12",
+        "SLURM_JOB_UID": "1000",
+        "SLURM_UID": "1000",
+        "SLURM_JOB_GID": "100",
+        "SLURM_JOB_USER": "alice",
+        "SLURM_JOB_PARTITION": "gpu",
+        "SLURM_JOB_RESTART_COUNT": "1",
+        "SLURM_JOB_WORK_DIR": "/home/alice",
+        "SLURM_JOB_NODELIST": "n[1-2]",
+        "SLURM_NODELIST": "n[1-2]",
+        "SLURM_JOB_NUM_NODES": "2",
+        "SLURM_JOB_CPUS_PER_NODE": "8(x2)",
+        "SLURM_SCRIPT_CONTEXT": "prolog_slurmd",
+        "SLURM_JOB_ACCOUNT": "ml",
+        "CUDA_VISIBLE_DEVICES": "2,3",
+        "GPU_DEVICE_ORDINAL": "2,3",
+        "ROCR_VISIBLE_DEVICES": "2,3",
+        "ZE_AFFINITY_MASK": "2,3",
+        "SLURM_JOB_GPUS": "2,3",
+    }
+    epilog = jobenv.node_script_environment(
+        jobenv.script_job(job, "n2"), replace(ctx, node_name="n2"), jobenv.EPILOG_SLURMD
+    )
+    assert "CUDA_VISIBLE_DEVICES" not in epilog
+    assert (epilog["SLURM_JOB_EXIT_CODE"], epilog["SLURM_JOB_EXIT_CODE2"]) == ("768", "3:0")
+    assert epilog["SLURM_JOB_DERIVED_EC"] == "3"

@@ -167,3 +167,25 @@ def test_a_preempted_job_ends_preempted_or_back_in_the_queue() -> None:
     assert (back.state, back.reason, back.restarts) == (JobState.PENDING, "BeginTime", 1)
     lost = requeue.lost(requeue.preempted(job(), "REQUEUE", NOW)[0], NOW + 1, 5.0)
     assert (lost.state, lost.restarts) == (JobState.PENDING, 1)
+
+
+def test_a_job_whose_prolog_failed_is_requeued_held_as_slurm_shows_it() -> None:
+    new = requeue.prolog_failed(job(), NOW, 5.0, hold=True)
+    assert (new.state, new.reason, new.hold, new.restarts) == (
+        JobState.PENDING,
+        "launch failed requeued held",
+        HOLD_ADMIN,
+        1,
+    )
+    assert new.allocation is None
+    free = requeue.prolog_failed(job(), NOW, 5.0, hold=False)
+    assert (free.reason, free.hold, free.eligible_time) == ("BeginTime", "", NOW + 5.0)
+
+
+def test_a_failed_prolog_or_epilog_drains_the_node_with_slurms_reason() -> None:
+    drained = nodeops.script_failed(node(), "prolog", 0, NOW)
+    assert NodeFlag.DRAIN in drained.flags
+    assert (drained.reason, drained.reason_uid, drained.reason_time) == ("Prolog error", 0, NOW)
+    assert nodeops.script_failed(node(), "epilog", 5, NOW).reason == "Epilog error"
+    # A node drained already keeps its reason.
+    assert nodeops.script_failed(drained, "epilog", 0, NOW + 9) is drained

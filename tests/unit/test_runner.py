@@ -17,6 +17,7 @@ from ctld.runner import IntentRunner, Outcomes
 from ctld.settings import CtldSettings
 from ctld.state import ClusterState
 from minislurm.config import load_slurm_conf
+from minislurm.jobenv import ScriptJob
 from minislurm.model import Job
 
 CONF = """\
@@ -63,7 +64,9 @@ class Agents(IntentRunner):
         await self.answer.wait()
         self.sent.append(f"launched {job_id}")
 
-    async def _terminate_on(self, intent: Terminate, node: str) -> None:
+    async def _terminate_on(
+        self, intent: Terminate, node: str, script_job: ScriptJob | None
+    ) -> None:
         self.sent.append(f"terminate {intent.job_id}")
 
     async def _signal_on(self, intent: Signal, node: str) -> None:

@@ -894,6 +894,28 @@ class JobCompleteReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class NodeScriptFailedRequest(_message.Message):
+    __slots__ = ("node", "job_id", "restarts", "script", "exit_code", "signal", "timed_out")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    SCRIPT_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    TIMED_OUT_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    job_id: int
+    restarts: int
+    script: str
+    exit_code: int
+    signal: int
+    timed_out: bool
+    def __init__(self, node: _Optional[str] = ..., job_id: _Optional[int] = ..., restarts: _Optional[int] = ..., script: _Optional[str] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., timed_out: _Optional[bool] = ...) -> None: ...
+
+class NodeScriptFailedReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class StepSpec(_message.Message):
     __slots__ = ("job_id", "name", "argv", "min_nodes", "max_nodes", "ntasks", "ntasks_per_node", "cpus_per_task", "gpus", "gpus_per_node", "gpus_per_task", "gres", "nodelist", "exclude", "distribution", "exclusive", "overlap", "mem_per_node", "mem_per_cpu", "requester_uid", "cwd", "exact", "interactive", "srun_host", "srun_pid", "gpu_type")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1598,18 +1620,52 @@ class SignalJobReply(_message.Message):
     def __init__(self) -> None: ...
 
 class TerminateJobRequest(_message.Message):
-    __slots__ = ("job_id", "outcome", "kill_wait", "time", "node")
+    __slots__ = ("job_id", "outcome", "kill_wait", "time", "node", "job")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     OUTCOME_FIELD_NUMBER: _ClassVar[int]
     KILL_WAIT_FIELD_NUMBER: _ClassVar[int]
     TIME_FIELD_NUMBER: _ClassVar[int]
     NODE_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     outcome: str
     kill_wait: int
     time: int
     node: str
-    def __init__(self, job_id: _Optional[int] = ..., outcome: _Optional[str] = ..., kill_wait: _Optional[int] = ..., time: _Optional[int] = ..., node: _Optional[str] = ...) -> None: ...
+    job: ScriptJob
+    def __init__(self, job_id: _Optional[int] = ..., outcome: _Optional[str] = ..., kill_wait: _Optional[int] = ..., time: _Optional[int] = ..., node: _Optional[str] = ..., job: _Optional[_Union[ScriptJob, _Mapping]] = ...) -> None: ...
+
+class ScriptJob(_message.Message):
+    __slots__ = ("job_id", "uid", "gid", "user", "partition", "account", "work_dir", "restarts", "nodelist", "num_nodes", "cpus_per_node", "gpus", "exit_code", "signal")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    UID_FIELD_NUMBER: _ClassVar[int]
+    GID_FIELD_NUMBER: _ClassVar[int]
+    USER_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_FIELD_NUMBER: _ClassVar[int]
+    ACCOUNT_FIELD_NUMBER: _ClassVar[int]
+    WORK_DIR_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    NODELIST_FIELD_NUMBER: _ClassVar[int]
+    NUM_NODES_FIELD_NUMBER: _ClassVar[int]
+    CPUS_PER_NODE_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    uid: int
+    gid: int
+    user: str
+    partition: str
+    account: str
+    work_dir: str
+    restarts: int
+    nodelist: str
+    num_nodes: int
+    cpus_per_node: str
+    gpus: _containers.RepeatedScalarFieldContainer[int]
+    exit_code: int
+    signal: int
+    def __init__(self, job_id: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., work_dir: _Optional[str] = ..., restarts: _Optional[int] = ..., nodelist: _Optional[str] = ..., num_nodes: _Optional[int] = ..., cpus_per_node: _Optional[str] = ..., gpus: _Optional[_Iterable[int]] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ...) -> None: ...
 
 class TerminateJobReply(_message.Message):
     __slots__ = ()

@@ -109,6 +109,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteReply.FromString,
                 _registered_method=True)
+        self.NodeScriptFailed = channel.unary_unary(
+                '/minislurm.v1.SlurmController/NodeScriptFailed',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.NodeScriptFailedRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.NodeScriptFailedReply.FromString,
+                _registered_method=True)
         self.CreateStep = channel.unary_unary(
                 '/minislurm.v1.SlurmController/CreateStep',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.CreateStepRequest.SerializeToString,
@@ -264,6 +269,12 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def NodeScriptFailed(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def CreateStep(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -413,6 +424,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.JobComplete,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.JobCompleteReply.SerializeToString,
+            ),
+            'NodeScriptFailed': grpc.unary_unary_rpc_method_handler(
+                    servicer.NodeScriptFailed,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.NodeScriptFailedRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.NodeScriptFailedReply.SerializeToString,
             ),
             'CreateStep': grpc.unary_unary_rpc_method_handler(
                     servicer.CreateStep,
@@ -880,6 +896,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/JobComplete',
             minislurm_dot_v1_dot_minislurm__pb2.JobCompleteRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.JobCompleteReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def NodeScriptFailed(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/NodeScriptFailed',
+            minislurm_dot_v1_dot_minislurm__pb2.NodeScriptFailedRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.NodeScriptFailedReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,245 @@
+"""A node's Prolog and Epilog: the site's programs slurmd runs around each job.
+
+As Slurm's slurmd: the Prolog runs as slurmd's user before the first task
+of a job starts on the node (its batch script or the first srun step
+there), once per run of the job; the Epilog when the job ends on the node,
+once its processes there are gone. Each configured path may be a glob or a
+directory; the programs found run one after the other in reverse
+alphabetical order, each in a session of its own, and the first that fails
+(a non-zero exit, a signal, or ``PrologTimeout``/``EpilogTimeout`` passed:
+its whole process group is then killed) ends the run as failed. The next
+job's Prolog on the node waits for the Epilogs still running, so a job
+never starts on a node whose last job is still being cleaned up.
+
+What a failure means (the node drained, the job requeued held) is the
+controller's to decide: the failure goes to ``report``.
+
+Imports the standard library and minislurm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import glob
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from minislurm import jobenv
+from minislurm.jobenv import EPILOG_SLURMD, PROLOG_SLURMD, ScriptJob
+
+log = logging.getLogger(__name__)
+
+OUTPUT_KEPT = 4096  # bytes of a failed program's output put in the log
+RUNS_KEPT = 4096  # job runs whose Prolog result a node remembers
+
+
+@dataclass(frozen=True)
+class ScriptFailure:
+    """How a Prolog or Epilog failed."""
+
+    program: str
+    exit_code: int = 0
+    signal: int = 0
+    timed_out: bool = False
+
+    def __str__(self) -> str:
+        if self.timed_out:
+            return f"{self.program}: timed out"
+        if self.signal:
+            return f"{self.program}: killed by signal {self.signal}"
+        return f"{self.program}: exit code {self.exit_code}"
+
+
+def programs(paths: Sequence[str]) -> list[str]:
+    """The programs configured paths name, in the order Slurm runs them.
+
+    Args:
+        paths: files, globs or directories (a directory stands for its files).
+
+    Returns:
+        Every regular file they name, in reverse alphabetical order.
+    """
+    found: set[str] = set()
+    for path in paths:
+        pattern = os.path.join(path, "*") if os.path.isdir(path) else path
+        matches = glob.glob(pattern) if glob.has_magic(pattern) or pattern != path else [path]
+        found.update(m for m in matches if not os.path.isdir(m))
+    return sorted(found, reverse=True)
+
+
+async def run_programs(
+    paths: Sequence[str], env: dict[str, str], timeout: int, what: str
+) -> ScriptFailure | None:
+    """Run the programs ``paths`` name, one after the other, until one fails.
+
+    Args:
+        paths: as configured (files, globs or directories).
+        env: their environment.
+        timeout: seconds each may run; 0: no limit.
+        what: "prolog" or "epilog", for the log.
+
+    Returns:
+        The failure, or None when every program succeeded.
+    """
+    for program in programs(paths):
+        failure = await _run_one(program, env, timeout or None)
+        if failure is not None:
+            log.error("job=%s %s failed: %s", env.get("SLURM_JOB_ID"), what, failure)
+            return failure
+    return None
+
+
+async def _run_one(program: str, env: dict[str, str], timeout: int | None) -> ScriptFailure | None:
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            program,
+            env=env,
+            cwd="/",
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as err:
+        log.error("cannot run %s: %s", program, err)
+        return ScriptFailure(program, exit_code=127)
+    try:
+        output, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        await proc.wait()
+        return ScriptFailure(program, timed_out=True)
+    code = proc.returncode or 0
+    if code == 0:
+        return None
+    if output:
+        log.warning("%s said: %s", program, output[-OUTPUT_KEPT:].decode(errors="replace"))
+    return ScriptFailure(program, exit_code=max(code, 0), signal=max(-code, 0))
+
+
+class NodeScripts:
+    """The Prologs and Epilogs of one node's jobs.
+
+    Args:
+        prolog: the configured Prolog paths (none: nothing runs).
+        epilog: the configured Epilog paths.
+        prolog_wait: seconds a Prolog may run (0: no limit).
+        epilog_wait: seconds an Epilog may run (0: no limit).
+        ctx: the node, for the programs' environment.
+        failed: told of each failure: the job, "prolog" or "epilog", and how.
+    """
+
+    def __init__(
+        self,
+        prolog: Sequence[str],
+        epilog: Sequence[str],
+        prolog_wait: int,
+        epilog_wait: int,
+        ctx: jobenv.NodeContext,
+        failed: Callable[[ScriptJob, str, ScriptFailure], None],
+    ) -> None:
+        self._prolog = tuple(prolog)
+        self._epilog = tuple(epilog)
+        self._prolog_wait = prolog_wait
+        self._epilog_wait = epilog_wait
+        self._ctx = ctx
+        self._failed = failed
+        self._prologs: dict[tuple[int, int], asyncio.Future[bool]] = {}  # by (job, run)
+        self._ended: dict[tuple[int, int], asyncio.Task[None]] = {}  # Epilogs by run (ordered)
+
+    async def prolog(self, job: ScriptJob) -> bool:
+        """Run the Prolog for this run of the job, once; later callers share its result.
+
+        It waits for the Epilogs still running on the node first.
+
+        Args:
+            job: the job, as this node sees it.
+
+        Returns:
+            Whether the job may start here (no Prolog, or it succeeded).
+        """
+        if not self._prolog:
+            return True
+        key = (job.job_id, job.restarts)
+        result = self._prologs.get(key)
+        if result is None:
+            result = self._prologs[key] = asyncio.get_running_loop().create_future()
+            while len(self._prologs) > RUNS_KEPT:
+                del self._prologs[next(iter(self._prologs))]
+            try:
+                ok = await self._run_prolog(job)
+            except BaseException:
+                del self._prologs[key]
+                result.cancel()
+                raise
+            result.set_result(ok)
+        return await asyncio.shield(result)
+
+    async def _run_prolog(self, job: ScriptJob) -> bool:
+        await self.epilogs_done()
+        env = jobenv.node_script_environment(job, self._ctx, PROLOG_SLURMD)
+        failure = await run_programs(self._prolog, env, self._prolog_wait, "prolog")
+        if failure is not None:
+            self._failed(job, "prolog", failure)
+        return failure is None
+
+    @property
+    def has_epilog(self) -> bool:
+        """Whether an Epilog is configured."""
+        return bool(self._epilog)
+
+    def epilog(self, job: ScriptJob, after: Awaitable[object]) -> asyncio.Future[None]:
+        """Run the Epilog of a job's run on this node once ``after`` is done (once per run).
+
+        Args:
+            job: the job as it ended.
+            after: what must be over first (the job's processes here).
+
+        Returns:
+            What is done when the Epilog is (at once without one).
+        """
+        key = (job.job_id, job.restarts)
+        task = self._ended.get(key)
+        if task is None and self._epilog:
+            task = asyncio.get_running_loop().create_task(
+                self._run_epilog(job, after), name=f"epilog {job.job_id}"
+            )
+            self._ended[key] = task
+            while len(self._ended) > RUNS_KEPT:
+                del self._ended[next(iter(self._ended))]
+        if task is None:
+            if asyncio.iscoroutine(after):
+                after.close()  # never awaited: nothing waits for it
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+        return task
+
+    async def _run_epilog(self, job: ScriptJob, after: Awaitable[object]) -> None:
+        with contextlib.suppress(Exception):
+            await after
+        env = jobenv.node_script_environment(job, self._ctx, EPILOG_SLURMD)
+        failure = await run_programs(self._epilog, env, self._epilog_wait, "epilog")
+        self._prologs.pop((job.job_id, job.restarts), None)
+        if failure is not None:
+            self._failed(job, "epilog", failure)
+
+    def _running(self) -> list[asyncio.Task[None]]:
+        return [task for task in self._ended.values() if not task.done()]
+
+    async def epilogs_done(self) -> None:
+        """Wait until no Epilog runs on the node."""
+        while running := self._running():
+            await asyncio.gather(*running, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Stop following the Epilogs under way (their programs run on)."""
+        running = self._running()
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
