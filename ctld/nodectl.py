@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
@@ -26,9 +27,18 @@ from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
 from minislurm.model import Job
 from minislurm.requests import Heartbeat, JobStatus, NodeScriptFailure, NodeUpdate, Registration
-from minislurm.states import ACTIVE_JOB_STATES, JobState, kill_name
+from minislurm.states import ACTIVE_JOB_STATES, JobState, NodeFlag, kill_name, node_base_shown
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class HeartbeatAnswer:
+    """What a node's heartbeat is answered."""
+
+    reregister: bool
+    state: str = ""  # its base state as shown: IDLE, MIXED, ALLOCATED, DOWN...
+    drained: bool = False
 
 
 class NodeControl:
@@ -162,21 +172,23 @@ class NodeControl:
         self._runner.run(intents)
         return kill
 
-    def heartbeat(self, requests: Sequence[Heartbeat]) -> list[bool]:
+    def heartbeat(self, requests: Sequence[Heartbeat]) -> list[HeartbeatAnswer]:
         """Node agents are alive (one slurmd's nodes, in one call).
 
         Args:
             requests: per node, its load, free memory and running jobs.
 
         Returns:
-            Per node, whether it must register again (this controller has not seen it).
+            Per node, whether it must register again (this controller has not
+            seen it), and its state (for its HealthCheckNodeState).
         """
         now = time.time()
-        reregister = []
+        answers = []
+        usage = self._state.usage()
         for request in requests:
             node = self._state.nodes.get(request.name)
             if node is None or request.name not in self._runner.registered:
-                reregister.append(True)
+                answers.append(HeartbeatAnswer(reregister=True))
                 continue
             updated = nodeops.heartbeat(node, request, now)
             stale = self._fencing.get(request.name, set()) & set(request.running_job_ids)
@@ -185,8 +197,10 @@ class NodeControl:
             elif self._fencing.pop(request.name, None) is not None:
                 self._scheduler.kick()
             self._state.put_node(updated)
-            reregister.append(False)
-        return reregister
+            held = usage.get(node.name)
+            shown = node_base_shown(updated.state, held.cpus if held else 0, updated.cpus)
+            answers.append(HeartbeatAnswer(False, shown.value, NodeFlag.DRAIN in updated.flags))
+        return answers
 
     def update_node(self, request: NodeUpdate) -> None:
         """scontrol update NodeName=... State=DRAIN|RESUME|DOWN Reason=...

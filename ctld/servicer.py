@@ -68,7 +68,10 @@ class AgentCalls:
     async def Heartbeats(self, request: pb.HeartbeatsRequest, context: Ctx) -> pb.HeartbeatsReply:
         beats = [convert.record(rq.Heartbeat, node) for node in request.nodes]
         return pb.HeartbeatsReply(
-            nodes=[pb.HeartbeatReply(reregister=r) for r in self.ctl.nodes.heartbeat(beats)]
+            nodes=[
+                pb.HeartbeatReply(reregister=a.reregister, state=a.state, drained=a.drained)
+                for a in self.ctl.nodes.heartbeat(beats)
+            ]
         )
 
     @grpc_errors

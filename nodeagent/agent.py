@@ -160,6 +160,8 @@ class Agent:
         self._tasks: list[asyncio.Task[None]] = []
         self._kills: set[asyncio.Task[None]] = set()  # steps to kill once their script is
         self.registered = False  # with the controller, since it last answered
+        self.node_state = ""  # IDLE, MIXED, ALLOCATED... as the controller last said
+        self.drained = False
 
     # ------------------------------------------------------------ lifecycle
 

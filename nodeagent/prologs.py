@@ -80,7 +80,7 @@ async def run_programs(
         paths: as configured (files, globs or directories).
         env: their environment.
         timeout: seconds each may run; 0: no limit.
-        what: "prolog" or "epilog", for the log.
+        what: for the log ("job=12 prolog").
 
     Returns:
         The failure, or None when every program succeeded.
@@ -88,7 +88,7 @@ async def run_programs(
     for program in programs(paths):
         failure = await _run_one(program, env, timeout or None)
         if failure is not None:
-            log.error("job=%s %s failed: %s", env.get("SLURM_JOB_ID"), what, failure)
+            log.error("%s failed: %s", what, failure)
             return failure
     return None
 
@@ -183,7 +183,9 @@ class NodeScripts:
     async def _run_prolog(self, job: ScriptJob) -> bool:
         await self.epilogs_done()
         env = jobenv.node_script_environment(job, self._ctx, PROLOG_SLURMD)
-        failure = await run_programs(self._prolog, env, self._prolog_wait, "prolog")
+        failure = await run_programs(
+            self._prolog, env, self._prolog_wait, f"job={job.job_id} prolog"
+        )
         if failure is not None:
             self._failed(job, "prolog", failure)
         return failure is None
@@ -224,7 +226,9 @@ class NodeScripts:
         with contextlib.suppress(Exception):
             await after
         env = jobenv.node_script_environment(job, self._ctx, EPILOG_SLURMD)
-        failure = await run_programs(self._epilog, env, self._epilog_wait, "epilog")
+        failure = await run_programs(
+            self._epilog, env, self._epilog_wait, f"job={job.job_id} epilog"
+        )
         self._prologs.pop((job.job_id, job.restarts), None)
         if failure is not None:
             self._failed(job, "epilog", failure)

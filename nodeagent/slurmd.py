@@ -8,7 +8,8 @@ one ``RegisterNodes`` call and reports them alive in one ``Heartbeats`` call
 per interval, so a thousand emulated nodes cost the controller a handful of
 calls, not a thousand. Killing the process is the failure of all its nodes.
 
-Imports nodeagent.agent, nodeagent.stepdpool, nodeagent.resources and minislurm.
+Imports nodeagent.agent, nodeagent.health, nodeagent.stepdpool, nodeagent.resources and
+minislurm.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from minislurm.wire import tls
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import CALL_TIMEOUT, RETRY_MAX_SECONDS, Agent, AgentSettings
+from nodeagent.health import HealthChecks, NodeView
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import LaunchedJobs
@@ -67,6 +69,12 @@ class Slurmd:
             settings.node_name: Agent(settings, resources, self.stepds, ctld, jobs)
             for settings, resources in nodes
         }
+        self.health = HealthChecks(
+            conf.health_check_program,
+            conf.health_check_interval,
+            conf.health_check_node_state,
+            nodes[0][0].conf_path if nodes else "",
+        )
         self.port = 0
         self.heartbeat_interval = 5.0
         # A heartbeat is worth waiting for while the node is not yet declared DOWN: a busy
@@ -105,7 +113,11 @@ class Slurmd:
         self._tasks = [
             loop.create_task(self._heartbeat_loop(), name="heartbeat"),
             loop.create_task(self._alive_loop(), name="alive"),
+            loop.create_task(self.health.run(self._node_views), name="health check"),
         ]
+
+    def _node_views(self) -> list[NodeView]:
+        return [(name, a.node_state, a.drained) for name, a in self.agents.items()]
 
     async def stop(self) -> None:
         """Stop talking to the controller (running steps are left running)."""
@@ -132,8 +144,10 @@ class Slurmd:
         for agent, answer in zip(agents, reply.nodes, strict=True):
             if answer.reregister:
                 agent.registered = False
+            agent.node_state, agent.drained = answer.state, answer.drained
 
     async def _heartbeat_loop(self) -> None:
+        await self.health.check_all(self.agents)  # before the nodes register, as Slurm's
         delay = 0.1
         while True:
             agents = list(self.agents.values())

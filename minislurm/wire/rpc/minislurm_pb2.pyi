@@ -851,12 +851,16 @@ class HeartbeatRequest(_message.Message):
     def __init__(self, name: _Optional[str] = ..., cpu_load: _Optional[float] = ..., free_memory: _Optional[int] = ..., running_job_ids: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class HeartbeatReply(_message.Message):
-    __slots__ = ("reregister", "kill_job_ids")
+    __slots__ = ("reregister", "kill_job_ids", "state", "drained")
     REREGISTER_FIELD_NUMBER: _ClassVar[int]
     KILL_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DRAINED_FIELD_NUMBER: _ClassVar[int]
     reregister: bool
     kill_job_ids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, reregister: _Optional[bool] = ..., kill_job_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    state: str
+    drained: bool
+    def __init__(self, reregister: _Optional[bool] = ..., kill_job_ids: _Optional[_Iterable[int]] = ..., state: _Optional[str] = ..., drained: _Optional[bool] = ...) -> None: ...
 
 class RegisterNodesRequest(_message.Message):
     __slots__ = ("nodes",)

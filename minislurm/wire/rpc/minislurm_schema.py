@@ -428,6 +428,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.HeartbeatReply': (
         (1, 'reregister', 'bool', '', False, '', ''),
         (2, 'kill_job_ids', 'uint32', 'repeated', True, '', ''),
+        (3, 'state', 'string', '', False, '', ''),
+        (4, 'drained', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.RegisterNodesRequest': (
         (1, 'nodes', 'message', 'repeated', False, 'minislurm.v1.RegisterNodeRequest', ''),
