@@ -72,7 +72,10 @@ scontrol [<OPTION>] [<COMMAND>]
      hold <job_list>          prevent specified job from starting. <job_list>
                               is either a space separate list of job IDs or
                               job names
+     cancel_reboot <node_list> cancel pending reboot on nodes.
      ping                     print status of slurmctld daemons.
+     reboot [ASAP] [nextstate={RESUME|DOWN}] [reason=<reason>] {ALL|<NodeList>}
+                              reboot the nodes when they become idle.
      release <job_list>       permit specified job to start (see hold)
      requeue <job_id>         re-queue a batch job
      requeuehold <job_id>     re-queue and hold a batch job
@@ -92,7 +95,7 @@ scontrol [<OPTION>] [<COMMAND>]
   Priority, NumNodes, NumTasks, Account, QOS, Comment, Dependency,
   StartTime/EligibleTime, Deadline, ReservationName, ExcNodeList,
   ReqNodeList, Requeue, WorkDir, MailType, MailUser and ArrayTaskThrottle;
-  node keys are State (DRAIN, RESUME, DOWN, UNDRAIN, IDLE) and Reason.
+  node keys are State (DRAIN, RESUME, DOWN, UNDRAIN, IDLE, CANCEL_REBOOT) and Reason.
 """
 
 
@@ -418,6 +421,10 @@ def dispatch(args: list[str], settings: Settings) -> int:
     action = holds.hold_keyword(word)
     if action is not None:
         return holds.hold_command(word, rest, action)
+    if keyword_matches(word, "reboot", 6):
+        return update.reboot_command(rest)
+    if keyword_matches(word, "cancel_reboot", 13):
+        return update.cancel_reboot_command(rest)
     if keyword_matches(word, "ping", 3):
         return _fail(f"too many arguments for keyword:{word}") if rest else ping(rest, settings)
     if keyword_matches(word, "version", 4):

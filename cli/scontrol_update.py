@@ -29,7 +29,9 @@ NODE_STATES = (
     "UNDRAIN",
     "DOWN",
     "IDLE",
+    "CANCEL_REBOOT",
 )
+REBOOT_NEXT = ("RESUME", "DOWN")
 
 
 def _fail(text: str) -> int:
@@ -87,6 +89,61 @@ def update_node(names: str, pairs: list[tuple[str, str]]) -> int:
     except RpcError as err:
         return _fail(f"slurm_update error: {common.rpc_message(err)}")
     return 0
+
+
+def reboot_command(args: list[str]) -> int:
+    """``reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] {ALL|<NodeList>}``.
+
+    Args:
+        args: the words after ``reboot``.
+
+    Returns:
+        The exit status.
+    """
+    asap, next_state, reason, names = False, "", "", ""
+    for word in args:
+        key, eq, value = word.partition("=")
+        if not eq and key.upper() == "ASAP":
+            asap = True
+        elif eq and key.lower() == "nextstate":
+            next_state = value.upper()
+            if next_state not in REBOOT_NEXT:
+                return _fail(f"Invalid nextstate: {value}\nValid states are: RESUME DOWN")
+        elif eq and key.lower() == "reason":
+            reason = value
+        elif not eq and not names:
+            names = word
+        else:
+            return _fail(f"Invalid input: {word}")
+    if not names:
+        return _fail("Missing node list. Specify ALL|<NodeList>")
+    try:
+        common.call(
+            "UpdateNode",
+            names=names,
+            state="REBOOT",
+            reason=reason,
+            asap=asap,
+            next_state=next_state,
+            requester_uid=os.getuid(),
+        )
+    except RpcError as err:
+        return _fail(f"scontrol_reboot_nodes error: {common.rpc_message(err)}")
+    return 0
+
+
+def cancel_reboot_command(args: list[str]) -> int:
+    """``cancel_reboot <NodeList>``: the same as ``update NodeName=... State=CANCEL_REBOOT``.
+
+    Args:
+        args: the words after ``cancel_reboot``.
+
+    Returns:
+        The exit status.
+    """
+    if len(args) != 1:
+        return _fail("Missing node list. Specify <NodeList>" if not args else "too many arguments")
+    return update_node(args[0], [("State", "CANCEL_REBOOT")])
 
 
 # Slurm's update entities, by the key that names them (shortest abbreviation).

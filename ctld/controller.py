@@ -116,7 +116,7 @@ class Controller:
             for saved in repo.load_nodes(s):
                 name = saved[0]
                 if name in self.state.nodes:
-                    self.state.put_node(nodeops.restored(self.state.nodes[name], *saved[1:]))
+                    self.state.put_node(nodeops.restored(self.state.nodes[name], saved[1:], now))
         self.accounting.load(now)
         self.resvs.load()
         # No node is used before its agent has registered with this controller.
@@ -168,6 +168,7 @@ class Controller:
             try:
                 now = time.time()
                 self.nodes.check_liveness(now, self.lag.seconds)
+                self.nodes.reboot_when_idle(now)
                 if now - self.accounting.usage_time >= USAGE_CHARGE_SECONDS:
                     self.ranking.charge_usage(now)
                 if self.resvs.expire(now):

@@ -198,6 +198,23 @@ class AgentDispatcher:
             lambda stub: stub.TerminateJob(request, timeout=CALL_TIMEOUT),
         )
 
+    async def reboot(self, node: str, address_of: Callable[[], str | None]) -> None:
+        """Ask an agent to reboot its node.
+
+        Args:
+            node: the node.
+            address_of: returns its agent's current ``host:port``.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        request = pb.RebootNodeRequest(node=node)
+        await self._call(
+            address_of,
+            f"reboot node={node}",
+            lambda stub: stub.RebootNode(request, timeout=CALL_TIMEOUT),
+        )
+
     async def signal(self, node: str, address_of: Callable[[], str | None], intent: Signal) -> None:
         """Ask an agent to send a signal to a job's processes on its node.
 

@@ -49,4 +49,11 @@ class SignalStep:
     signal: int
 
 
-Intent = Launch | Terminate | Signal | SignalStep
+@dataclass(frozen=True)
+class Reboot:
+    """Ask a node's agent to reboot it (``scontrol reboot``, once no job holds it)."""
+
+    node: str
+
+
+Intent = Launch | Terminate | Signal | SignalStep | Reboot

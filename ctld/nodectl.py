@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
 from ctld.accounting.manager import Accounting
-from ctld.intents import Intent, Launch, Terminate
+from ctld.intents import Intent, Launch, Reboot, Terminate
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
@@ -27,7 +27,14 @@ from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
 from minislurm.model import Job
 from minislurm.requests import Heartbeat, JobStatus, NodeScriptFailure, NodeUpdate, Registration
-from minislurm.states import ACTIVE_JOB_STATES, JobState, NodeFlag, kill_name, node_base_shown
+from minislurm.states import (
+    ACTIVE_JOB_STATES,
+    JobState,
+    NodeFlag,
+    NodeState,
+    kill_name,
+    node_base_shown,
+)
 
 log = logging.getLogger(__name__)
 
@@ -253,6 +260,38 @@ class NodeControl:
         if failure.script == "prolog":
             self._jobs.prolog_failed(failure.job_id, failure.restarts, failure.node)
         self._scheduler.kick()
+
+    def reboot_when_idle(self, now: float) -> None:
+        """Issue the reboots requested of nodes no job holds; time out those that never came back.
+
+        Args:
+            now: the time.
+        """
+        usage = self._state.usage()
+        changed, reboots = [], []
+        for node in self._state.nodes.values():
+            if NodeFlag.REBOOT_ISSUED in node.flags:
+                timed_out = nodeops.reboot_timed_out(node, now, self._conf.resume_timeout)
+                if timed_out is not node:
+                    log.warning("node=%s reboot timed out", node.name)
+                    changed.append(timed_out)
+            elif (
+                NodeFlag.REBOOT_REQUESTED in node.flags
+                and node.state is NodeState.IDLE
+                and NodeFlag.NOT_RESPONDING not in node.flags
+                and node.name not in usage
+            ):
+                log.info("node=%s reboot issued", node.name)
+                changed.append(nodeops.reboot_issued(node, now))
+                reboots.append(Reboot(node.name))
+        if not changed:
+            return
+        with self._ledger.transaction() as s:
+            for node in changed:
+                repo.save_node(s, *nodeops.persisted_fields(node), node.reason_time)
+        for node in changed:
+            self._state.put_node(node)
+        self._runner.run(reboots)
 
     def node_usage(self) -> dict[str, NodeUsage]:
         """What jobs hold on each node (for ``scontrol show node`` and ``sinfo``).

@@ -58,23 +58,35 @@ def configured_nodes(conf: SlurmConfig) -> list[Node]:
     return nodes
 
 
-def restored(node: Node, state: str, drain: bool, reason: str, uid: int, when: float) -> Node:
+def restored(
+    node: Node,
+    saved: tuple[str, bool, str, int, float, str, str],
+    now: float,
+) -> Node:
     """A configured node with the state saved before a restart.
 
     Args:
         node: the record from slurm.conf.
-        state: the saved base state.
-        drain: whether it was drained.
-        reason: the saved reason.
-        uid: who set it.
-        when: when it was set.
+        saved: its base state, whether drained, the reason, who set it and when,
+            its pending or issued reboot and the reboot's next state.
+        now: the controller's start (an issued reboot's ResumeTimeout counts from it).
 
     Returns:
         The node with that state (not responding until its agent registers).
     """
-    flags = frozenset({NodeFlag.DRAIN}) if drain else frozenset()
+    state, drain, reason, uid, when, reboot, reboot_next = saved
+    flags = {NodeFlag.DRAIN} if drain else set()
+    if reboot:
+        flags.add(NodeFlag(reboot))
     return replace(
-        node, state=NodeState(state), flags=flags, reason=reason, reason_uid=uid, reason_time=when
+        node,
+        state=NodeState(state),
+        flags=frozenset(flags),
+        reason=reason,
+        reason_uid=uid,
+        reason_time=when,
+        reboot_next=reboot_next,
+        reboot_issued=now if reboot == NodeFlag.REBOOT_ISSUED else 0.0,
     )
 
 
@@ -91,16 +103,27 @@ def unheard(node: Node, now: float) -> Node:
     return replace(node, flags=node.flags | {NodeFlag.NOT_RESPONDING}, last_seen=now)
 
 
-def persisted_fields(node: Node) -> tuple[str, str, bool, str, int]:
+def persisted_fields(node: Node) -> tuple[str, str, bool, str, int, str, str]:
     """What the database keeps of a node (besides the reason's time).
 
     Args:
         node: the record.
 
     Returns:
-        ``(name, state, drained, reason, reason_uid)``.
+        ``(name, state, drained, reason, reason_uid, reboot, reboot_next)``;
+        ``reboot`` is REBOOT_REQUESTED, REBOOT_ISSUED or "".
     """
-    return node.name, node.state.value, NodeFlag.DRAIN in node.flags, node.reason, node.reason_uid
+    reboot = next((flag.value for flag in _REBOOT_FLAGS if flag in node.flags), "")
+    drained = NodeFlag.DRAIN in node.flags
+    return (
+        node.name,
+        node.state.value,
+        drained,
+        node.reason,
+        node.reason_uid,
+        reboot,
+        node.reboot_next,
+    )
 
 
 def heartbeat_interval(conf: SlurmConfig) -> int:
@@ -161,7 +184,9 @@ def registered(node: Node, request: Registration, now: float, conf: SlurmConfig)
 
     A node with fewer resources than configured is drained with Slurm's
     reason (unless ``SlurmdParameters=config_overrides``); a node an
-    operator set DOWN stays DOWN, one set DOWN for not responding returns.
+    operator set DOWN stays DOWN, one set DOWN for not responding returns,
+    one whose agent started after its reboot was issued is back as the
+    reboot's next state says.
 
     Args:
         node: the current record.
@@ -172,6 +197,10 @@ def registered(node: Node, request: Registration, now: float, conf: SlurmConfig)
     Returns:
         The updated record.
     """
+    if NodeFlag.REBOOT_ISSUED in node.flags and request.slurmd_start_time >= int(
+        node.reboot_issued
+    ):
+        node = rebooted(node)
     reported = len(request.gpus) == len(node.gpus)
     gpus = tuple(request.gpus) if reported else node.gpus
     updated = replace(
@@ -323,6 +352,143 @@ def script_failed(node: Node, script: str, uid: int, now: float) -> Node:
     )
 
 
+REBOOT_REASON = "reboot requested"  # Slurm's, when the node has no reason
+REBOOT_ASAP_REASON = "Reboot ASAP"
+REBOOT_NEXT_STATES = ("RESUME", "DOWN")
+_REBOOT_FLAGS = (NodeFlag.REBOOT_REQUESTED, NodeFlag.REBOOT_ISSUED)
+_REBOOTING = frozenset(_REBOOT_FLAGS)
+
+
+def reboot_requested(node: Node, request: NodeUpdate, now: float) -> Node:
+    """``scontrol reboot [ASAP] [nextstate=...] [reason=...]``: rebooted once no job holds it.
+
+    As Slurm's: ASAP drains the node (reason ``Reboot ASAP`` when none is
+    given) and resumes it after the reboot; a node without a reason gets
+    ``reboot requested``; a node whose reboot is pending already is left alone.
+
+    Args:
+        node: the node.
+        request: the reboot's options (``asap``, ``next_state``, ``reason``).
+        now: the time.
+
+    Returns:
+        The node flagged REBOOT_REQUESTED.
+
+    Raises:
+        InvalidRequest: a next state other than RESUME or DOWN.
+    """
+    next_state = request.next_state.upper()
+    if next_state and next_state not in REBOOT_NEXT_STATES:
+        raise InvalidRequest(INVALID_STATE)
+    if node.flags & _REBOOTING:
+        return node
+    flags = node.flags | {NodeFlag.REBOOT_REQUESTED}
+    reason = request.reason or node.reason
+    if request.asap:
+        flags |= {NodeFlag.DRAIN}
+        reason = request.reason or REBOOT_ASAP_REASON
+        next_state = next_state or "UNDRAIN"
+    reason = reason or REBOOT_REASON
+    changed = reason != node.reason
+    return replace(
+        node,
+        flags=flags,
+        reboot_next=next_state,
+        reason=reason,
+        reason_uid=request.requester_uid if changed else node.reason_uid,
+        reason_time=now if changed else node.reason_time,
+    )
+
+
+def reboot_cancelled(node: Node) -> Node:
+    """``scontrol cancel_reboot``: a pending reboot forgotten, with the drain it brought.
+
+    Args:
+        node: the node.
+
+    Returns:
+        The node without REBOOT_REQUESTED (nor the drain and reason of an ASAP reboot).
+
+    Raises:
+        InvalidRequest: no reboot of the node is pending (Slurm's ``Invalid node state``).
+    """
+    if NodeFlag.REBOOT_REQUESTED not in node.flags:
+        raise InvalidRequest(INVALID_STATE)
+    cancelled = replace(node, flags=node.flags - {NodeFlag.REBOOT_REQUESTED}, reboot_next="")
+    if node.reboot_next in ("UNDRAIN", "RESUME"):
+        cancelled = replace(
+            cancelled,
+            flags=cancelled.flags - {NodeFlag.DRAIN},
+            reason="",
+            reason_uid=0,
+            reason_time=0.0,
+        )
+    return cancelled
+
+
+def reboot_issued(node: Node, now: float) -> Node:
+    """A node whose agent is being asked to reboot: DOWN until it registers again.
+
+    Args:
+        node: a node whose reboot is requested and which no job holds.
+        now: the time.
+
+    Returns:
+        The node DOWN, REBOOT_ISSUED, its reason followed by ``: reboot issued``.
+    """
+    down = next_node_state(node.name, node.state, NodeEvent.REBOOT, node.reason)
+    return replace(
+        node,
+        state=down,
+        flags=node.flags - {NodeFlag.REBOOT_REQUESTED} | {NodeFlag.REBOOT_ISSUED},
+        reason=f"{node.reason} : reboot issued",
+        reboot_issued=now,
+    )
+
+
+def rebooted(node: Node) -> Node:
+    """A node registering after its reboot: back as its ``nextstate`` says.
+
+    Args:
+        node: a REBOOT_ISSUED node whose agent started after the reboot was issued.
+
+    Returns:
+        IDLE, undrained with its reason cleared after an ASAP or ``nextstate=RESUME``
+        reboot; DOWN (``: reboot complete``) after ``nextstate=DOWN``.
+    """
+    done = replace(node, flags=node.flags - {NodeFlag.REBOOT_ISSUED}, reboot_next="")
+    if node.reboot_next == "DOWN":
+        return replace(done, reason=f"{node.reason} : reboot complete")
+    done = replace(done, state=next_node_state(node.name, node.state, NodeEvent.ADMIN_RESUME))
+    if node.reboot_next in ("RESUME", "UNDRAIN"):
+        return replace(
+            done, flags=done.flags - {NodeFlag.DRAIN}, reason="", reason_uid=0, reason_time=0.0
+        )
+    return replace(done, reason=node.reason.removesuffix(" : reboot issued"))
+
+
+def reboot_timed_out(node: Node, now: float, timeout: float) -> Node:
+    """A node whose reboot was issued more than ``timeout`` seconds ago and that never came back.
+
+    Args:
+        node: the node.
+        now: the time.
+        timeout: ResumeTimeout, seconds.
+
+    Returns:
+        The node DOWN without REBOOT_ISSUED, ``: reboot timed out`` on its
+        reason; the same node while there is time left or no reboot was issued.
+    """
+    if NodeFlag.REBOOT_ISSUED not in node.flags or now - node.reboot_issued <= timeout:
+        return node
+    return replace(
+        node,
+        flags=node.flags - {NodeFlag.REBOOT_ISSUED},
+        reboot_next="",
+        reason=f"{node.reason} : reboot timed out",
+    )
+
+
 def _admin_change(node: Node, state: str, reason: str, uid: int, now: float) -> Node:
     if state in ("DRAIN", "DOWN") and not reason:
         raise InvalidRequest(REASON_REQUIRED)
@@ -382,7 +548,10 @@ def admin_update(state: ClusterState, request: NodeUpdate, now: float) -> list[N
             specified``), or missing reason.
     """
     try:
-        names = hostlist.expand(request.names)
+        if request.names.upper() == "ALL" and request.state.upper() == "REBOOT":
+            names = list(state.nodes)
+        else:
+            names = hostlist.expand(request.names)
     except ValueError as err:
         raise InvalidRequest(str(err)) from None
     if not names:
@@ -392,7 +561,11 @@ def admin_update(state: ClusterState, request: NodeUpdate, now: float) -> list[N
         node = state.nodes.get(name)
         if node is None:
             raise NodeNotFound(name)
-        updated.append(
-            _admin_change(node, request.state.upper(), request.reason, request.requester_uid, now)
-        )
+        word = request.state.upper()
+        if word == "REBOOT":
+            updated.append(reboot_requested(node, request, now))
+        elif word == "CANCEL_REBOOT":
+            updated.append(reboot_cancelled(node))
+        else:
+            updated.append(_admin_change(node, word, request.reason, request.requester_uid, now))
     return updated

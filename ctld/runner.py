@@ -23,7 +23,7 @@ import grpc
 
 from ctld import nodes as nodeops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable, BatchSite, StepSigned
-from ctld.intents import Intent, Launch, Signal, SignalStep, Terminate
+from ctld.intents import Intent, Launch, Reboot, Signal, SignalStep, Terminate
 from ctld.ledger import Ledger
 from ctld.settings import CtldSettings
 from ctld.store import repo
@@ -186,6 +186,8 @@ class IntentRunner:
                 self._outcomes.terminated(intent.job_id)
             elif isinstance(intent, SignalStep):
                 await self._signal_step(intent)
+            elif isinstance(intent, Reboot):
+                await self.agents.reboot(intent.node, lambda: self.address_of(intent.node))
             else:
                 await self._after_launch(intent.job_id)
                 await asyncio.gather(*(self._signal_on(intent, node) for node in intent.nodes))

@@ -148,6 +148,7 @@ class SlurmConfig:
     health_check_interval: int = 0  # seconds between its runs; 0: only at slurmd's start
     health_check_node_state: tuple[str, ...] = ("ANY",)  # the nodes it runs on
     reboot_program: str = ""  # RebootProgram: what ``scontrol reboot`` runs on a node
+    resume_timeout: int = 60  # ResumeTimeout: seconds a rebooting node has to come back
     topology_plugin: str = "topology/flat"
     topology_param: tuple[str, ...] = ()
     topology: Topology | None = None  # topology.conf, for topology/tree and topology/block
@@ -280,6 +281,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "HealthCheckInterval": ("health_check_interval", "int"),
     "HealthCheckNodeState": ("health_check_node_state", "hcstates"),
     "RebootProgram": ("reboot_program", "script"),
+    "ResumeTimeout": ("resume_timeout", "int"),
 }
 # PrologFlags Slurm knows; all but Serial and NoHold's own meaning imply Alloc.
 PROLOG_FLAGS = (
@@ -332,7 +334,7 @@ IGNORED_KEYS = frozenset(
     PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityUsageResetPeriod
     PriorityWeightAssoc PriorityWeightTRES PrivateData ProctrackType PropagatePrioProcess
     PropagateResourceLimits PropagateResourceLimitsExcept ReconfigFlags RequeueExit RequeueExitHold
-    ResumeFailProgram ResumeProgram ResumeRate ResumeTimeout ResvEpilog ResvOverRun ResvProlog
+    ResumeFailProgram ResumeProgram ResumeRate ResvEpilog ResvOverRun ResvProlog
     ReturnToService RoutePlugin SchedulerTimeSlice ScronParameters SelectType SlurmctldAddr
     SlurmctldDebug SlurmctldLogFile SlurmctldParameters SlurmctldPidFile SlurmctldPrimaryOffProg
     SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile

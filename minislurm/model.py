@@ -411,6 +411,8 @@ class Node:
     cpu_load: float = 0.0
     free_memory: int = 0
     gpu_links: GpuLinks | None = None  # as its agent registered them (None: unknown)
+    reboot_next: str = ""  # scontrol reboot's nextstate: RESUME, DOWN, UNDRAIN ("": as it was)
+    reboot_issued: float = 0.0  # when its reboot was issued (ResumeTimeout counts from there)
 
 
 @dataclass(frozen=True)

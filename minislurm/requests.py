@@ -172,6 +172,8 @@ class NodeUpdate:
     state: str = ""
     reason: str = ""
     requester_uid: int = 0
+    asap: bool = False  # scontrol reboot ASAP
+    next_state: str = ""  # scontrol reboot nextstate=
 
 
 @dataclass(frozen=True)

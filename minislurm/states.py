@@ -293,6 +293,8 @@ class NodeFlag(StrEnum):
 
     DRAIN = "DRAIN"
     NOT_RESPONDING = "NOT_RESPONDING"
+    REBOOT_REQUESTED = "REBOOT_REQUESTED"  # scontrol reboot: once no job holds it
+    REBOOT_ISSUED = "REBOOT_ISSUED"  # its agent was asked to reboot; DOWN until it registers
 
 
 class NodeEvent(StrEnum):
@@ -302,6 +304,7 @@ class NodeEvent(StrEnum):
     FAIL = "FAIL"  # stopped answering for SlurmdTimeout
     ADMIN_DOWN = "ADMIN_DOWN"
     ADMIN_RESUME = "ADMIN_RESUME"
+    REBOOT = "REBOOT"  # its reboot was issued (it registers again once rebooted)
 
 
 _NODE_TRANSITIONS: dict[tuple[NodeState, NodeEvent], NodeState] = {
@@ -314,6 +317,7 @@ _NODE_TRANSITIONS: dict[tuple[NodeState, NodeEvent], NodeState] = {
     (NodeState.IDLE, NodeEvent.ADMIN_DOWN): NodeState.DOWN,
     (NodeState.DOWN, NodeEvent.ADMIN_DOWN): NodeState.DOWN,
     (NodeState.DOWN, NodeEvent.ADMIN_RESUME): NodeState.IDLE,
+    (NodeState.IDLE, NodeEvent.REBOOT): NodeState.DOWN,
 }
 
 
@@ -373,7 +377,7 @@ def _draining(shown: NodeState) -> bool:
 def node_state_compact(
     base: NodeState, flags: frozenset[NodeFlag], alloc_cpus: int, total_cpus: int
 ) -> str:
-    """sinfo's compact state (``idle``, ``mix``, ``alloc``, ``drain``, ``drng``, ``down*``).
+    """sinfo's compact state (``idle``, ``mix``, ``drain``, ``drng@``, ``boot^``, ``down*``).
 
     Args:
         base: the stored base state.
@@ -385,10 +389,16 @@ def node_state_compact(
         The word sinfo prints, with ``*`` when the node is not responding.
     """
     shown = node_base_shown(base, alloc_cpus, total_cpus)
-    if NodeFlag.DRAIN in flags:  # Slurm checks the drain flag before DOWN
+    if NodeFlag.REBOOT_ISSUED in flags:
+        word = "boot^"
+    elif NodeFlag.REBOOT_REQUESTED in flags and not _draining(shown):
+        word = "boot"  # as Slurm 22.05 shows an idle node waiting for its reboot
+    elif NodeFlag.DRAIN in flags:  # Slurm checks the drain flag before DOWN
         word = "drng" if _draining(shown) else "drain"
     else:
         word = _NODE_COMPACT[shown]
+    if NodeFlag.REBOOT_REQUESTED in flags and _draining(shown):
+        word += "@"
     return word + ("*" if NodeFlag.NOT_RESPONDING in flags else "")
 
 
@@ -426,11 +436,12 @@ def node_state_scontrol(
         total_cpus: the node's CPUs.
 
     Returns:
-        The base state, ``*`` when not responding, then ``+DRAIN``.
+        The base state, ``*`` when not responding, then ``+DRAIN`` and the reboot's flag.
     """
     text = node_base_shown(base, alloc_cpus, total_cpus).value
     if NodeFlag.NOT_RESPONDING in flags:
         text += "*"
-    if NodeFlag.DRAIN in flags:
-        text += "+DRAIN"
+    for flag in (NodeFlag.DRAIN, NodeFlag.REBOOT_REQUESTED, NodeFlag.REBOOT_ISSUED):
+        if flag in flags:
+            text += f"+{flag.value}"
     return text

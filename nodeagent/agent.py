@@ -153,6 +153,7 @@ class Agent:
         self._script_outbox: dict[tuple[int, int, str], pb.NodeScriptFailedRequest] = {}
         self._step_outbox: dict[tuple[int, int], pb.StepCompleteRequest] = {}
         self.start_time = time.time()
+        self.boot_time = resources.boot_time  # a reboot (scontrol reboot) sets it anew
         self._ctld = ctld
         self._outbox: dict[int, StepOutcome] = {}
         self._held: dict[int, float] = {}  # job ends waiting for their steps', since when
@@ -264,7 +265,7 @@ class Agent:
             gpus=res.gpus,
             arch=res.arch,
             os=res.os,
-            boot_time=int(res.boot_time),
+            boot_time=int(self.boot_time),
             slurmd_start_time=int(self.start_time),
             version=SLURM_VERSION,
             jobs=jobs,

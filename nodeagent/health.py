@@ -83,9 +83,13 @@ class HealthChecks:
         if not self.program:
             return True
         async with self._slots:
-            env = {**self._env, "SLURMD_NODENAME": node}
+            env = self.environment(node)
             failure = await run_programs([self.program], env, TIMEOUT, f"node={node} health check")
         return failure is None
+
+    def environment(self, node: str) -> dict[str, str]:
+        """The environment of a program slurmd runs for a node (its check, its RebootProgram)."""
+        return {**self._env, "SLURMD_NODENAME": node}
 
     async def check_all(self, nodes: Iterable[str]) -> None:
         """Run the program for every node, some at once (at slurmd's start).

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 # srun's calls: each carries a step credential the handler checks. Every other
 # method is the controller's (minislurm.security.authgrpc checks its credential).
 STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks", "AttachStep"})
-CONTROLLER_METHODS = frozenset({"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat"})
+CONTROLLER_METHODS = frozenset(
+    {"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat", "RebootNode"}
+)
 
 
 class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # generated base is untyped
@@ -81,6 +83,10 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
         agent = await self._agent(request.node, context)
         return pb.AgentPingReply(name=agent.settings.node_name)
+
+    async def RebootNode(self, request: pb.RebootNodeRequest, context: Ctx) -> pb.RebootNodeReply:
+        self.slurmd.reboot(await self._agent(request.node, context))
+        return pb.RebootNodeReply()
 
     async def LaunchTasks(
         self, request: pb.LaunchTasksRequest, context: Ctx

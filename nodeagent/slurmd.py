@@ -15,7 +15,9 @@ minislurm.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Sequence
 
 import grpc
@@ -28,6 +30,7 @@ from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import CALL_TIMEOUT, RETRY_MAX_SECONDS, Agent, AgentSettings
 from nodeagent.health import HealthChecks, NodeView
+from nodeagent.prologs import run_programs
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import LaunchedJobs
@@ -35,6 +38,7 @@ from nodeagent.steps import LaunchedJobs
 log = logging.getLogger(__name__)
 
 ALIVE_SECONDS = 1.0
+REBOOT_PROGRAM_TIMEOUT = 300  # seconds RebootProgram may run (a real one does not return)
 
 
 class Slurmd:
@@ -81,6 +85,8 @@ class Slurmd:
         # controller hears it late, and a call given up on is one it never hears.
         self._beat_timeout = max(CALL_TIMEOUT, float(conf.slurmd_timeout))
         self._tasks: list[asyncio.Task[None]] = []
+        self._conf = conf
+        self._wake = asyncio.Event()  # a node must register before the next heartbeat
 
     def agent(self, node: str) -> Agent | None:
         """The agent of a node this process serves.
@@ -115,6 +121,32 @@ class Slurmd:
             loop.create_task(self._alive_loop(), name="alive"),
             loop.create_task(self.health.run(self._node_views), name="health check"),
         ]
+
+    def reboot(self, agent: Agent) -> None:
+        """``scontrol reboot``: the node restarts, as a rebooted node's slurmd would.
+
+        RebootProgram runs first when there is one (on a real machine it does
+        not come back); then the node has a new boot and start time, its
+        health check runs once, and it registers again. The call returns at
+        once: the controller hears of the reboot through that registration.
+
+        Args:
+            agent: the node's agent.
+        """
+        task = asyncio.get_running_loop().create_task(self._reboot(agent), name="reboot")
+        self._tasks.append(task)
+
+    async def _reboot(self, agent: Agent) -> None:
+        node = agent.settings.node_name
+        program = self._conf.reboot_program
+        log.info("node=%s rebooting%s", node, f" with {program}" if program else "")
+        if program:
+            env = self.health.environment(node)
+            await run_programs([program], env, REBOOT_PROGRAM_TIMEOUT, f"node={node} reboot")
+        agent.boot_time = agent.start_time = time.time()
+        await self.health.check(node)
+        agent.registered = False
+        self._wake.set()
 
     def _node_views(self) -> list[NodeView]:
         return [(name, a.node_state, a.drained) for name, a in self.agents.items()]
@@ -160,7 +192,9 @@ class Slurmd:
                     if not all(a.registered for a in agents):
                         continue
                 delay = 0.1
-                await asyncio.sleep(self.heartbeat_interval)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.heartbeat_interval)
+                self._wake.clear()
             except grpc.aio.AioRpcError as err:
                 # Registrations stand: a controller that restarted meanwhile asks for them
                 # again in its answer to the next heartbeat. Registering every node again

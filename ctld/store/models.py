@@ -112,6 +112,8 @@ class NodeRow(Base):
     reason: Mapped[str] = mapped_column(Text)
     reason_uid: Mapped[int] = mapped_column(Integer)
     reason_time: Mapped[float] = mapped_column(Float)
+    reboot: Mapped[str] = mapped_column(String, default="")  # REBOOT_REQUESTED, REBOOT_ISSUED
+    reboot_next: Mapped[str] = mapped_column(String, default="")  # RESUME, DOWN, UNDRAIN
 
 
 class StepRow(Base):

@@ -295,7 +295,15 @@ def max_job_id(session: Session) -> int:
 
 
 def save_node(
-    session: Session, name: str, state: str, drain: bool, reason: str, uid: int, when: float
+    session: Session,
+    name: str,
+    state: str,
+    drain: bool,
+    reason: str,
+    uid: int,
+    reboot: str,
+    reboot_next: str,
+    when: float,
 ) -> None:
     """Record a node's operator-visible state (insert or replace).
 
@@ -306,7 +314,9 @@ def save_node(
         drain: whether it is drained.
         reason: the operator's or controller's reason, "" when none.
         uid: who set the reason.
-        when: when it was set.
+        reboot: REBOOT_REQUESTED or REBOOT_ISSUED while ``scontrol reboot`` is under way.
+        reboot_next: the reboot's next state.
+        when: when the reason was set.
     """
     row = session.get(NodeRow, name)
     if row is None:
@@ -319,19 +329,20 @@ def save_node(
         uid,
         when,
     )
+    row.reboot, row.reboot_next = reboot, reboot_next
 
 
-def load_nodes(session: Session) -> list[tuple[str, str, bool, str, int, float]]:
+def load_nodes(session: Session) -> list[tuple[str, str, bool, str, int, float, str, str]]:
     """Every node's saved state.
 
     Args:
         session: the open transaction.
 
     Returns:
-        ``(name, state, drain, reason, reason_uid, reason_time)`` tuples.
+        ``(name, state, drain, reason, reason_uid, reason_time, reboot, reboot_next)`` tuples.
     """
     return [
-        (r.name, r.state, r.drain, r.reason, r.reason_uid, r.reason_time)
+        (r.name, r.state, r.drain, r.reason, r.reason_uid, r.reason_time, r.reboot, r.reboot_next)
         for r in session.scalars(select(NodeRow))
     ]
 

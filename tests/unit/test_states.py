@@ -81,6 +81,7 @@ LEGAL_NODE_TRANSITIONS = {
     (N.IDLE, NE.ADMIN_DOWN): N.DOWN,
     (N.DOWN, NE.ADMIN_DOWN): N.DOWN,
     (N.DOWN, NE.ADMIN_RESUME): N.IDLE,
+    (N.IDLE, NE.REBOOT): N.DOWN,
 }
 ILLEGAL_NODE_TRANSITIONS = [
     pair for pair in itertools.product(NodeState, NodeEvent) if pair not in LEGAL_NODE_TRANSITIONS

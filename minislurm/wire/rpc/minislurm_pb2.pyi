@@ -569,16 +569,20 @@ class GetNodesReply(_message.Message):
     def __init__(self, nodes: _Optional[_Iterable[_Union[NodeInfo, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
 
 class UpdateNodeRequest(_message.Message):
-    __slots__ = ("names", "state", "reason", "requester_uid")
+    __slots__ = ("names", "state", "reason", "requester_uid", "asap", "next_state")
     NAMES_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    ASAP_FIELD_NUMBER: _ClassVar[int]
+    NEXT_STATE_FIELD_NUMBER: _ClassVar[int]
     names: str
     state: str
     reason: str
     requester_uid: int
-    def __init__(self, names: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+    asap: bool
+    next_state: str
+    def __init__(self, names: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., requester_uid: _Optional[int] = ..., asap: _Optional[bool] = ..., next_state: _Optional[str] = ...) -> None: ...
 
 class UpdateNodeReply(_message.Message):
     __slots__ = ()
@@ -1672,6 +1676,16 @@ class ScriptJob(_message.Message):
     def __init__(self, job_id: _Optional[int] = ..., uid: _Optional[int] = ..., gid: _Optional[int] = ..., user: _Optional[str] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., work_dir: _Optional[str] = ..., restarts: _Optional[int] = ..., nodelist: _Optional[str] = ..., num_nodes: _Optional[int] = ..., cpus_per_node: _Optional[str] = ..., gpus: _Optional[_Iterable[int]] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ...) -> None: ...
 
 class TerminateJobReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class RebootNodeRequest(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    def __init__(self, node: _Optional[str] = ...) -> None: ...
+
+class RebootNodeReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 

@@ -1287,6 +1287,11 @@ class NodeAgentStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingReply.FromString,
                 _registered_method=True)
+        self.RebootNode = channel.unary_unary(
+                '/minislurm.v1.NodeAgent/RebootNode',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.FromString,
+                _registered_method=True)
         self.LaunchTasks = channel.unary_stream(
                 '/minislurm.v1.NodeAgent/LaunchTasks',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.LaunchTasksRequest.SerializeToString,
@@ -1336,6 +1341,12 @@ class NodeAgentServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Ping(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RebootNode(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1393,6 +1404,11 @@ def add_NodeAgentServicer_to_server(servicer, server):
                     servicer.Ping,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.AgentPingReply.SerializeToString,
+            ),
+            'RebootNode': grpc.unary_unary_rpc_method_handler(
+                    servicer.RebootNode,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.SerializeToString,
             ),
             'LaunchTasks': grpc.unary_stream_rpc_method_handler(
                     servicer.LaunchTasks,
@@ -1528,6 +1544,33 @@ class NodeAgent:
             '/minislurm.v1.NodeAgent/Ping',
             minislurm_dot_v1_dot_minislurm__pb2.AgentPingRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.AgentPingReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RebootNode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/RebootNode',
+            minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.FromString,
             options,
             channel_credentials,
             insecure,

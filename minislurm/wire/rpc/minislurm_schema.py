@@ -289,6 +289,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'state', 'string', '', False, '', ''),
         (3, 'reason', 'string', '', False, '', ''),
         (4, 'requester_uid', 'uint32', '', False, '', ''),
+        (5, 'asap', 'bool', '', False, '', ''),
+        (6, 'next_state', 'string', '', False, '', ''),
     ),
     'minislurm.v1.UpdateNodeReply': (
     ),
@@ -827,6 +829,11 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     ),
     'minislurm.v1.TerminateJobReply': (
     ),
+    'minislurm.v1.RebootNodeRequest': (
+        (1, 'node', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.RebootNodeReply': (
+    ),
     'minislurm.v1.AgentPingRequest': (
         (1, 'node', 'string', '', False, '', ''),
     ),
@@ -946,6 +953,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'SignalJob': ('minislurm.v1.SignalJobRequest', 'minislurm.v1.SignalJobReply', False, False),
         'TerminateJob': ('minislurm.v1.TerminateJobRequest', 'minislurm.v1.TerminateJobReply', False, False),
         'Ping': ('minislurm.v1.AgentPingRequest', 'minislurm.v1.AgentPingReply', False, False),
+        'RebootNode': ('minislurm.v1.RebootNodeRequest', 'minislurm.v1.RebootNodeReply', False, False),
         'LaunchTasks': ('minislurm.v1.LaunchTasksRequest', 'minislurm.v1.TaskEvent', False, True),
         'TaskInput': ('minislurm.v1.TaskInputRequest', 'minislurm.v1.TaskInputReply', False, False),
         'SignalTasks': ('minislurm.v1.SignalTasksRequest', 'minislurm.v1.SignalTasksReply', False, False),
