@@ -35,7 +35,14 @@ from minislurm.model import (
     time_limit_end,
 )
 from minislurm.requests import Submission
-from minislurm.states import JobEvent, JobState, kill_end, kill_name, next_job_state
+from minislurm.states import (
+    OOM_SIGNAL,
+    JobEvent,
+    JobState,
+    kill_end,
+    kill_name,
+    next_job_state,
+)
 from minislurm.units import INFINITE
 
 NOT_AVAILABLE = "Requested node configuration is not available"
@@ -540,8 +547,8 @@ def ended(
         signal: the signal that killed it, 0 if none.
         now: end time.
         launch_failed: the node could not start the script at all.
-        out_of_memory: the node killed it for going over its memory (it ends
-            OUT_OF_MEMORY; no node enforces memory yet, so none reports it).
+        out_of_memory: its node killed it for holding more than its memory
+            (it ends OUT_OF_MEMORY, ExitCode 0:125 as Slurm shows it).
 
     Returns:
         The job in its final state, with Slurm's reason and exit code.
@@ -553,6 +560,7 @@ def ended(
         event, reason = JobEvent.EXIT_FAIL, REASON_LAUNCH_FAILED
     elif out_of_memory:
         event, reason = JobEvent.OUT_OF_MEMORY, REASON_OUT_OF_MEMORY
+        exit_code, signal = 0, OOM_SIGNAL
     elif exit_code == 0 and signal == 0:
         event, reason = JobEvent.EXIT_OK, job.reason if job.held else REASON_NONE
     else:

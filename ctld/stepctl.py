@@ -128,7 +128,7 @@ class StepControl:
             if step is None or step.state is not JobState.RUNNING or request.node in step.reported:
                 continue
             exits = [(t.exit_code, t.signal) for t in request.tasks]
-            updated = stepops.node_reported(step, request.node, exits, now)
+            updated = stepops.node_reported(step, request.node, exits, now, request.out_of_memory)
             changed[key] = replace(
                 updated,
                 max_rss=max(updated.max_rss, request.max_rss),

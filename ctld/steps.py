@@ -34,7 +34,7 @@ from minislurm.model import (
     StepNodeAlloc,
 )
 from minislurm.requests import StepRequest
-from minislurm.states import JobEvent, JobState, next_step_state
+from minislurm.states import OOM_SIGNAL, JobEvent, JobState, next_step_state
 
 NOT_AVAILABLE = "Requested node configuration is not available"
 DUPLICATE = "Duplicate job step id"
@@ -357,30 +357,39 @@ def _tres_per_node(req: ResourceRequest, job: Job) -> str:
     return f"gres:gpu:{per_node}" if per_node else ""
 
 
-def node_reported(step: Step, node: str, exits: list[tuple[int, int]], now: float) -> Step:
+def node_reported(
+    step: Step, node: str, exits: list[tuple[int, int]], now: float, out_of_memory: bool = False
+) -> Step:
     """A step after one of its nodes reported its tasks' ends.
 
     The step ends when every node has reported: CANCELLED when scancel
-    killed it, COMPLETED when every task exited 0, else FAILED, with the
-    highest exit code (and a signal, if one killed a task) as Slurm reports them.
+    killed it, OUT_OF_MEMORY (``0:125``, as Slurm's) when a node killed it
+    for its memory, COMPLETED when every task exited 0, else FAILED, with
+    the highest exit code (and a signal, if one killed a task) as Slurm
+    reports them.
 
     Args:
         step: a RUNNING step.
         node: the reporting node.
         exits: ``(exit_code, signal)`` of each task on that node.
         now: the time.
+        out_of_memory: the node killed the step's tasks for their memory.
 
     Returns:
         The updated step.
     """
     code = max([step.exit_code, *(c for c, _ in exits)])
     sig = step.signal or next((s for _, s in exits if s), 0)
+    if out_of_memory:
+        code, sig = 0, OOM_SIGNAL
     reported = step.reported | {node}
     updated = replace(step, exit_code=code, signal=sig, reported=reported)
     if set(step.node_names) - reported:
         return updated
     if step.cancelled_by >= 0:
         event = JobEvent.KILLED
+    elif sig == OOM_SIGNAL:
+        event = JobEvent.OUT_OF_MEMORY
     else:
         event = JobEvent.EXIT_OK if code == 0 and sig == 0 else JobEvent.EXIT_FAIL
     state = next_step_state(step.job_id, step.step_id, step.state, event)

@@ -300,6 +300,7 @@ class StepEnd:
     end_time: int = 0
     max_rss: int = 0
     total_cpu: float = 0.0
+    out_of_memory: bool = False
 
 
 @dataclass(frozen=True)

@@ -241,11 +241,14 @@ def next_job_state(job_id: int, state: JobState, event: JobEvent, reason: str = 
     return new
 
 
+OOM_SIGNAL = 125  # what Slurm shows an OOM-killed job or step ended by (ExitCode 0:125)
+
 _STEP_TRANSITIONS: dict[tuple[JobState, JobEvent], JobState] = {
     (JobState.RUNNING, JobEvent.EXIT_OK): JobState.COMPLETED,
     (JobState.RUNNING, JobEvent.EXIT_FAIL): JobState.FAILED,
     (JobState.RUNNING, JobEvent.KILLED): JobState.CANCELLED,
     (JobState.RUNNING, JobEvent.NODE_FAIL): JobState.NODE_FAIL,
+    (JobState.RUNNING, JobEvent.OUT_OF_MEMORY): JobState.OUT_OF_MEMORY,
 }
 
 

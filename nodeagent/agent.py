@@ -36,7 +36,7 @@ from nodeagent.launcher import Launcher, StepOutcome
 from nodeagent.prologs import NodeScripts, ScriptFailure
 from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
-from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager
+from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager, job_memory
 from nodeagent.stepstat import node_stat
 
 log = logging.getLogger(__name__)
@@ -439,6 +439,7 @@ class Agent:
             hosts_file=self.hosts_file,
             task_prolog=self.settings.conf.task_prolog,
             task_epilog=self.settings.conf.task_epilog,
+            mem_limit=job_memory(job, node),
         )
         self.launcher.launch(job_file, request.spec.script)
 

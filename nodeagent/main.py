@@ -43,6 +43,7 @@ from nodeagent.gpus import GpuDiscoveryError, gpu_discovery
 from nodeagent.resources import NodeResources, discover
 from nodeagent.service import CONTROLLER_METHODS, STEP_METHODS, NodeAgentServicer
 from nodeagent.slurmd import Slurmd
+from nodeagent.usage import MEM_CHECK_SECONDS
 
 log = logging.getLogger("slurmd")
 
@@ -203,6 +204,12 @@ async def serve(args: argparse.Namespace) -> None:
         write_port_file(args.port_file, port)
     names = hostlist.compress([n.node_name for n in served.nodes])
     log.info("slurmd %s listening on %s:%d", names, served.listen_host, port)
+    log.info(
+        "memory limits: enforced by sampling each step's processes every %.0f s "
+        "(Slurm's JobAcctGatherParams=OverMemoryKill); GPUs: bound by CUDA_VISIBLE_DEVICES, "
+        "no device cgroup",
+        MEM_CHECK_SECONDS,
+    )
     await stop_requested()
     log.info("slurmd shutting down (running jobs keep running)")
     await slurmd.stop()

@@ -158,6 +158,7 @@ class BatchJob(NamedTuple):
     hosts_file: str = ""  # the job's /etc/hosts (nodeagent.hostsfile); "" for the host's own
     task_prolog: str = ""  # TaskProlog: run as the user before the script
     task_epilog: str = ""  # TaskEpilog: run as the user after it
+    mem_limit: int = 0  # KiB the script and its processes may hold (the job's --mem here)
     mode: str = "batch"
 
     def as_step(self, directory: str) -> StepJob:
@@ -196,6 +197,7 @@ class BatchJob(NamedTuple):
             hosts_file=self.hosts_file,
             task_prolog=self.task_prolog,
             task_epilog=self.task_epilog,
+            mem_limit=self.mem_limit,
         )
 
 
@@ -237,6 +239,7 @@ class StepJob(NamedTuple):
     window: tuple[int, int] = (0, 0)  # a pty's rows and columns at launch (0: the default)
     task_prolog: str = ""  # TaskProlog: run as the user before each task
     task_epilog: str = ""  # TaskEpilog: run as the user after each task
+    mem_limit: int = 0  # KiB the step's tasks here may hold together (0: no limit)
     socket: str = SOCKET_NAME  # where slurmd listens for the stepd, in the directory
     mode: str = "step"
 

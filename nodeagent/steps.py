@@ -196,6 +196,45 @@ def task_jobs(
     return tuple(tasks)
 
 
+def job_memory(job: Job, node: str) -> int:
+    """The memory a job may hold on a node, in KiB; 0: no limit.
+
+    Its allocation's there; where memory is not a consumable resource
+    (``SelectTypeParameters=CR_Core``), what it asked: ``--mem``, or
+    ``--mem-per-cpu`` times its CPUs there.
+
+    Args:
+        job: the job, with its allocation.
+        node: the node.
+
+    Returns:
+        KiB.
+    """
+    here = job.allocation.on(node) if job.allocation else None
+    if here is None:
+        return 0
+    if here.mem:
+        return here.mem * 1024
+    if job.request.mem_per_cpu:
+        return job.request.mem_per_cpu * here.cpus * 1024
+    return job.request.mem_per_node * 1024
+
+
+def step_memory(content: pb.StepCredential, job: Job, node: str) -> int:
+    """The memory a step's tasks may hold on a node, in KiB: the step's, else its job's.
+
+    Args:
+        content: the checked credential.
+        job: the step's job, with its allocation.
+        node: the node.
+
+    Returns:
+        KiB; 0 for no limit.
+    """
+    mine = next(n for n in content.nodes if n.node == node)
+    return int(mine.mem) * 1024 or job_memory(job, node)
+
+
 def window_size(window: pb.WindowSize) -> tuple[int, int]:
     """A terminal's size as srun sent it, checked.
 
@@ -324,6 +363,7 @@ class StepManager:
             window=window_size(request.window) if request.pty else (0, 0),
             task_prolog=self.facts.task_prolog,
             task_epilog=self.facts.task_epilog,
+            mem_limit=step_memory(content, allocation, self.facts.node_name),
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)
@@ -451,6 +491,7 @@ class StepManager:
                 end_time=int(result.end_time),
                 max_rss=result.max_rss,
                 total_cpu=result.total_cpu,
+                out_of_memory=result.outcome == "OUT_OF_MEMORY",
             )
         )
 

@@ -11,6 +11,11 @@ largest task. What stepd reports at the end is the larger of that and
 trees running side by side). TotalCPU needs no sampling: it is the
 children's ``getrusage`` user and system time.
 
+A step with a memory limit (its ``--mem`` on the node) is sampled at
+least every ``MEM_CHECK_SECONDS``; when its processes together hold more
+(:attr:`UsageSampler.over_limit`), stepd kills it: Slurm's
+``JobAcctGatherParams=OverMemoryKill``.
+
 While the step runs, each sample's per-task peaks go to ``usage.json`` in
 its directory; slurmd reads them back (:func:`read_record`) and adds a
 sample of its own when sstat asks (nodeagent.stepstat).
@@ -35,6 +40,7 @@ import time
 from typing import Any, NamedTuple
 
 FIRST_SAMPLE_SECONDS = 0.3  # after the start: long enough for a task to exist, short for a step
+MEM_CHECK_SECONDS = 1.0  # the longest a step over its memory runs on before it is found
 
 
 def preload_psutil() -> None:
@@ -157,13 +163,19 @@ class UsageSampler:
         record_fd: where to write the figures (-1: nowhere).
     """
 
-    def __init__(self, interval: float, per_task: bool, record_fd: int = -1) -> None:
+    def __init__(
+        self, interval: float, per_task: bool, record_fd: int = -1, mem_limit: int = 0
+    ) -> None:
+        if mem_limit:  # enforced between samples: they come at least every MEM_CHECK_SECONDS
+            interval = min(interval, MEM_CHECK_SECONDS) if interval > 0 else MEM_CHECK_SECONDS
         self.interval = interval
         self.per_task = per_task
         self.record_fd = record_fd
+        self.mem_limit = mem_limit  # KiB the step's processes together may hold; 0: no limit
         self.tasks: dict[int, int] = {}  # child pid -> task id
         self.peaks: dict[int, Usage] = {}  # task id -> largest figures seen
         self.max_rss = 0  # KiB
+        self.rss_now = 0  # KiB, every process of the step at the last sample
         self.samples = 0
         self.next_at = time.monotonic() + FIRST_SAMPLE_SECONDS if interval > 0 else float("inf")
 
@@ -208,7 +220,13 @@ class UsageSampler:
         for task, usage in by_task(children, self.tasks, self.per_task).items():
             self.peaks[task] = self.peaks.get(task, Usage()).peak(usage)
         self.max_rss = max((u.rss for u in self.peaks.values()), default=0)
+        self.rss_now = sum(u.rss for u in children.values())
         self._record()
+
+    @property
+    def over_limit(self) -> bool:
+        """Whether the step's processes held more than its memory at the last sample."""
+        return 0 < self.mem_limit < self.rss_now
 
     def _record(self) -> None:
         if self.record_fd < 0:

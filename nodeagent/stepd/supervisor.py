@@ -59,6 +59,7 @@ from nodeagent.stepd.taskscripts import task_epilog, task_prolog
 from nodeagent.usage import UsageSampler
 
 CLEANUP_SECONDS = 5.0  # for leftovers to die and pipes to close after the last task
+OUT_OF_MEMORY = "OUT_OF_MEMORY"  # the outcome of a step killed for its memory
 
 
 class StepSupervisor:
@@ -93,7 +94,10 @@ class StepSupervisor:
         self.clean = False
         self.link_lost = False
         self.start_time = 0.0
-        self.usage = UsageSampler(job.acct_freq, per_task=batch is None, record_fd=usage_fd)
+        self.usage = UsageSampler(
+            job.acct_freq, per_task=batch is None, record_fd=usage_fd, mem_limit=job.mem_limit
+        )
+        self.out_of_memory = False  # killed for holding more than its memory
         self.wake_r, wake_w = pipe(0)
         os.set_blocking(wake_w, False)
         # The signals stay blocked until the tasks are forked; then they wake poll().
@@ -241,6 +245,8 @@ class StepSupervisor:
                 self._clean_up(now)
             else:
                 self.usage.sample_if_due(now)
+                if self.usage.over_limit and not self.out_of_memory:
+                    self._over_memory()
         for fd in self.streams.files.values():
             os.close(fd)
         self.reap()
@@ -469,6 +475,18 @@ class StepSupervisor:
             try_call(spool.mark_killed, self.killed_fd)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
+    def _over_memory(self) -> None:
+        """The step holds more than its memory: it is killed, and ends OUT_OF_MEMORY."""
+        self.out_of_memory = True
+        what = (
+            f"Job {self.job.job_id}"
+            if self.batch is not None
+            else f"Step {self.job.job_id}.{self.job.step_text}"
+        )
+        used, limit = self.usage.rss_now, self.usage.mem_limit
+        self._say_error(f"{what} exceeded memory limit ({used} > {limit}), being killed")
+        self.signal_step(signal.SIGKILL)
+
     def _say_cancelled(self, request: spool.Terminate) -> None:
         """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on task 0's stderr.
 
@@ -540,14 +558,19 @@ class StepSupervisor:
             return self.launch_error
         results = tuple(t.result() for t in self.tasks)
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        code = max((r.exit_code for r in results), default=0)
+        sig = max((r.signal for r in results), default=0)
+        outcome = self.killing.outcome if self.killing else ""
+        if self.out_of_memory and not self.killing:
+            outcome = OUT_OF_MEMORY
         return spool.StepResult(
             job_id=self.job.job_id,
             step_id=self.job.step_id,
-            exit_code=max((r.exit_code for r in results), default=0),
-            signal=max((r.signal for r in results), default=0),
+            exit_code=code,
+            signal=sig,
             start_time=self.start_time,
             end_time=time.time(),
-            outcome=self.killing.outcome if self.killing else "",
+            outcome=outcome,
             max_rss=self.usage.max_rss_with(ru.ru_maxrss),
             total_cpu=ru.ru_utime + ru.ru_stime,
             tasks=results,

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import pwd
+import signal
 import socket
 import subprocess
 import sys
@@ -77,6 +78,26 @@ def test_sampler_waits_for_its_first_sample_then_keeps_the_largest() -> None:
     assert sampler.samples == 1
     assert sampler.seconds_left(start + FIRST_SAMPLE_SECONDS) == pytest.approx(30)
     assert sampler.max_rss_with(123) == max(sampler.max_rss, 123)
+
+
+def test_a_memory_limit_samples_every_second_and_sees_the_whole_step_over_it() -> None:
+    assert UsageSampler(30, per_task=True, mem_limit=40 * MIB).interval == 1.0
+    assert UsageSampler(0, per_task=True, mem_limit=40 * MIB).interval == 1.0
+    assert UsageSampler(0.5, per_task=True, mem_limit=40 * MIB).interval == 0.5
+    sampler = UsageSampler(30, per_task=False, mem_limit=40 * MIB)
+    pair = subprocess.Popen(["sh", "-c", two_side_by_side(25, 5)], start_new_session=True)
+    try:  # 50 MiB together
+
+        def over() -> bool:
+            sampler.sample_if_due(sampler.next_at)
+            return sampler.over_limit
+
+        wait_until(over, 20, "the two processes over 40 MiB together")
+        assert sampler.rss_now > 50 * MIB
+    finally:
+        os.killpg(pair.pid, signal.SIGKILL)
+        pair.wait()
+    assert not UsageSampler(30, per_task=False).over_limit  # no limit, never over
 
 
 def test_sampling_off_reports_ru_maxrss_alone() -> None:

@@ -1113,7 +1113,7 @@ class TaskExit(_message.Message):
     def __init__(self, task_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ...) -> None: ...
 
 class StepCompleteRequest(_message.Message):
-    __slots__ = ("node", "job_id", "step_id", "tasks", "start_time", "end_time", "max_rss", "total_cpu")
+    __slots__ = ("node", "job_id", "step_id", "tasks", "start_time", "end_time", "max_rss", "total_cpu", "out_of_memory")
     NODE_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1122,6 +1122,7 @@ class StepCompleteRequest(_message.Message):
     END_TIME_FIELD_NUMBER: _ClassVar[int]
     MAX_RSS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
+    OUT_OF_MEMORY_FIELD_NUMBER: _ClassVar[int]
     node: str
     job_id: int
     step_id: int
@@ -1130,7 +1131,8 @@ class StepCompleteRequest(_message.Message):
     end_time: int
     max_rss: int
     total_cpu: float
-    def __init__(self, node: _Optional[str] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., tasks: _Optional[_Iterable[_Union[TaskExit, _Mapping]]] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ...) -> None: ...
+    out_of_memory: bool
+    def __init__(self, node: _Optional[str] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., tasks: _Optional[_Iterable[_Union[TaskExit, _Mapping]]] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., out_of_memory: _Optional[bool] = ...) -> None: ...
 
 class StepCompleteReply(_message.Message):
     __slots__ = ()

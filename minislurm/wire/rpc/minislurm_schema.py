@@ -565,6 +565,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (6, 'end_time', 'int64', '', False, '', ''),
         (7, 'max_rss', 'uint64', '', False, '', ''),
         (8, 'total_cpu', 'double', '', False, '', ''),
+        (9, 'out_of_memory', 'bool', '', False, '', ''),
     ),
     'minislurm.v1.StepCompleteReply': (
     ),
