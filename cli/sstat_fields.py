@@ -83,6 +83,9 @@ class StepFigures:
         self.pages = spread(lambda t: int(t.max_pages))
         self.read = spread(lambda t: int(t.disk_read))
         self.write = spread(lambda t: int(t.disk_write))
+        self.gpus = any(int(t.gpus) for _, t in tasks)  # gres/gpu* are shown for GPU steps
+        self.gpumem = spread(lambda t: int(t.max_gpu_mem))
+        self.gpuutil = spread(lambda t: int(t.max_gpu_util))
 
 
 def kib_text(f: StepFigures, kib: float) -> str:
@@ -106,31 +109,45 @@ def _cpu(seconds: float) -> str:
     return cpu_time_text(int(seconds))
 
 
+def _gres(f: StepFigures, gpumem: str, gpuutil: str) -> str:
+    """``gres/gpumem=...,gres/gpuutil=...,`` for a step with GPUs (Slurm 23.02's), else ""."""
+    return f"gres/gpumem={gpumem},gres/gpuutil={gpuutil}," if f.gpus else ""
+
+
+def gpumem_text(f: StepFigures, mib: float) -> str:
+    """GPU memory as Slurm writes it: ``36266M`` (``--noconvert``: bytes)."""
+    return f"{int(mib)}M" if f.convert else str(int(mib) << 20)
+
+
 def _tres_in(f: StepFigures, which: str) -> str:
     """``cpu=00:00:01,energy=0,fs/disk=...,mem=...K,pages=0,vmem=...K``: one value of each."""
-    spreads = (f.cpu, f.read, f.rss, f.pages, f.vmem)
-    cpu, read, rss, pages, vmem = (getattr(s, which) for s in spreads)
+    spreads = (f.cpu, f.read, f.rss, f.pages, f.vmem, f.gpumem, f.gpuutil)
+    cpu, read, rss, pages, vmem, gpumem, gpuutil = (getattr(s, which) for s in spreads)
+    gres = _gres(f, gpumem_text(f, gpumem), str(int(gpuutil)))
     return (
         f"cpu={units.format_duration_long(int(cpu))},energy=0,"
-        f"fs/disk={bytes_text(f, read)},mem={kib_text(f, rss)},"
+        f"fs/disk={bytes_text(f, read)},{gres}mem={kib_text(f, rss)},"
         f"pages={int(pages)},vmem={kib_text(f, vmem)}"
     )
 
 
 def _tres_in_where(f: StepFigures, which: str) -> str:
-    nodes = [getattr(s, f"{which}_node") for s in (f.cpu, f.read, f.rss, f.pages, f.vmem)]
+    spreads = (f.cpu, f.read, f.rss, f.pages, f.vmem, f.gpumem, f.gpuutil)
+    nodes = [getattr(s, f"{which}_node") for s in spreads]
     return (
-        f"cpu={nodes[0]},energy={f.first_node},fs/disk={nodes[1]},mem={nodes[2]},"
-        f"pages={nodes[3]},vmem={nodes[4]}"
+        f"cpu={nodes[0]},energy={f.first_node},fs/disk={nodes[1]},{_gres(f, nodes[5], nodes[6])}"
+        f"mem={nodes[2]},pages={nodes[3]},vmem={nodes[4]}"
     )
 
 
 def _tres_in_task(f: StepFigures, which: str) -> str:
     """Slurm formats each task id as that TRES's value: cpu as time in ms, sizes in bytes."""
-    tasks = [getattr(s, f"{which}_task") for s in (f.cpu, f.read, f.rss, f.pages, f.vmem)]
+    spreads = (f.cpu, f.read, f.rss, f.pages, f.vmem, f.gpumem, f.gpuutil)
+    tasks = [getattr(s, f"{which}_task") for s in spreads]
+    gres = _gres(f, exact_size(tasks[5], BYTE_UNITS), str(tasks[6]))
     return (
         f"cpu={units.format_duration_long(tasks[0] // 1000)},"
-        f"fs/disk={exact_size(tasks[1], BYTE_UNITS)},mem={exact_size(tasks[2], BYTE_UNITS)},"
+        f"fs/disk={exact_size(tasks[1], BYTE_UNITS)},{gres}mem={exact_size(tasks[2], BYTE_UNITS)},"
         f"pages={tasks[3]},vmem={exact_size(tasks[4], BYTE_UNITS)}"
     )
 

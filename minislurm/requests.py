@@ -333,6 +333,9 @@ class TaskUsage:
     cpu: float = 0.0
     disk_read: int = 0
     disk_write: int = 0
+    gpus: int = 0
+    max_gpu_util: int = 0  # percent
+    max_gpu_mem: int = 0  # MiB
 
 
 @dataclass(frozen=True)

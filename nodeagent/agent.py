@@ -73,6 +73,26 @@ def _hosts_file(settings: AgentSettings) -> str:
     return path
 
 
+FAKE_GPUS_DIR = "fake-gpus"  # in the spool: what fake GPUs pretend to do (nodeagent.gpuusage)
+
+
+def _gpu_usage(kind: str, spool_dir: str) -> str:
+    """Where stepd reads the node's GPUs' usage: nvidia-smi, the fake GPUs' directory, or "".
+
+    The fake GPUs' directory is made writable by every job, as /tmp is.
+    """
+    if kind != "fake":
+        return kind
+    path = os.path.join(spool_dir, FAKE_GPUS_DIR)
+    try:
+        os.makedirs(path, exist_ok=True)
+        os.chmod(path, 0o1777)
+    except OSError as err:
+        log.warning("cannot make %s: %s; fake GPUs report no usage", path, err)
+        return ""
+    return path
+
+
 def status_message(outcome: StepOutcome) -> pb.JobStatus:
     """The report of an ended step.
 
@@ -138,6 +158,7 @@ class Agent:
             else None,
             task_prolog=settings.conf.task_prolog,
             task_epilog=settings.conf.task_epilog,
+            gpu_usage=_gpu_usage(resources.gpu_usage, settings.spool_dir),
         )
         conf = settings.conf
         self.scripts = NodeScripts(
@@ -440,6 +461,7 @@ class Agent:
             task_prolog=self.settings.conf.task_prolog,
             task_epilog=self.settings.conf.task_epilog,
             mem_limit=job_memory(job, node),
+            gpu_usage=self.steps.facts.gpu_usage,
         )
         self.launcher.launch(job_file, request.spec.script)
 

@@ -44,6 +44,11 @@ class Gpu:
 class GpuDiscovery(Protocol):
     """Finds the GPUs of this node."""
 
+    @property
+    def usage(self) -> str:
+        """How their usage is read: "nvidia-smi", "fake" (nodeagent.gpuusage) or "" (not)."""
+        ...
+
     def discover(self) -> list[Gpu]:
         """The node's GPUs, by index."""
         ...
@@ -63,6 +68,7 @@ class FakeGpus:
 
     count: int
     link_rows: LinkRows = ()  # gres.conf's Links=, by device index
+    usage: str = "fake"
 
     def discover(self) -> list[Gpu]:
         """The fake GPUs."""
@@ -157,6 +163,7 @@ class NvidiaSmiGpus:
 
     command: str = "nvidia-smi"
     link_rows: LinkRows = ()  # gres.conf's Links=, which win over nvidia-smi topo -m
+    usage: str = "nvidia-smi"
 
     def discover(self) -> list[Gpu]:
         """Run nvidia-smi and parse its answer.
@@ -194,6 +201,11 @@ class DeviceFileGpus:
 
     files: tuple[str, ...]
     link_rows: LinkRows = ()  # gres.conf's Links=, one row per file
+
+    @property
+    def usage(self) -> str:
+        """nvidia-smi's, where it is installed."""
+        return "nvidia-smi" if shutil.which("nvidia-smi") else ""
 
     def discover(self) -> list[Gpu]:
         """One GPU per device file whose name ends in a number."""

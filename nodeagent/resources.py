@@ -40,6 +40,7 @@ class NodeResources:
     os: str
     boot_time: float
     gpu_links: tuple[int, ...] = ()  # the links between the GPUs, row by row (): unknown
+    gpu_usage: str = ""  # how their usage is read (GpuDiscovery.usage)
 
 
 def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool) -> NodeResources:
@@ -82,6 +83,7 @@ def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool
         os=f"{uname.sysname} {uname.release} {uname.version}",
         boot_time=psutil.boot_time(),
         gpu_links=flat,
+        gpu_usage=gpus.usage if found else "",
     )
 
 

@@ -159,6 +159,7 @@ class BatchJob(NamedTuple):
     task_prolog: str = ""  # TaskProlog: run as the user before the script
     task_epilog: str = ""  # TaskEpilog: run as the user after it
     mem_limit: int = 0  # KiB the script and its processes may hold (the job's --mem here)
+    gpu_usage: str = ""  # where its GPUs' usage is read (nodeagent.gpuusage); "": nowhere
     mode: str = "batch"
 
     def as_step(self, directory: str) -> StepJob:
@@ -198,6 +199,7 @@ class BatchJob(NamedTuple):
             task_prolog=self.task_prolog,
             task_epilog=self.task_epilog,
             mem_limit=self.mem_limit,
+            gpu_usage=self.gpu_usage,
         )
 
 
@@ -240,6 +242,7 @@ class StepJob(NamedTuple):
     task_prolog: str = ""  # TaskProlog: run as the user before each task
     task_epilog: str = ""  # TaskEpilog: run as the user after each task
     mem_limit: int = 0  # KiB the step's tasks here may hold together (0: no limit)
+    gpu_usage: str = ""  # where its GPUs' usage is read (nodeagent.gpuusage); "": nowhere
     socket: str = SOCKET_NAME  # where slurmd listens for the stepd, in the directory
     mode: str = "step"
 

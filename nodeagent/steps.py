@@ -70,6 +70,7 @@ class NodeFacts:
     gpu_links: GpuLinks | None = None  # how its GPUs are linked (--gpu-bind=closest)
     task_prolog: str = ""  # TaskProlog, run as the user before each task
     task_epilog: str = ""  # TaskEpilog, after each task
+    gpu_usage: str = ""  # where stepd reads its GPUs' usage (nodeagent.gpuusage)
 
 
 def check_credential(
@@ -364,6 +365,7 @@ class StepManager:
             task_prolog=self.facts.task_prolog,
             task_epilog=self.facts.task_epilog,
             mem_limit=step_memory(content, allocation, self.facts.node_name),
+            gpu_usage=self.facts.gpu_usage,
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)

@@ -57,6 +57,9 @@ def _task_usage(task_id: int, usage: Usage) -> pb.TaskUsage:
         cpu=usage.cpu,
         disk_read=usage.read,
         disk_write=usage.write,
+        gpus=usage.gpus,
+        max_gpu_util=usage.gpuutil,
+        max_gpu_mem=usage.gpumem,
     )
 
 

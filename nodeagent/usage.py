@@ -27,7 +27,7 @@ imports it at its first sample. If it cannot be
 imported then (stepd already runs as the job's user and the interpreter's
 files are unreadable), sampling stops and ``ru_maxrss`` alone is reported.
 
-Imports only the standard library, and psutil lazily.
+Imports the standard library, nodeagent.gpuusage, and psutil lazily.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ import os
 import sys
 import time
 from typing import Any, NamedTuple
+
+from nodeagent import gpuusage
 
 FIRST_SAMPLE_SECONDS = 0.3  # after the start: long enough for a task to exist, short for a step
 MEM_CHECK_SECONDS = 1.0  # the longest a step over its memory runs on before it is found
@@ -60,6 +62,9 @@ class Usage(NamedTuple):
     cpu: float = 0.0  # seconds of user and system time
     read: int = 0  # bytes read (rchar, as Slurm's jobacct_gather/linux)
     write: int = 0  # bytes written (wchar)
+    gpuutil: int = 0  # percent, the task's GPUs together (gres/gpuutil)
+    gpumem: int = 0  # MiB in use on the task's GPUs (gres/gpumem)
+    gpus: int = 0  # how many GPUs the task has (their usage is sampled)
 
     def plus(self, other: Usage) -> Usage:
         """Two trees' usage together."""
@@ -164,7 +169,12 @@ class UsageSampler:
     """
 
     def __init__(
-        self, interval: float, per_task: bool, record_fd: int = -1, mem_limit: int = 0
+        self,
+        interval: float,
+        per_task: bool,
+        record_fd: int = -1,
+        mem_limit: int = 0,
+        gpu_source: str = "",
     ) -> None:
         if mem_limit:  # enforced between samples: they come at least every MEM_CHECK_SECONDS
             interval = min(interval, MEM_CHECK_SECONDS) if interval > 0 else MEM_CHECK_SECONDS
@@ -172,6 +182,8 @@ class UsageSampler:
         self.per_task = per_task
         self.record_fd = record_fd
         self.mem_limit = mem_limit  # KiB the step's processes together may hold; 0: no limit
+        self.gpu_source = gpu_source  # nodeagent.gpuusage's source ("": GPUs not sampled)
+        self.gpus: dict[int, tuple[int, ...]] = {}  # task id -> its GPUs
         self.tasks: dict[int, int] = {}  # child pid -> task id
         self.peaks: dict[int, Usage] = {}  # task id -> largest figures seen
         self.max_rss = 0  # KiB
@@ -179,14 +191,17 @@ class UsageSampler:
         self.samples = 0
         self.next_at = time.monotonic() + FIRST_SAMPLE_SECONDS if interval > 0 else float("inf")
 
-    def track(self, pid: int, task_id: int) -> None:
+    def track(self, pid: int, task_id: int, gpus: tuple[int, ...] = ()) -> None:
         """Count a child's tree as a task's (a step's task, or the batch script as task 0).
 
         Args:
             pid: the child.
             task_id: its task.
+            gpus: the GPUs it is bound to (sampled with it).
         """
         self.tasks[pid] = task_id
+        if gpus:
+            self.gpus[task_id] = gpus
         self.peaks.setdefault(task_id, Usage())
         self._record()
 
@@ -217,7 +232,18 @@ class UsageSampler:
             self.next_at = float("inf")
             return
         self.samples += 1
-        for task, usage in by_task(children, self.tasks, self.per_task).items():
+        tasks = by_task(children, self.tasks, self.per_task)
+        if self.gpus and self.gpu_source:
+            now_gpus = gpuusage.sample(
+                self.gpu_source, (g for gs in self.gpus.values() for g in gs)
+            )
+            for task, gpus in self.gpus.items():
+                util = sum(now_gpus[g][0] for g in gpus)
+                mem = sum(now_gpus[g][1] for g in gpus)
+                tasks[task] = tasks.get(task, Usage())._replace(
+                    gpuutil=util, gpumem=mem, gpus=len(gpus)
+                )
+        for task, usage in tasks.items():
             self.peaks[task] = self.peaks.get(task, Usage()).peak(usage)
         self.max_rss = max((u.rss for u in self.peaks.values()), default=0)
         self.rss_now = sum(u.rss for u in children.values())

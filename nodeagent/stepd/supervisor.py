@@ -24,6 +24,7 @@ import struct
 import time
 
 from nodeagent import ptyio, spool
+from nodeagent.gpuusage import visible
 from nodeagent.stdfiles import DIR_GRACE_SECONDS, STREAMS_FAILED
 from nodeagent.stepd.common import (
     WAITED,
@@ -95,7 +96,11 @@ class StepSupervisor:
         self.link_lost = False
         self.start_time = 0.0
         self.usage = UsageSampler(
-            job.acct_freq, per_task=batch is None, record_fd=usage_fd, mem_limit=job.mem_limit
+            job.acct_freq,
+            per_task=batch is None,
+            record_fd=usage_fd,
+            mem_limit=job.mem_limit,
+            gpu_source=job.gpu_usage,
         )
         self.out_of_memory = False  # killed for holding more than its memory
         self.wake_r, wake_w = pipe(0)
@@ -184,7 +189,7 @@ class StepSupervisor:
             )
         task.pid = pid
         self.by_pid[pid] = task
-        self.usage.track(pid, task.task_id)
+        self.usage.track(pid, task.task_id, visible(task.env))
         self.link.send(Kind.STARTED, task.task_id, PID.pack(pid))
 
     def _launch_failed(self, status: tuple[int, int], message: str) -> None:

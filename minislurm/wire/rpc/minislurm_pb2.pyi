@@ -1177,7 +1177,7 @@ class NodeStepStatRequest(_message.Message):
     def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., node: _Optional[str] = ...) -> None: ...
 
 class TaskUsage(_message.Message):
-    __slots__ = ("task_id", "max_rss", "max_vmem", "max_pages", "cpu", "disk_read", "disk_write")
+    __slots__ = ("task_id", "max_rss", "max_vmem", "max_pages", "cpu", "disk_read", "disk_write", "gpus", "max_gpu_util", "max_gpu_mem")
     TASK_ID_FIELD_NUMBER: _ClassVar[int]
     MAX_RSS_FIELD_NUMBER: _ClassVar[int]
     MAX_VMEM_FIELD_NUMBER: _ClassVar[int]
@@ -1185,6 +1185,9 @@ class TaskUsage(_message.Message):
     CPU_FIELD_NUMBER: _ClassVar[int]
     DISK_READ_FIELD_NUMBER: _ClassVar[int]
     DISK_WRITE_FIELD_NUMBER: _ClassVar[int]
+    GPUS_FIELD_NUMBER: _ClassVar[int]
+    MAX_GPU_UTIL_FIELD_NUMBER: _ClassVar[int]
+    MAX_GPU_MEM_FIELD_NUMBER: _ClassVar[int]
     task_id: int
     max_rss: int
     max_vmem: int
@@ -1192,7 +1195,10 @@ class TaskUsage(_message.Message):
     cpu: float
     disk_read: int
     disk_write: int
-    def __init__(self, task_id: _Optional[int] = ..., max_rss: _Optional[int] = ..., max_vmem: _Optional[int] = ..., max_pages: _Optional[int] = ..., cpu: _Optional[float] = ..., disk_read: _Optional[int] = ..., disk_write: _Optional[int] = ...) -> None: ...
+    gpus: int
+    max_gpu_util: int
+    max_gpu_mem: int
+    def __init__(self, task_id: _Optional[int] = ..., max_rss: _Optional[int] = ..., max_vmem: _Optional[int] = ..., max_pages: _Optional[int] = ..., cpu: _Optional[float] = ..., disk_read: _Optional[int] = ..., disk_write: _Optional[int] = ..., gpus: _Optional[int] = ..., max_gpu_util: _Optional[int] = ..., max_gpu_mem: _Optional[int] = ...) -> None: ...
 
 class NodeStepStat(_message.Message):
     __slots__ = ("node", "tasks", "pids")

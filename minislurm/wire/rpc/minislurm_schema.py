@@ -596,6 +596,9 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (5, 'cpu', 'double', '', False, '', ''),
         (6, 'disk_read', 'uint64', '', False, '', ''),
         (7, 'disk_write', 'uint64', '', False, '', ''),
+        (8, 'gpus', 'uint32', '', False, '', ''),
+        (9, 'max_gpu_util', 'uint32', '', False, '', ''),
+        (10, 'max_gpu_mem', 'uint64', '', False, '', ''),
     ),
     'minislurm.v1.NodeStepStat': (
         (1, 'node', 'string', '', False, '', ''),
