@@ -251,7 +251,9 @@ class StepSupervisor:
             else:
                 self.usage.sample_if_due(now)
                 if self.usage.over_limit and not self.out_of_memory:
-                    self._over_memory()
+                    self.out_of_memory = True
+                    self._say_error(memory_exceeded(self.job, self.batch is not None, self.usage))
+                    self.signal_step(signal.SIGKILL)
         for fd in self.streams.files.values():
             os.close(fd)
         self.reap()
@@ -480,18 +482,6 @@ class StepSupervisor:
             try_call(spool.mark_killed, self.killed_fd)
         self.kill_deadline = time.monotonic() + request.kill_wait
 
-    def _over_memory(self) -> None:
-        """The step holds more than its memory: it is killed, and ends OUT_OF_MEMORY."""
-        self.out_of_memory = True
-        what = (
-            f"Job {self.job.job_id}"
-            if self.batch is not None
-            else f"Step {self.job.job_id}.{self.job.step_text}"
-        )
-        used, limit = self.usage.rss_now, self.usage.mem_limit
-        self._say_error(f"{what} exceeded memory limit ({used} > {limit}), being killed")
-        self.signal_step(signal.SIGKILL)
-
     def _say_cancelled(self, request: spool.Terminate) -> None:
         """The ``*** STEP J.S ON node CANCELLED AT ... ***`` line, once, on task 0's stderr.
 
@@ -582,6 +572,12 @@ class StepSupervisor:
             lost_output=self.link.lost_bytes,
             dropped_output=self.link.dropped_bytes,
         )
+
+
+def memory_exceeded(job: spool.StepJob, batch: bool, usage: UsageSampler) -> str:
+    """Slurm's words for a step killed for its memory (KiB): the step ends OUT_OF_MEMORY."""
+    what = f"Job {job.job_id}" if batch else f"Step {job.job_id}.{job.step_text}"
+    return f"{what} exceeded memory limit ({usage.rss_now} > {usage.mem_limit}), being killed"
 
 
 def _slurmd_gone(job: spool.BatchJob) -> bool:
