@@ -17,7 +17,8 @@ import sys
 
 from cli import common, fmt, sacct_layout
 from cli.opts import NO_ARG, REQUIRED, Option
-from cli.sstat_fields import DEFAULT_FIELDS, FIELDS, PID_FIELDS, StepFigures
+from cli.sstat_fields import DEFAULT_FIELDS, FIELDS, PID_FIELDS
+from cli.usagefmt import StepFigures
 from minislurm.stepids import MAX_NORMAL_STEP, STEP_IDS, step_id_text
 from minislurm.wire.h2grpc import RpcError
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cli import common, sacct, sacct_fields, sacct_layout, timespec
+from cli import acctunits, common, sacct, sacct_fields, sacct_layout, timespec
 from ctld.accounting.filters import select
 from minislurm.requests import AcctQuery, AcctRecord
 from minislurm.units import INFINITE
@@ -384,7 +384,7 @@ def test_json_nests_steps_in_their_jobs(capsys, controller):
     ],
 )
 def test_total_cpu_text(seconds, text):
-    assert sacct_fields.cpu_time_text(seconds) == text
+    assert acctunits.cpu_time_text(seconds) == text
 
 
 @pytest.mark.parametrize(
