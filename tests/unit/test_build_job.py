@@ -528,7 +528,7 @@ def test_a_job_its_node_killed_for_its_memory_ends_out_of_memory() -> None:
         JobState.OUT_OF_MEMORY,
         "OutOfMemory",
         0,
-        9,
+        125,  # Slurm's ExitCode of an OOM-killed job: 0:125, whatever signal killed it
     )
 
 
