@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from cli import fmt
 from cli.acctunits import cpu_time_text, exact_size
+from cli.usagefmt import VALUES, StepFigures
 from minislurm import units
 
 TYPE_CHECKING = False
@@ -174,6 +175,12 @@ def _step(get: Getter) -> Getter:
     return lambda r, n: get(r, n) if r.step else None
 
 
+def _usage(name: str) -> Getter:
+    """A step's usage figure as sstat prints it, from what its nodes last sampled."""
+    value = VALUES[name]
+    return lambda r, _n: str(value(StepFigures(r.job_id, list(r.usage)))) if r.usage else None
+
+
 def _const(text: str) -> Getter:
     return lambda _r, _n: text
 
@@ -237,13 +244,13 @@ FIELDS: tuple[Field, ...] = tuple(
         ("AllocNodes", 10, STR, _alloc_nodes),
         ("AllocTRES", 10, STR, _text("alloc_tres")),
         ("AssocID", 7, NUM, None),
-        ("AveCPU", 10, STR, None),
+        ("AveCPU", 10, STR, _usage("AveCPU")),
         ("AveCPUFreq", 10, STR, None),
-        ("AveDiskRead", 14, STR, None),
-        ("AveDiskWrite", 14, STR, None),
-        ("AvePages", 10, STR, None),
-        ("AveRSS", 10, STR, None),
-        ("AveVMSize", 10, STR, None),
+        ("AveDiskRead", 14, STR, _usage("AveDiskRead")),
+        ("AveDiskWrite", 14, STR, _usage("AveDiskWrite")),
+        ("AvePages", 10, STR, _usage("AvePages")),
+        ("AveRSS", 10, STR, _usage("AveRSS")),
+        ("AveVMSize", 10, STR, _usage("AveVMSize")),
         ("BlockID", 16, STR, None),
         ("Cluster", 10, STR, _text("cluster")),
         ("Comment", 14, STR, None),
@@ -267,25 +274,25 @@ FIELDS: tuple[Field, ...] = tuple(
         ("JobIDRaw", -12, STR, lambda r, _n: job_id_raw(r)),
         ("JobName", 10, STR, _text("name")),
         ("Layout", 9, STR, None),
-        ("MaxDiskRead", 12, STR, None),
-        ("MaxDiskReadNode", 15, STR, None),
-        ("MaxDiskReadTask", 15, NUM, None),
-        ("MaxDiskWrite", 12, STR, None),
-        ("MaxDiskWriteNode", 16, STR, None),
-        ("MaxDiskWriteTask", 16, NUM, None),
-        ("MaxPages", 8, STR, None),
-        ("MaxPagesNode", 12, STR, None),
-        ("MaxPagesTask", 14, NUM, None),
+        ("MaxDiskRead", 12, STR, _usage("MaxDiskRead")),
+        ("MaxDiskReadNode", 15, STR, _usage("MaxDiskReadNode")),
+        ("MaxDiskReadTask", 15, NUM, _usage("MaxDiskReadTask")),
+        ("MaxDiskWrite", 12, STR, _usage("MaxDiskWrite")),
+        ("MaxDiskWriteNode", 16, STR, _usage("MaxDiskWriteNode")),
+        ("MaxDiskWriteTask", 16, NUM, _usage("MaxDiskWriteTask")),
+        ("MaxPages", 8, STR, _usage("MaxPages")),
+        ("MaxPagesNode", 12, STR, _usage("MaxPagesNode")),
+        ("MaxPagesTask", 14, NUM, _usage("MaxPagesTask")),
         ("MaxRSS", 10, STR, _step(_max_rss)),
-        ("MaxRSSNode", 10, STR, None),
-        ("MaxRSSTask", 10, NUM, None),
-        ("MaxVMSize", 10, STR, None),
-        ("MaxVMSizeNode", 14, STR, None),
-        ("MaxVMSizeTask", 14, NUM, None),
+        ("MaxRSSNode", 10, STR, _usage("MaxRSSNode")),
+        ("MaxRSSTask", 10, NUM, _usage("MaxRSSTask")),
+        ("MaxVMSize", 10, STR, _usage("MaxVMSize")),
+        ("MaxVMSizeNode", 14, STR, _usage("MaxVMSizeNode")),
+        ("MaxVMSizeTask", 14, NUM, _usage("MaxVMSizeTask")),
         ("McsLabel", 12, STR, None),
-        ("MinCPU", 10, STR, None),
-        ("MinCPUNode", 10, STR, None),
-        ("MinCPUTask", 10, NUM, None),
+        ("MinCPU", 10, STR, _usage("MinCPU")),
+        ("MinCPUNode", 10, STR, _usage("MinCPUNode")),
+        ("MinCPUTask", 10, NUM, _usage("MinCPUTask")),
         ("NCPUS", 10, NUM, lambda r, _n: str(r.alloc_cpus)),
         ("NNodes", 8, NUM, lambda r, _n: str(r.nnodes)),
         ("NodeList", 15, STR, _nodelist),
@@ -319,7 +326,7 @@ FIELDS: tuple[Field, ...] = tuple(
         ("Timelimit", 10, STR, _job(_limit)),
         ("TimelimitRaw", 10, STR, _job(_limit_raw)),
         ("TotalCPU", 10, STR, lambda r, _n: cpu_time_text(r.total_cpu)),
-        *((name, len(name), STR, None) for name in _TRES_USAGE),
+        *((name, len(name), STR, _usage(name)) for name in _TRES_USAGE),
         ("UID", 6, NUM, _job(lambda r, _n: str(r.uid))),
         ("User", 9, STR, _job(_user)),
         ("UserCPU", 10, STR, None),

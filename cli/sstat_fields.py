@@ -14,18 +14,7 @@ Pure functions; imports cli.sacct_fields and cli.usagefmt only.
 from __future__ import annotations
 
 from cli.sacct_fields import NUM, STR, Field
-from cli.usagefmt import (
-    StepFigures,
-    cpu_text,
-    disk_text,
-    kib_text,
-    tres_in,
-    tres_in_task,
-    tres_in_where,
-    tres_out,
-    tres_out_task,
-    tres_out_where,
-)
+from cli.usagefmt import VALUES, StepFigures
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,6 +40,11 @@ def _text(get: Callable[[StepFigures], object]) -> Callable[[StepFigures, int], 
     return lambda f, _now: str(get(f)) if f.usage else None
 
 
+def _usage(name: str) -> Callable[[StepFigures, int], str | None]:
+    """A usage figure sstat shares with sacct (cli.usagefmt.VALUES)."""
+    return _text(VALUES[name])
+
+
 def _always(get: Callable[[StepFigures], object]) -> Callable[[StepFigures, int], str]:
     return lambda f, _now: str(get(f))
 
@@ -59,34 +53,34 @@ def _always(get: Callable[[StepFigures], object]) -> Callable[[StepFigures, int]
 FIELDS = [
     Field(name, width, kind, getter)
     for name, width, kind, getter in (
-        ("AveCPU", 10, STR, _text(lambda f: cpu_text(f.cpu.ave))),
+        ("AveCPU", 10, STR, _usage("AveCPU")),
         ("AveCPUFreq", 10, STR, _text(lambda f: "0")),
-        ("AveDiskRead", 12, STR, _text(lambda f: disk_text(f, f.read.ave))),
-        ("AveDiskWrite", 12, STR, _text(lambda f: disk_text(f, f.write.ave))),
-        ("AvePages", 10, STR, _text(lambda f: int(f.pages.ave))),
-        ("AveRSS", 10, STR, _text(lambda f: kib_text(f, f.rss.ave))),
-        ("AveVMSize", 10, STR, _text(lambda f: kib_text(f, f.vmem.ave))),
+        ("AveDiskRead", 12, STR, _usage("AveDiskRead")),
+        ("AveDiskWrite", 12, STR, _usage("AveDiskWrite")),
+        ("AvePages", 10, STR, _usage("AvePages")),
+        ("AveRSS", 10, STR, _usage("AveRSS")),
+        ("AveVMSize", 10, STR, _usage("AveVMSize")),
         ("ConsumedEnergy", 14, STR, _text(lambda f: "0")),
         ("ConsumedEnergyRaw", 17, NUM, _text(lambda f: "0")),
         ("JobID", -12, STR, _always(lambda f: f.job_id)),
-        ("MaxDiskRead", 12, STR, _text(lambda f: disk_text(f, f.read.max))),
-        ("MaxDiskReadNode", 15, STR, _text(lambda f: f.read.max_node)),
-        ("MaxDiskReadTask", 15, NUM, _text(lambda f: f.read.max_task)),
-        ("MaxDiskWrite", 12, STR, _text(lambda f: disk_text(f, f.write.max))),
-        ("MaxDiskWriteNode", 16, STR, _text(lambda f: f.write.max_node)),
-        ("MaxDiskWriteTask", 16, NUM, _text(lambda f: f.write.max_task)),
-        ("MaxPages", 8, STR, _text(lambda f: int(f.pages.max))),
-        ("MaxPagesNode", 12, STR, _text(lambda f: f.pages.max_node)),
-        ("MaxPagesTask", 14, NUM, _text(lambda f: f.pages.max_task)),
-        ("MaxRSS", 10, STR, _text(lambda f: kib_text(f, f.rss.max))),
-        ("MaxRSSNode", 10, STR, _text(lambda f: f.rss.max_node)),
-        ("MaxRSSTask", 10, NUM, _text(lambda f: f.rss.max_task)),
-        ("MaxVMSize", 10, STR, _text(lambda f: kib_text(f, f.vmem.max))),
-        ("MaxVMSizeNode", 14, STR, _text(lambda f: f.vmem.max_node)),
-        ("MaxVMSizeTask", 14, NUM, _text(lambda f: f.vmem.max_task)),
-        ("MinCPU", 10, STR, _text(lambda f: cpu_text(f.cpu.min))),
-        ("MinCPUNode", 10, STR, _text(lambda f: f.cpu.min_node)),
-        ("MinCPUTask", 10, NUM, _text(lambda f: f.cpu.min_task)),
+        ("MaxDiskRead", 12, STR, _usage("MaxDiskRead")),
+        ("MaxDiskReadNode", 15, STR, _usage("MaxDiskReadNode")),
+        ("MaxDiskReadTask", 15, NUM, _usage("MaxDiskReadTask")),
+        ("MaxDiskWrite", 12, STR, _usage("MaxDiskWrite")),
+        ("MaxDiskWriteNode", 16, STR, _usage("MaxDiskWriteNode")),
+        ("MaxDiskWriteTask", 16, NUM, _usage("MaxDiskWriteTask")),
+        ("MaxPages", 8, STR, _usage("MaxPages")),
+        ("MaxPagesNode", 12, STR, _usage("MaxPagesNode")),
+        ("MaxPagesTask", 14, NUM, _usage("MaxPagesTask")),
+        ("MaxRSS", 10, STR, _usage("MaxRSS")),
+        ("MaxRSSNode", 10, STR, _usage("MaxRSSNode")),
+        ("MaxRSSTask", 10, NUM, _usage("MaxRSSTask")),
+        ("MaxVMSize", 10, STR, _usage("MaxVMSize")),
+        ("MaxVMSizeNode", 14, STR, _usage("MaxVMSizeNode")),
+        ("MaxVMSizeTask", 14, NUM, _usage("MaxVMSizeTask")),
+        ("MinCPU", 10, STR, _usage("MinCPU")),
+        ("MinCPUNode", 10, STR, _usage("MinCPUNode")),
+        ("MinCPUTask", 10, NUM, _usage("MinCPUTask")),
         ("Nodelist", 20, STR, _always(lambda f: f.nodelist)),
         ("NTasks", 8, NUM, _always(lambda f: f.ntasks)),
         ("Pids", 20, STR, _always(lambda f: f.pids)),
@@ -94,21 +88,21 @@ FIELDS = [
         ("ReqCPUFreqMin", 13, STR, _text(lambda f: UNKNOWN)),
         ("ReqCPUFreqMax", 13, STR, _text(lambda f: UNKNOWN)),
         ("ReqCPUFreqGov", 13, STR, _text(lambda f: UNKNOWN)),
-        ("TRESUsageInAve", 14, STR, _text(lambda f: tres_in(f, "ave"))),
-        ("TRESUsageInMax", 14, STR, _text(lambda f: tres_in(f, "max"))),
-        ("TRESUsageInMaxNode", 18, STR, _text(lambda f: tres_in_where(f, "max"))),
-        ("TRESUsageInMaxTask", 18, STR, _text(lambda f: tres_in_task(f, "max"))),
-        ("TRESUsageInMin", 14, STR, _text(lambda f: tres_in(f, "min"))),
-        ("TRESUsageInMinNode", 18, STR, _text(lambda f: tres_in_where(f, "min"))),
-        ("TRESUsageInMinTask", 18, STR, _text(lambda f: tres_in_task(f, "min"))),
-        ("TRESUsageInTot", 14, STR, _text(lambda f: tres_in(f, "tot"))),
-        ("TRESUsageOutAve", 15, STR, _text(lambda f: tres_out(f, "ave"))),
-        ("TRESUsageOutMax", 15, STR, _text(lambda f: tres_out(f, "max"))),
-        ("TRESUsageOutMaxNode", 19, STR, _text(lambda f: tres_out_where(f, f.write.max_node))),
-        ("TRESUsageOutMaxTask", 19, STR, _text(lambda f: tres_out_task(f.write.max_task))),
-        ("TRESUsageOutMin", 15, STR, _text(lambda f: tres_out(f, "min"))),
-        ("TRESUsageOutMinNode", 19, STR, _text(lambda f: tres_out_where(f, f.write.min_node))),
-        ("TRESUsageOutMinTask", 19, STR, _text(lambda f: tres_out_task(f.write.min_task))),
-        ("TRESUsageOutTot", 15, STR, _text(lambda f: tres_out(f, "tot"))),
+        ("TRESUsageInAve", 14, STR, _usage("TRESUsageInAve")),
+        ("TRESUsageInMax", 14, STR, _usage("TRESUsageInMax")),
+        ("TRESUsageInMaxNode", 18, STR, _usage("TRESUsageInMaxNode")),
+        ("TRESUsageInMaxTask", 18, STR, _usage("TRESUsageInMaxTask")),
+        ("TRESUsageInMin", 14, STR, _usage("TRESUsageInMin")),
+        ("TRESUsageInMinNode", 18, STR, _usage("TRESUsageInMinNode")),
+        ("TRESUsageInMinTask", 18, STR, _usage("TRESUsageInMinTask")),
+        ("TRESUsageInTot", 14, STR, _usage("TRESUsageInTot")),
+        ("TRESUsageOutAve", 15, STR, _usage("TRESUsageOutAve")),
+        ("TRESUsageOutMax", 15, STR, _usage("TRESUsageOutMax")),
+        ("TRESUsageOutMaxNode", 19, STR, _usage("TRESUsageOutMaxNode")),
+        ("TRESUsageOutMaxTask", 19, STR, _usage("TRESUsageOutMaxTask")),
+        ("TRESUsageOutMin", 15, STR, _usage("TRESUsageOutMin")),
+        ("TRESUsageOutMinNode", 19, STR, _usage("TRESUsageOutMinNode")),
+        ("TRESUsageOutMinTask", 19, STR, _usage("TRESUsageOutMinTask")),
+        ("TRESUsageOutTot", 15, STR, _usage("TRESUsageOutTot")),
     )
 ]

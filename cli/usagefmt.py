@@ -12,13 +12,13 @@ Pure functions; imports cli.acctunits and minislurm's lean modules only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from cli.acctunits import BYTE_UNITS, cpu_time_text, exact_size
 from minislurm import hostlist, units
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from minislurm.wire.protowire import Message
 
 
@@ -149,3 +149,48 @@ def tres_out_where(f: StepFigures, node: str) -> str:
 
 def tres_out_task(task: int) -> str:
     return f"fs/disk={exact_size(task, BYTE_UNITS)}"
+
+
+# The usage figures sstat and sacct both print, by field name: a step's value.
+VALUES: dict[str, Callable[[StepFigures], object]] = {
+    "AveCPU": lambda f: cpu_text(f.cpu.ave),
+    "AveDiskRead": lambda f: disk_text(f, f.read.ave),
+    "AveDiskWrite": lambda f: disk_text(f, f.write.ave),
+    "AvePages": lambda f: int(f.pages.ave),
+    "AveRSS": lambda f: kib_text(f, f.rss.ave),
+    "AveVMSize": lambda f: kib_text(f, f.vmem.ave),
+    "MaxDiskRead": lambda f: disk_text(f, f.read.max),
+    "MaxDiskReadNode": lambda f: f.read.max_node,
+    "MaxDiskReadTask": lambda f: f.read.max_task,
+    "MaxDiskWrite": lambda f: disk_text(f, f.write.max),
+    "MaxDiskWriteNode": lambda f: f.write.max_node,
+    "MaxDiskWriteTask": lambda f: f.write.max_task,
+    "MaxPages": lambda f: int(f.pages.max),
+    "MaxPagesNode": lambda f: f.pages.max_node,
+    "MaxPagesTask": lambda f: f.pages.max_task,
+    "MaxRSS": lambda f: kib_text(f, f.rss.max),
+    "MaxRSSNode": lambda f: f.rss.max_node,
+    "MaxRSSTask": lambda f: f.rss.max_task,
+    "MaxVMSize": lambda f: kib_text(f, f.vmem.max),
+    "MaxVMSizeNode": lambda f: f.vmem.max_node,
+    "MaxVMSizeTask": lambda f: f.vmem.max_task,
+    "MinCPU": lambda f: cpu_text(f.cpu.min),
+    "MinCPUNode": lambda f: f.cpu.min_node,
+    "MinCPUTask": lambda f: f.cpu.min_task,
+    "TRESUsageInAve": lambda f: tres_in(f, "ave"),
+    "TRESUsageInMax": lambda f: tres_in(f, "max"),
+    "TRESUsageInMaxNode": lambda f: tres_in_where(f, "max"),
+    "TRESUsageInMaxTask": lambda f: tres_in_task(f, "max"),
+    "TRESUsageInMin": lambda f: tres_in(f, "min"),
+    "TRESUsageInMinNode": lambda f: tres_in_where(f, "min"),
+    "TRESUsageInMinTask": lambda f: tres_in_task(f, "min"),
+    "TRESUsageInTot": lambda f: tres_in(f, "tot"),
+    "TRESUsageOutAve": lambda f: tres_out(f, "ave"),
+    "TRESUsageOutMax": lambda f: tres_out(f, "max"),
+    "TRESUsageOutMaxNode": lambda f: tres_out_where(f, f.write.max_node),
+    "TRESUsageOutMaxTask": lambda f: tres_out_task(f.write.max_task),
+    "TRESUsageOutMin": lambda f: tres_out(f, "min"),
+    "TRESUsageOutMinNode": lambda f: tres_out_where(f, f.write.min_node),
+    "TRESUsageOutMinTask": lambda f: tres_out_task(f.write.min_task),
+    "TRESUsageOutTot": lambda f: tres_out(f, "tot"),
+}

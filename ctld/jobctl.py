@@ -44,9 +44,11 @@ from minislurm.requests import (
     JobRelease,
     JobStatus,
     JobUpdate,
+    NodeStepStat,
     Submission,
 )
 from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState
+from minislurm.stepids import BATCH_STEP
 
 log = logging.getLogger(__name__)
 
@@ -424,6 +426,10 @@ class JobControl:
         if status.restarts != job.restarts:
             log.warning("job=%d end of an earlier run reported by %s", job.job_id, node)
             return
+        if status.usage:
+            stat = NodeStepStat(node=node, tasks=status.usage)
+            with self._ledger.transaction() as s:
+                repo.save_usage(s, [((job.job_id, job.restarts, BATCH_STEP), stat)])
         if status.outcome == "NODE_FAIL":  # its stepd killed it: slurmd was gone too long
             self.lose([job], node, time.time())
             return

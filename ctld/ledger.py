@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
 from sqlalchemy import Engine
@@ -25,6 +25,7 @@ from ctld.diag import JobTally
 from ctld.state import ClusterState
 from ctld.store import repo, runrepo
 from minislurm.model import Job, Step
+from minislurm.requests import NodeStepStat
 from minislurm.states import TERMINAL_JOB_STATES, JobState
 
 
@@ -116,15 +117,19 @@ class Ledger:
         for step in steps:
             self.state.put_step(step)
 
-    def save_step_reports(self, steps: list[Step]) -> None:
+    def save_step_reports(
+        self, steps: list[Step], usage: Sequence[tuple[repo.UsageKey, NodeStepStat]] = ()
+    ) -> None:
         """Save what nodes' reports changed of running steps, in one transaction, then
         mirror the steps in memory.
 
         Args:
             steps: the steps as they now are (their layout unchanged).
+            usage: what the reports said the steps' tasks used on their nodes.
         """
         with self.transaction() as s:
             repo.save_step_reports(s, steps)
+            repo.save_usage(s, list(usage))
         for step in steps:
             self.state.put_step(step)
 

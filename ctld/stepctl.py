@@ -17,6 +17,7 @@ from ctld.groupcommit import GroupCommit
 from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
+from ctld.store.repo import UsageKey
 from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
 from minislurm.model import Job, Step
 from minislurm.requests import NodeStepStat, StepEnd, StepInfo, StepRequest, StepStatQuery
@@ -119,6 +120,7 @@ class StepControl:
 
     def _record_ends(self, requests: list[StepEnd]) -> None:
         changed: dict[tuple[int, int], Step] = {}
+        usage: list[tuple[UsageKey, NodeStepStat]] = []
         now = time.time()
         for request in requests:
             key = (request.job_id, request.step_id)
@@ -134,9 +136,13 @@ class StepControl:
                 max_rss=max(updated.max_rss, request.max_rss),
                 total_cpu=updated.total_cpu + request.total_cpu,
             )
+            job = self._state.jobs.get(request.job_id)
+            if request.usage and job is not None:
+                stat = NodeStepStat(node=request.node, tasks=request.usage)
+                usage.append(((request.job_id, job.restarts, request.step_id), stat))
         if not changed:
             return
-        self._ledger.save_step_reports(list(changed.values()))
+        self._ledger.save_step_reports(list(changed.values()), usage)
         for step in changed.values():
             if step.state is not JobState.RUNNING:
                 self._ledger.notify(step.job_id)  # a step waiting for its resources may now fit

@@ -190,6 +190,7 @@ class JobStatus:
     max_rss: int = 0
     total_cpu: float = 0.0
     restarts: int = 0
+    usage: tuple[TaskUsage, ...] = ()  # the script's (task 0), for sacct
 
 
 @dataclass(frozen=True)
@@ -301,6 +302,7 @@ class StepEnd:
     max_rss: int = 0
     total_cpu: float = 0.0
     out_of_memory: bool = False
+    usage: tuple[TaskUsage, ...] = ()  # each task's on the node, for sacct
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,7 @@ class AcctRecord:
     array_task_id: int | None = None
     qos: str = ""
     cluster: str = ""
+    usage: tuple[NodeStepStat, ...] = ()  # a step's: each node's tasks' usage
 
 
 @dataclass(frozen=True)

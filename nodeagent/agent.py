@@ -37,7 +37,7 @@ from nodeagent.prologs import NodeScripts, ScriptFailure
 from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager, job_memory
-from nodeagent.stepstat import node_stat
+from nodeagent.stepstat import final_usage, node_stat
 
 log = logging.getLogger(__name__)
 
@@ -389,6 +389,7 @@ class Agent:
             await asyncio.sleep(0.01)
             return
         status = status_message(outcome)
+        status.usage.extend(final_usage(self.launcher.jobdir(job_id)))
         request = pb.JobCompleteRequest(node=self.settings.node_name, status=status)
         await self._ctld.JobComplete(request, timeout=CALL_TIMEOUT)
         self._outbox.pop(job_id, None)

@@ -38,6 +38,7 @@ from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent import spool, stepio
 from nodeagent.stepadopt import AdoptedStep
 from nodeagent.stepdpool import Stepd
+from nodeagent.stepstat import final_usage
 
 log = logging.getLogger(__name__)
 
@@ -494,6 +495,7 @@ class StepManager:
                 max_rss=result.max_rss,
                 total_cpu=result.total_cpu,
                 out_of_memory=result.outcome == "OUT_OF_MEMORY",
+                usage=final_usage(self.step_dir(*key)),
             )
         )
 

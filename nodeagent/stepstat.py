@@ -48,6 +48,21 @@ def node_stat(stepdir: str, node: str) -> pb.NodeStepStat | None:
     )
 
 
+def final_usage(stepdir: str) -> list[pb.TaskUsage]:
+    """What an ended step's stepd last recorded of each task, for accounting.
+
+    Args:
+        stepdir: the step's (or batch job's) spool directory.
+
+    Returns:
+        Each task's figures; none when nothing was recorded or every figure is 0.
+    """
+    record = read_record(os.path.join(stepdir, spool.USAGE_FILE))
+    if record is None or not any(any(u) for u in record.peaks.values()):
+        return []
+    return [_task_usage(task, record.peaks[task]) for task in sorted(record.peaks)]
+
+
 def _task_usage(task_id: int, usage: Usage) -> pb.TaskUsage:
     return pb.TaskUsage(
         task_id=task_id,

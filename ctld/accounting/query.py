@@ -18,7 +18,7 @@ from ctld.accounting.filters import parse_selector, select
 from ctld.accounting.records import job_order, job_records
 from ctld.accounting.runs import run_records
 from ctld.store import repo, runrepo
-from minislurm.requests import AcctQuery, AcctRecord
+from minislurm.requests import AcctQuery, AcctRecord, NodeStepStat
 
 
 def accounting_records(
@@ -48,10 +48,14 @@ def accounting_records(
         active_since=float(request.start_after),
     )
     jobs.sort(key=lambda pair: job_order(pair[0]))
-    runs = runrepo.load_runs(session, [job.job_id for job, _ in jobs]) if request.duplicates else {}
+    ids = [job.job_id for job, _ in jobs]
+    runs = runrepo.load_runs(session, ids) if request.duplicates else {}
+    usage: dict[tuple[int, int], dict[int, list[NodeStepStat]]] = {}
+    for (job_id, run_id, step_id), stats in repo.load_usage(session, ids).items():
+        usage.setdefault((job_id, run_id), {})[step_id] = stats
     records = []
     for job, steps in jobs:
         for run in runs.get(job.job_id, []):
-            records += run_records(run, now, cluster)
-        records += job_records(job, steps, now, cluster)
+            records += run_records(run, now, cluster, usage.get((job.job_id, run.job.restarts)))
+        records += job_records(job, steps, now, cluster, usage.get((job.job_id, job.restarts)))
     return select(records, request, now)

@@ -14,13 +14,16 @@ Imports minislurm's core modules only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from minislurm import hostlist, units
 from minislurm.arrays import array_label
 from minislurm.model import Job, Step
-from minislurm.requests import AcctRecord
+from minislurm.requests import AcctRecord, NodeStepStat
 from minislurm.states import ACTIVE_JOB_STATES, TERMINAL_JOB_STATES, JobState, kill_ends_in
+from minislurm.stepids import BATCH_STEP as BATCH_STEP_ID
 from minislurm.stepids import MAX_NORMAL_STEP, step_id_text
 from minislurm.units import INFINITE
 
@@ -33,7 +36,13 @@ SIGTERM = 15
 _KILLED = frozenset({JobState.CANCELLED, JobState.TIMEOUT})
 
 
-def job_records(job: Job, steps: list[Step], now: float, cluster: str) -> list[AcctRecord]:
+def job_records(
+    job: Job,
+    steps: list[Step],
+    now: float,
+    cluster: str,
+    usage: Mapping[int, Sequence[NodeStepStat]] | None = None,
+) -> list[AcctRecord]:
     """Everything sacct lists for one job, in sacct's order.
 
     Args:
@@ -41,17 +50,23 @@ def job_records(job: Job, steps: list[Step], now: float, cluster: str) -> list[A
         steps: the job's srun steps (any order).
         now: the controller's clock, for the elapsed time of what still runs.
         cluster: ClusterName.
+        usage: what the batch script (BATCH_STEP_ID) and each step used, node by node.
 
     Returns:
         The job's record, then its batch step (a batch job that started), then
         its steps by id, its interactive step first (as slurmdbd, which stores
         special steps' ids as negative numbers, orders them).
     """
+    used = usage or {}
     steps = sorted(steps, key=lambda s: (s.step_id <= MAX_NORMAL_STEP, s.step_id))
     records = [_job_record(job, steps, now, cluster)]
     if job.batch and job.allocation is not None and job.state is not JobState.PENDING:
-        records.append(_batch_record(job, records[0], now))
-    records.extend(_step_record(job, step, records[0], now) for step in steps)
+        batch = _batch_record(job, records[0], now)
+        records.append(replace(batch, usage=tuple(used.get(BATCH_STEP_ID, ()))))
+    records.extend(
+        replace(_step_record(job, step, records[0], now), usage=tuple(used.get(step.step_id, ())))
+        for step in steps
+    )
     return records
 
 

@@ -14,12 +14,12 @@ Imports ctld.accounting.records, ctld.jobs (kill outcomes) and minislurm's core 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ctld.accounting.records import job_records
 from minislurm.model import EarlierRun, Job, Step
-from minislurm.requests import AcctRecord
+from minislurm.requests import AcctRecord, NodeStepStat
 from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState
 
 REQUEUED = "REQUEUED"  # Slurm's state of a run ended by requeue (not a state a job is in here)
@@ -62,13 +62,19 @@ def ended_runs(
     return runs
 
 
-def run_records(run: EarlierRun, now: float, cluster: str) -> list[AcctRecord]:
+def run_records(
+    run: EarlierRun,
+    now: float,
+    cluster: str,
+    usage: Mapping[int, Sequence[NodeStepStat]] | None = None,
+) -> list[AcctRecord]:
     """What ``sacct -D`` lists for an earlier run, in sacct's order.
 
     Args:
         run: the run.
         now: the controller's clock.
         cluster: ClusterName.
+        usage: what the run's batch script and steps used, node by node.
 
     Returns:
         The run's job line, then its batch step and its steps by id.
@@ -84,7 +90,7 @@ def run_records(run: EarlierRun, now: float, cluster: str) -> list[AcctRecord]:
             kill_event=None,
             cancelled_by=-1,
         )
-    records = job_records(job, list(run.steps), now, cluster)
+    records = job_records(job, list(run.steps), now, cluster, usage)
     head = replace(
         records[0],
         state=run.state,

@@ -13,7 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Float, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Float,
+    ForeignKey,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -145,6 +155,23 @@ class StepRow(Base):
     srun_pid: Mapped[int] = mapped_column(Integer)
     tres_per_node: Mapped[str] = mapped_column(String)
     cancelled_by: Mapped[int] = mapped_column(Integer, default=-1)
+
+
+class StepUsageRow(Base):
+    """What a step's tasks used on one node, as its stepd last sampled them (for sacct).
+
+    One row per node report, written once; ``run`` is the job's Restarts, so
+    the earlier runs of a requeued job keep theirs. The batch script is the
+    step ``BATCH_STEP`` on the job's first node.
+    """
+
+    __tablename__ = "step_usage"
+
+    job_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    run: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    step_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    node: Mapped[str] = mapped_column(String, primary_key=True)
+    tasks: Mapped[list[dict[str, Any]]] = mapped_column(JSON)  # TaskUsage's fields, a task each
 
 
 class JobRunRow(Base):

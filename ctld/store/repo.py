@@ -10,7 +10,7 @@ Imports ctld.store.models, minislurm.model and minislurm.states.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any
 
 from sqlalchemy import (
@@ -32,7 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 from sqlalchemy.types import Boolean, Float, Integer, String
 
-from ctld.store.models import Base, JobRow, JobScriptRow, NodeRow, StepRow
+from ctld.store.models import Base, JobRow, JobScriptRow, NodeRow, StepRow, StepUsageRow
 from minislurm.model import (
     Allocation,
     Job,
@@ -42,6 +42,7 @@ from minislurm.model import (
     Step,
     StepNodeAlloc,
 )
+from minislurm.requests import NodeStepStat, TaskUsage
 from minislurm.states import ACTIVE_JOB_STATES, KILL_EVENTS, JobState, kill_name
 
 _JOB_FIELDS = tuple(f.name for f in fields(Job))
@@ -421,6 +422,49 @@ def save_step_reports(session: Session, steps: list[Step]) -> None:
         values["reported"] = sorted(step.reported)
         rows.append({**values, "saved_job_id": step.job_id, "saved_step_id": step.step_id})
     session.execute(_SAVE_REPORT, rows)
+
+
+UsageKey = tuple[int, int, int]  # job id, run (the job's Restarts), step id
+
+
+def save_usage(session: Session, rows: list[tuple[UsageKey, NodeStepStat]]) -> None:
+    """Keep what steps' tasks used on nodes (one row per node report; a repeat replaces it).
+
+    Args:
+        session: the open transaction.
+        rows: each report's step and the node's tasks' figures.
+    """
+    for (job_id, run, step_id), stat in rows:
+        session.merge(
+            StepUsageRow(
+                job_id=job_id,
+                run=run,
+                step_id=step_id,
+                node=stat.node,
+                tasks=[asdict(task) for task in stat.tasks],
+            )
+        )
+
+
+def load_usage(session: Session, job_ids: Collection[int]) -> dict[UsageKey, list[NodeStepStat]]:
+    """What the steps of the given jobs used, node by node.
+
+    Args:
+        session: the open transaction.
+        job_ids: the jobs.
+
+    Returns:
+        Each step's nodes' figures, by (job id, run, step id); nodes in name order.
+    """
+    found: dict[UsageKey, list[NodeStepStat]] = {}
+    ids = sorted(job_ids)
+    for start in range(0, len(ids), _ID_CHUNK):
+        query = select(StepUsageRow).where(StepUsageRow.job_id.in_(ids[start : start + _ID_CHUNK]))
+        for row in session.scalars(query.order_by(StepUsageRow.node)):
+            tasks = tuple(TaskUsage(**task) for task in row.tasks)
+            key = (row.job_id, row.run, row.step_id)
+            found.setdefault(key, []).append(NodeStepStat(node=row.node, tasks=tasks))
+    return found
 
 
 def save_step(session: Session, step: Step, new: bool = False) -> None:

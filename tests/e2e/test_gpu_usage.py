@@ -1,4 +1,4 @@
-"""GPU utilisation and memory of a step's GPUs in sstat, as Slurm 23.02 shows them."""
+"""GPU utilisation and memory of a step's GPUs in sstat and sacct, as Slurm 23.02 shows them."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ SCRIPT = """#!/bin/sh
 for gpu in $(echo "$CUDA_VISIBLE_DEVICES" | tr , ' '); do
     echo "7$gpu 204$gpu" > "$FAKE_GPUS/$gpu"
 done
-srun -n2 --gpus-per-task=1 sh -c 'touch "$GATE.$SLURM_PROCID"; sleep 60'
+srun -n2 --gpus-per-task=1 sh -c 'touch "$GATE.$SLURM_PROCID"
+    while [ ! -e "$GATE.stop" ]; do sleep 0.1; done'
 """
 
 
 @pytest.mark.timeout(90)
-def test_sstat_shows_the_gpus_utilisation_and_memory(cluster: TestCluster) -> None:
+def test_sstat_and_sacct_show_the_gpus_utilisation_and_memory(cluster: TestCluster) -> None:
     fake = cluster.home / "spool" / "n1" / "fake-gpus"
     gate = cluster.workdir / "gpu-gate"
     path = cluster.workdir / "gpus.sh"
@@ -44,8 +45,20 @@ def test_sstat_shows_the_gpus_utilisation_and_memory(cluster: TestCluster) -> No
         assert f"gres/gpumem={sum(mem)}M,gres/gpuutil={sum(util)}," in tot
         low = stat("TRESUsageInMin")
         assert f"gres/gpumem={min(mem)}M,gres/gpuutil={min(util)}," in low
+        (gate.parent / "gpu-gate.stop").touch()
+        assert cluster.wait_state(job)["JobState"] == "COMPLETED"
     finally:
         cluster.run("scancel", str(job))
+    # What the step's nodes last sampled stays in the accounting.
+    fields = "JobID,TRESUsageInMax,TRESUsageInTot,MaxRSS,AveRSS"
+    rows = cluster.run("sacct", "-j", str(job), "-n", "-P", "-o", fields).out.splitlines()
+    by_id = {row.split("|")[0]: row.split("|") for row in rows}
+    step = by_id[f"{job}.0"]
+    assert f"gres/gpumem={max(mem)}M,gres/gpuutil={max(util)}," in step[1]
+    assert f"gres/gpumem={sum(mem)}M,gres/gpuutil={sum(util)}," in step[2]
+    assert step[3] != "0" and step[4] != ""  # the tasks' memory too
+    assert "gres/gpumem=" in by_id[f"{job}.batch"][1]  # the script has the job's GPUs
+    assert by_id[str(job)][1] == ""  # as Slurm's: usage is the steps'
     cpu_only = cluster.sbatch("--wrap", "srun sleep 30")
     try:
         plain = wait_until(

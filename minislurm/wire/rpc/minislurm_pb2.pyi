@@ -773,7 +773,7 @@ class AgentJob(_message.Message):
     def __init__(self, job_id: _Optional[int] = ..., running: _Optional[bool] = ..., status: _Optional[_Union[JobStatus, _Mapping]] = ...) -> None: ...
 
 class JobStatus(_message.Message):
-    __slots__ = ("job_id", "exit_code", "signal", "start_time", "end_time", "outcome", "message", "max_rss", "total_cpu", "restarts")
+    __slots__ = ("job_id", "exit_code", "signal", "start_time", "end_time", "outcome", "message", "max_rss", "total_cpu", "restarts", "usage")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
     SIGNAL_FIELD_NUMBER: _ClassVar[int]
@@ -784,6 +784,7 @@ class JobStatus(_message.Message):
     MAX_RSS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
     RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     exit_code: int
     signal: int
@@ -794,7 +795,8 @@ class JobStatus(_message.Message):
     max_rss: int
     total_cpu: float
     restarts: int
-    def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., outcome: _Optional[str] = ..., message: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., restarts: _Optional[int] = ...) -> None: ...
+    usage: _containers.RepeatedCompositeFieldContainer[TaskUsage]
+    def __init__(self, job_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., outcome: _Optional[str] = ..., message: _Optional[str] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., restarts: _Optional[int] = ..., usage: _Optional[_Iterable[_Union[TaskUsage, _Mapping]]] = ...) -> None: ...
 
 class RegisterNodeRequest(_message.Message):
     __slots__ = ("name", "addr", "port", "hostname", "cpus", "real_memory", "gpus", "arch", "os", "boot_time", "slurmd_start_time", "version", "jobs", "sockets", "cores_per_socket", "threads_per_core", "gpu_links")
@@ -1113,7 +1115,7 @@ class TaskExit(_message.Message):
     def __init__(self, task_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., signal: _Optional[int] = ...) -> None: ...
 
 class StepCompleteRequest(_message.Message):
-    __slots__ = ("node", "job_id", "step_id", "tasks", "start_time", "end_time", "max_rss", "total_cpu", "out_of_memory")
+    __slots__ = ("node", "job_id", "step_id", "tasks", "start_time", "end_time", "max_rss", "total_cpu", "out_of_memory", "usage")
     NODE_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
@@ -1123,6 +1125,7 @@ class StepCompleteRequest(_message.Message):
     MAX_RSS_FIELD_NUMBER: _ClassVar[int]
     TOTAL_CPU_FIELD_NUMBER: _ClassVar[int]
     OUT_OF_MEMORY_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     node: str
     job_id: int
     step_id: int
@@ -1132,7 +1135,8 @@ class StepCompleteRequest(_message.Message):
     max_rss: int
     total_cpu: float
     out_of_memory: bool
-    def __init__(self, node: _Optional[str] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., tasks: _Optional[_Iterable[_Union[TaskExit, _Mapping]]] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., out_of_memory: _Optional[bool] = ...) -> None: ...
+    usage: _containers.RepeatedCompositeFieldContainer[TaskUsage]
+    def __init__(self, node: _Optional[str] = ..., job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., tasks: _Optional[_Iterable[_Union[TaskExit, _Mapping]]] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., out_of_memory: _Optional[bool] = ..., usage: _Optional[_Iterable[_Union[TaskUsage, _Mapping]]] = ...) -> None: ...
 
 class StepCompleteReply(_message.Message):
     __slots__ = ()
@@ -1249,7 +1253,7 @@ class WaitJobReply(_message.Message):
     def __init__(self, job: _Optional[_Union[JobInfo, _Mapping]] = ...) -> None: ...
 
 class AcctRecord(_message.Message):
-    __slots__ = ("job_id", "job_id_raw", "step", "name", "partition", "account", "user", "uid", "group", "gid", "state", "cancelled_by", "exit_code", "exit_signal", "derived_exit_code", "derived_exit_signal", "submit_time", "eligible_time", "start_time", "end_time", "elapsed", "nodes", "nnodes", "alloc_cpus", "req_cpus", "alloc_tres", "req_tres", "time_limit", "max_rss", "total_cpu", "reason", "restarts", "work_dir", "ntasks", "array_job_id", "array_task_id", "qos", "cluster")
+    __slots__ = ("job_id", "job_id_raw", "step", "name", "partition", "account", "user", "uid", "group", "gid", "state", "cancelled_by", "exit_code", "exit_signal", "derived_exit_code", "derived_exit_signal", "submit_time", "eligible_time", "start_time", "end_time", "elapsed", "nodes", "nnodes", "alloc_cpus", "req_cpus", "alloc_tres", "req_tres", "time_limit", "max_rss", "total_cpu", "reason", "restarts", "work_dir", "ntasks", "array_job_id", "array_task_id", "qos", "cluster", "usage")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     JOB_ID_RAW_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
@@ -1288,6 +1292,7 @@ class AcctRecord(_message.Message):
     ARRAY_TASK_ID_FIELD_NUMBER: _ClassVar[int]
     QOS_FIELD_NUMBER: _ClassVar[int]
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
+    USAGE_FIELD_NUMBER: _ClassVar[int]
     job_id: str
     job_id_raw: int
     step: str
@@ -1326,7 +1331,8 @@ class AcctRecord(_message.Message):
     array_task_id: int
     qos: str
     cluster: str
-    def __init__(self, job_id: _Optional[str] = ..., job_id_raw: _Optional[int] = ..., step: _Optional[str] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., user: _Optional[str] = ..., uid: _Optional[int] = ..., group: _Optional[str] = ..., gid: _Optional[int] = ..., state: _Optional[str] = ..., cancelled_by: _Optional[int] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., derived_exit_code: _Optional[int] = ..., derived_exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., elapsed: _Optional[int] = ..., nodes: _Optional[str] = ..., nnodes: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., req_cpus: _Optional[int] = ..., alloc_tres: _Optional[str] = ..., req_tres: _Optional[str] = ..., time_limit: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., reason: _Optional[str] = ..., restarts: _Optional[int] = ..., work_dir: _Optional[str] = ..., ntasks: _Optional[int] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., qos: _Optional[str] = ..., cluster: _Optional[str] = ...) -> None: ...
+    usage: _containers.RepeatedCompositeFieldContainer[NodeStepStat]
+    def __init__(self, job_id: _Optional[str] = ..., job_id_raw: _Optional[int] = ..., step: _Optional[str] = ..., name: _Optional[str] = ..., partition: _Optional[str] = ..., account: _Optional[str] = ..., user: _Optional[str] = ..., uid: _Optional[int] = ..., group: _Optional[str] = ..., gid: _Optional[int] = ..., state: _Optional[str] = ..., cancelled_by: _Optional[int] = ..., exit_code: _Optional[int] = ..., exit_signal: _Optional[int] = ..., derived_exit_code: _Optional[int] = ..., derived_exit_signal: _Optional[int] = ..., submit_time: _Optional[int] = ..., eligible_time: _Optional[int] = ..., start_time: _Optional[int] = ..., end_time: _Optional[int] = ..., elapsed: _Optional[int] = ..., nodes: _Optional[str] = ..., nnodes: _Optional[int] = ..., alloc_cpus: _Optional[int] = ..., req_cpus: _Optional[int] = ..., alloc_tres: _Optional[str] = ..., req_tres: _Optional[str] = ..., time_limit: _Optional[int] = ..., max_rss: _Optional[int] = ..., total_cpu: _Optional[float] = ..., reason: _Optional[str] = ..., restarts: _Optional[int] = ..., work_dir: _Optional[str] = ..., ntasks: _Optional[int] = ..., array_job_id: _Optional[int] = ..., array_task_id: _Optional[int] = ..., qos: _Optional[str] = ..., cluster: _Optional[str] = ..., usage: _Optional[_Iterable[_Union[NodeStepStat, _Mapping]]] = ...) -> None: ...
 
 class GetAccountingRequest(_message.Message):
     __slots__ = ("jobs", "users", "states", "start_after", "end_before", "jobs_only", "partitions", "duplicates")

@@ -396,6 +396,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (7, 'message', 'string', '', False, '', ''),
         (8, 'max_rss', 'uint64', '', False, '', ''),
         (9, 'total_cpu', 'double', '', False, '', ''),
+        (10, 'usage', 'message', 'repeated', False, 'minislurm.v1.TaskUsage', ''),
         (220, 'restarts', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.RegisterNodeRequest': (
@@ -566,6 +567,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (7, 'max_rss', 'uint64', '', False, '', ''),
         (8, 'total_cpu', 'double', '', False, '', ''),
         (9, 'out_of_memory', 'bool', '', False, '', ''),
+        (10, 'usage', 'message', 'repeated', False, 'minislurm.v1.TaskUsage', ''),
     ),
     'minislurm.v1.StepCompleteReply': (
     ),
@@ -663,6 +665,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (36, 'array_task_id', 'uint32', 'optional', False, '', ''),
         (37, 'qos', 'string', '', False, '', ''),
         (38, 'cluster', 'string', '', False, '', ''),
+        (39, 'usage', 'message', 'repeated', False, 'minislurm.v1.NodeStepStat', ''),
     ),
     'minislurm.v1.GetAccountingRequest': (
         (1, 'jobs', 'string', 'repeated', False, '', ''),
