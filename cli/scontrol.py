@@ -81,6 +81,8 @@ scontrol [<OPTION>] [<COMMAND>]
      requeuehold <job_id>     re-queue and hold a batch job
      show <ENTITY> [<ID>]     display state of identified entity, default
                               is all records.
+     token [lifespan=<lifespan>] [username=<username>]
+                              Generate a JWT token.
      uhold <job_list>         place user hold on specified job (see hold)
      update <SPECIFICATIONS>  update job or node configuration.
      version                  display tool version number.
@@ -399,6 +401,32 @@ def ping(args: list[str], settings: Settings) -> int:
     return 0 if up else 1
 
 
+def token(args: list[str]) -> int:
+    """``token [lifespan=SECONDS] [username=NAME]``: ``SLURM_JWT=...`` for HTTP callers.
+
+    Args:
+        args: the words after ``token``.
+
+    Returns:
+        The exit status.
+    """
+    request: dict[str, object] = {"requester_uid": os.getuid()}
+    for word in args:
+        key, eq, value = word.partition("=")
+        if eq and key.lower() == "lifespan" and value.isdigit():
+            request["lifespan"] = int(value)
+        elif eq and key.lower() == "username" and value:
+            request["username"] = value
+        else:
+            return _fail(f"Invalid parameter: {word}")
+    try:
+        reply = common.call("GetToken", **request)
+    except RpcError as err:
+        return _fail(f"error: {common.rpc_message(err)}")
+    sys.stdout.write(f"SLURM_JWT={reply.token}\n")
+    return 0
+
+
 def dispatch(args: list[str], settings: Settings) -> int:
     """Run one scontrol command.
 
@@ -425,6 +453,8 @@ def dispatch(args: list[str], settings: Settings) -> int:
         return update.reboot_command(rest)
     if keyword_matches(word, "cancel_reboot", 13):
         return update.cancel_reboot_command(rest)
+    if keyword_matches(word, "token", 3):
+        return token(rest)
     if keyword_matches(word, "ping", 3):
         return _fail(f"too many arguments for keyword:{word}") if rest else ping(rest, settings)
     if keyword_matches(word, "version", 4):

@@ -9,6 +9,9 @@ from minislurm import SLURM_VERSION, units
 from minislurm.config import SlurmConfig
 
 
+NO_TIMEOUT = 65534  # how Slurm shows PrologEpilogTimeout unset: wait as long as they run
+
+
 def _or_null(value: str) -> str:
     return value or "(null)"
 
@@ -36,8 +39,26 @@ def config_entries(conf: SlurmConfig, port: int, metrics_port: int = 0) -> list[
         "LaunchParameters": _or_null(",".join(conf.launch_parameters)),
         "MaxArraySize": str(conf.max_array_size),
         "MaxJobCount": str(conf.max_job_count),
+        "MetricsAuthUsers": _or_null(",".join(conf.metrics_auth_users)),
+        "MetricsParameters": _or_null(",".join(conf.metrics_parameters)),
         "MetricsType": _or_null(conf.metrics_type),
         "MinJobAge": f"{conf.min_job_age} sec",
+        "Epilog": _or_null(",".join(conf.epilog)),
+        "EpilogSlurmctld": _or_null(",".join(conf.epilog_slurmctld)),
+        "HealthCheckInterval": f"{conf.health_check_interval} sec",
+        "HealthCheckNodeState": ",".join(conf.health_check_node_state),
+        "HealthCheckProgram": _or_null(conf.health_check_program),
+        "PrivateData": ",".join(conf.private_data) or "none",
+        "Prolog": _or_null(",".join(conf.prolog)),
+        "PrologEpilogTimeout": str(conf.prolog_epilog_timeout or NO_TIMEOUT),
+        "PrologFlags": _or_null(",".join(conf.prolog_flags)),
+        "PrologSlurmctld": _or_null(",".join(conf.prolog_slurmctld)),
+        "RebootProgram": _or_null(conf.reboot_program),
+        "ResumeTimeout": f"{conf.resume_timeout} sec",
+        "SrunEpilog": _or_null(conf.srun_epilog),
+        "SrunProlog": _or_null(conf.srun_prolog),
+        "TaskEpilog": _or_null(conf.task_epilog),
+        "TaskProlog": _or_null(conf.task_prolog),
         "PreemptExemptTime": units.format_duration_long(conf.preempt_exempt_time * 60),
         "PreemptMode": conf.preempt_mode,
         "PreemptType": conf.preempt_type,

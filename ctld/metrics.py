@@ -32,6 +32,7 @@ from prometheus_client.openmetrics.exposition import CONTENT_TYPE_LATEST, genera
 from ctld.controller import Controller
 from ctld.scheduling import PassStats
 from ctld.state import NodeUsage
+from ctld.tokens import MetricsAccess
 from minislurm.model import Job
 from minislurm.states import JobState, NodeFlag, NodeState, node_base_shown
 
@@ -346,15 +347,26 @@ class _Families:
         return self._families
 
 
+def _header(head: bytes, name: bytes) -> str | None:
+    """A request header's value (``name`` in lower case), None when absent."""
+    for line in head.split(b"\r\n")[1:]:
+        key, colon, value = line.partition(b":")
+        if colon and key.strip().lower() == name:
+            return value.strip().decode("latin-1")
+    return None
+
+
 class MetricsServer:
     """Serves :class:`Metrics` over HTTP/1.1, one request per connection.
 
     Args:
         metrics: the gauges.
+        access: who may read them.
     """
 
-    def __init__(self, metrics: Metrics) -> None:
+    def __init__(self, metrics: Metrics, access: MetricsAccess) -> None:
         self._metrics = metrics
+        self._access = access
         self._server: asyncio.Server | None = None
 
     async def start(self, host: str, port: int) -> int:
@@ -401,6 +413,9 @@ class MetricsServer:
         method, target = parts[0], parts[1].split("?", 1)[0]
         if method != "GET":
             return "405 Method Not Allowed", "text/plain", b"only GET\n"
+        refused = self._access.check(_header(head, b"x-slurm-user-token"), time.time())
+        if refused:
+            return refused, "text/plain", b"a token of a user MetricsAuthUsers names is needed\n"
         if target in ("/metrics", "/metrics/"):
             listing = "".join(f"/metrics/{name}\n" for name in self._metrics.endpoints)
             return "200 OK", "text/plain; charset=utf-8", listing.encode()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import grpc
 from sqlalchemy.orm import Session, sessionmaker
 
+from ctld import tokens
 from ctld.accounting.query import accounting_records
 from ctld.accounting.show import assoc_listing, priorities
 from ctld.arrays import task_label
@@ -224,6 +225,18 @@ class SlurmControllerServicer(AgentCalls, pb_grpc.SlurmControllerServicer):  # t
         return pb.PingReply(
             cluster=self.ctl.conf.cluster_name, version=VERSION_LINE, now=int(time.time())
         )
+
+    @grpc_errors
+    async def GetToken(self, request: pb.GetTokenRequest, context: Ctx) -> pb.GetTokenReply:
+        token = tokens.issue(
+            self.ctl.settings.cluster_key,
+            self.ctl.settings.operators,
+            request.requester_uid,
+            request.username,
+            request.lifespan,
+            time.time(),
+        )
+        return pb.GetTokenReply(token=token)
 
     @grpc_errors
     async def GetStats(self, request: pb.GetStatsRequest, context: Ctx) -> pb.GetStatsReply:

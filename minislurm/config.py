@@ -132,6 +132,9 @@ class SlurmConfig:
     interactive_step_options: str = DEFAULT_INTERACTIVE_STEP_OPTIONS  # srun's, for that shell
     metrics_type: str = ""  # MetricsType: metrics/openmetrics serves the controller's gauges
     metrics_port: int = 0  # MetricsPort (ours): their HTTP port; 0, any free one
+    metrics_auth_users: tuple[str, ...] = ()  # MetricsAuthUsers: who may read them (a token)
+    metrics_parameters: tuple[str, ...] = ()  # MetricsParameters: ignore_private_data
+    private_data: tuple[str, ...] = ()  # PrivateData: jobs, nodes... (restricts the metrics)
     prolog: tuple[str, ...] = ()  # Prolog: programs (or globs) slurmd runs before a job's tasks
     epilog: tuple[str, ...] = ()  # Epilog: programs slurmd runs when a job ends on the node
     prolog_flags: tuple[str, ...] = ()  # PrologFlags: Alloc, NoHold, Serial...
@@ -264,6 +267,9 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "TopologyPlugin": ("topology_plugin", "topology"),
     "MetricsType": ("metrics_type", "metrics"),
     "MetricsPort": ("metrics_port", "port"),
+    "MetricsAuthUsers": ("metrics_auth_users", "list"),
+    "MetricsParameters": ("metrics_parameters", "list"),
+    "PrivateData": ("private_data", "list"),
     "TopologyParam": ("topology_param", "list"),
     "Prolog": ("prolog", "scripts"),
     "Epilog": ("epilog", "scripts"),
@@ -332,7 +338,7 @@ IGNORED_KEYS = frozenset(
     OverTimeLimit PluginDir PlugStackConfig PowerParameters PowerPlugin PreemptParameters
     PrEpParameters PrEpPlugins PriorityCalcPeriod PriorityFlags PriorityParameters
     PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityUsageResetPeriod
-    PriorityWeightAssoc PriorityWeightTRES PrivateData ProctrackType PropagatePrioProcess
+    PriorityWeightAssoc PriorityWeightTRES ProctrackType PropagatePrioProcess
     PropagateResourceLimits PropagateResourceLimitsExcept ReconfigFlags RequeueExit RequeueExitHold
     ResumeFailProgram ResumeProgram ResumeRate ResvEpilog ResvOverRun ResvProlog
     ReturnToService RoutePlugin SchedulerTimeSlice ScronParameters SelectType SlurmctldAddr

@@ -7,6 +7,7 @@ A cluster started with ``--conf MetricsType=metrics/openmetrics`` (its spec's
 from __future__ import annotations
 
 import socket
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from helpers import wait_until
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from minislurm.local.cluster import ClusterSpec
+from minislurm.security import cred, jwt
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -148,3 +150,47 @@ def test_no_metrics_type_no_endpoints(tmp_path: Path, request: pytest.FixtureReq
     for plain in run_cluster(tmp_path, request, ClusterSpec(nodes=1, kill_wait=2)):
         assert not (plain.home / "metrics.url").exists()
         assert "MetricsPort" not in plain.run("scontrol", "show", "config").out
+
+
+def get_status(url: str, token: str | None = None) -> int:
+    """The HTTP status of a GET, with the token in Slurm's header when given."""
+    request = urllib.request.Request(url)
+    if token is not None:
+        request.add_header("X-SLURM-USER-TOKEN", token)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+
+
+@pytest.fixture
+def guarded(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """One node; only alice and bob (and root, SlurmUser) may read the metrics."""
+    spec = ClusterSpec(
+        nodes=1,
+        conf_lines=("MetricsType=metrics/openmetrics", "MetricsAuthUsers=alice,bob"),
+    )
+    yield from run_cluster(tmp_path, request, spec)
+
+
+def token(cluster: TestCluster, *args: str) -> str:
+    """``scontrol token ...``'s token."""
+    result = cluster.run("scontrol", "token", *args)
+    assert result.rc == 0, result.err
+    name, _, value = result.out.strip().partition("=")
+    assert name == "SLURM_JWT"
+    return value
+
+
+def test_metrics_auth_users_need_a_token_of_theirs(guarded: TestCluster) -> None:
+    url = f"{base_url(guarded)}/jobs"
+    assert get_status(url) == 401  # no token
+    assert get_status(url, token(guarded, "username=alice")) == 200
+    assert get_status(url, token(guarded, "username=mallory", "lifespan=60")) == 403
+    assert get_status(url, token(guarded, "username=alice")[:-2] + "xx") == 401  # forged
+    key = cred.load_key(cred.key_path(guarded.local.conf_path))
+    stale = jwt.encode(key, "alice", 60, time.time() - 3600)
+    assert get_status(url, stale) == 401  # expired
+    bad = guarded.run("scontrol", "token", "lifespan=soon")
+    assert (bad.rc, bad.err) == (1, "Invalid parameter: lifespan=soon\n")

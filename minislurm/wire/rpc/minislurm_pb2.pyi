@@ -1601,6 +1601,22 @@ class GetReservationsReply(_message.Message):
     now: int
     def __init__(self, reservations: _Optional[_Iterable[_Union[ReservationInfo, _Mapping]]] = ..., now: _Optional[int] = ...) -> None: ...
 
+class GetTokenRequest(_message.Message):
+    __slots__ = ("username", "lifespan", "requester_uid")
+    USERNAME_FIELD_NUMBER: _ClassVar[int]
+    LIFESPAN_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    username: str
+    lifespan: int
+    requester_uid: int
+    def __init__(self, username: _Optional[str] = ..., lifespan: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class GetTokenReply(_message.Message):
+    __slots__ = ("token",)
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    def __init__(self, token: _Optional[str] = ...) -> None: ...
+
 class BatchLaunchRequest(_message.Message):
     __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait", "node")
     JOB_FIELD_NUMBER: _ClassVar[int]

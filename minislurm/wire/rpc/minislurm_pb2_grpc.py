@@ -94,6 +94,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsReply.FromString,
                 _registered_method=True)
+        self.GetToken = channel.unary_unary(
+                '/minislurm.v1.SlurmController/GetToken',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenReply.FromString,
+                _registered_method=True)
         self.RegisterNodes = channel.unary_unary(
                 '/minislurm.v1.SlurmController/RegisterNodes',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.SerializeToString,
@@ -246,6 +251,12 @@ class SlurmControllerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetStats(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetToken(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -409,6 +420,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.GetStats,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStatsReply.SerializeToString,
+            ),
+            'GetToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetToken,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenReply.SerializeToString,
             ),
             'RegisterNodes': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterNodes,
@@ -815,6 +831,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/GetStats',
             minislurm_dot_v1_dot_minislurm__pb2.GetStatsRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.GetStatsReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/GetToken',
+            minislurm_dot_v1_dot_minislurm__pb2.GetTokenRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.GetTokenReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -790,6 +790,14 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'reservations', 'message', 'repeated', False, 'minislurm.v1.ReservationInfo', ''),
         (2, 'now', 'int64', '', False, '', ''),
     ),
+    'minislurm.v1.GetTokenRequest': (
+        (1, 'username', 'string', '', False, '', ''),
+        (2, 'lifespan', 'uint32', '', False, '', ''),
+        (3, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.GetTokenReply': (
+        (1, 'token', 'string', '', False, '', ''),
+    ),
     'minislurm.v1.BatchLaunchRequest': (
         (1, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
         (2, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -938,6 +946,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'GetTopology': ('minislurm.v1.GetTopologyRequest', 'minislurm.v1.GetTopologyReply', False, False),
         'Ping': ('minislurm.v1.PingRequest', 'minislurm.v1.PingReply', False, False),
         'GetStats': ('minislurm.v1.GetStatsRequest', 'minislurm.v1.GetStatsReply', False, False),
+        'GetToken': ('minislurm.v1.GetTokenRequest', 'minislurm.v1.GetTokenReply', False, False),
         'RegisterNodes': ('minislurm.v1.RegisterNodesRequest', 'minislurm.v1.RegisterNodesReply', False, False),
         'Heartbeats': ('minislurm.v1.HeartbeatsRequest', 'minislurm.v1.HeartbeatsReply', False, False),
         'JobComplete': ('minislurm.v1.JobCompleteRequest', 'minislurm.v1.JobCompleteReply', False, False),
