@@ -8,7 +8,6 @@ from __future__ import annotations
 from minislurm import SLURM_VERSION, units
 from minislurm.config import SlurmConfig
 
-
 NO_TIMEOUT = 65534  # how Slurm shows PrologEpilogTimeout unset: wait as long as they run
 
 
