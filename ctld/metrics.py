@@ -256,6 +256,19 @@ class Metrics:
             yield _labelled(
                 f"slurm_{name}", doc, "node", ((n.name, value(n, u)) for n, u in per_node)
             )
+        measured = [n for n, _ in per_node if n.gpu_util is not None]
+        yield _labelled(
+            "slurm_node_gpu_util",
+            "Mean utilization of the node's GPUs, percent (nodes whose GPUs are measured)",
+            "node",
+            ((n.name, n.gpu_util or 0.0) for n in measured),
+        )
+        yield _labelled(
+            "slurm_node_gpu_memory_used_bytes",
+            "GPU memory in use on the node (bytes; nodes whose GPUs are measured)",
+            "node",
+            ((n.name, n.gpu_memory_used * MIB) for n in measured),
+        )
 
     def partitions(self) -> Iterator[Metric]:
         """``/metrics/partitions``: each partition's jobs by state, nodes, CPUs and GPUs."""

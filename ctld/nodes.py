@@ -271,6 +271,8 @@ def heartbeat(node: Node, request: Heartbeat, now: float) -> Node:
         last_seen=now,
         cpu_load=request.cpu_load,
         free_memory=request.free_memory,
+        gpu_util=request.gpu_util if request.gpus_measured else None,
+        gpu_memory_used=request.gpu_memory_used,
         flags=node.flags - {NodeFlag.NOT_RESPONDING},
     )
 

@@ -411,6 +411,8 @@ class Node:
     cpu_load: float = 0.0
     free_memory: int = 0
     gpu_links: GpuLinks | None = None  # as its agent registered them (None: unknown)
+    gpu_util: float | None = None  # percent, mean of its GPUs as last reported (None: unmeasured)
+    gpu_memory_used: int = 0  # MiB in use on its GPUs, as last reported
     reboot_next: str = ""  # scontrol reboot's nextstate: RESUME, DOWN, UNDRAIN ("": as it was)
     reboot_issued: float = 0.0  # when its reboot was issued (ResumeTimeout counts from there)
 

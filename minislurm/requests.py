@@ -246,6 +246,9 @@ class Heartbeat:
     cpu_load: float = 0.0
     free_memory: int = 0
     running_job_ids: tuple[int, ...] = ()
+    gpus_measured: bool = False
+    gpu_util: float = 0.0  # percent, the mean of its GPUs
+    gpu_memory_used: int = 0  # MiB
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from minislurm.topology import node_address
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
-from nodeagent import hostsfile, spool
+from nodeagent import gpuusage, hostsfile, spool
 from nodeagent.launcher import Launcher, StepOutcome
 from nodeagent.prologs import NodeScripts, ScriptFailure
 from nodeagent.resources import NodeResources
@@ -307,22 +307,40 @@ class Agent:
             log.info("job=%d unknown to the controller: killing it", job_id)
             self._terminate(job_id, "CANCELLED", self.settings.conf.kill_wait, time.time())
 
-    def heartbeat(self, load: float, free_memory: int) -> pb.HeartbeatRequest:
+    def heartbeat(
+        self, load: float, free_memory: int, gpus: tuple[float, int] | None = None
+    ) -> pb.HeartbeatRequest:
         """This node's part of a ``Heartbeats`` call.
 
         Args:
             load: the host's load average.
             free_memory: its free memory (MiB).
+            gpus: its GPUs' mean utilization (%) and memory in use (MiB), when measured.
 
         Returns:
             The message.
         """
-        return pb.HeartbeatRequest(
+        request = pb.HeartbeatRequest(
             name=self.settings.node_name,
             cpu_load=load,
             free_memory=free_memory,
             running_job_ids=self._running_jobs(),
         )
+        if gpus is not None:
+            request.gpus_measured = True
+            request.gpu_util, request.gpu_memory_used = gpus
+        return request
+
+    def gpu_usage(self) -> tuple[float, int] | None:
+        """The node's GPUs now: mean utilization (%) and memory in use (MiB); None: unmeasured.
+
+        It may run nvidia-smi: call it off the event loop.
+        """
+        source, gpus = self.steps.facts.gpu_usage, self.resources.gpus
+        if not source or not gpus:
+            return None
+        found = gpuusage.sample(source, gpus)
+        return sum(u for u, _ in found.values()) / len(found), sum(m for _, m in found.values())
 
     def _step_ended(self, outcome: StepOutcome) -> None:
         log.info(

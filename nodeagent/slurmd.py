@@ -171,7 +171,10 @@ class Slurmd:
 
     async def _beat(self, agents: list[Agent]) -> None:
         load, free = current_load()
-        request = pb.HeartbeatsRequest(nodes=[a.heartbeat(load, free) for a in agents])
+        gpus = await asyncio.to_thread(lambda: [a.gpu_usage() for a in agents])
+        request = pb.HeartbeatsRequest(
+            nodes=[a.heartbeat(load, free, g) for a, g in zip(agents, gpus, strict=True)]
+        )
         reply = await self._ctld.Heartbeats(request, timeout=self._beat_timeout)
         for agent, answer in zip(agents, reply.nodes, strict=True):
             if answer.reregister:

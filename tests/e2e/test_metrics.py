@@ -194,3 +194,18 @@ def test_metrics_auth_users_need_a_token_of_theirs(guarded: TestCluster) -> None
     assert get_status(url, stale) == 401  # expired
     bad = guarded.run("scontrol", "token", "lifespan=soon")
     assert (bad.rc, bad.err) == (1, "Invalid parameter: lifespan=soon\n")
+
+
+def test_node_gpu_gauges_follow_what_the_gpus_report(cluster: TestCluster) -> None:
+    fake = cluster.home / "spool" / "n2" / "fake-gpus"
+    (fake / "0").write_text("80 3000\n")
+    (fake / "5").write_text("40 1000\n")
+    samples = wait_until(
+        lambda: (s := scrape(cluster, "nodes")).get('slurm_node_gpu_util{node="n2"}') == 15.0 and s,
+        30,
+        "n2's GPUs reported by a heartbeat",
+    )
+    assert samples['slurm_node_gpu_memory_used_bytes{node="n2"}'] == 4000 * 2**20
+    assert samples['slurm_node_gpu_util{node="n1"}'] == 0.0  # measured, idle
+    for gpu in ("0", "5"):
+        (fake / gpu).unlink()

@@ -845,16 +845,22 @@ class RegisterNodeReply(_message.Message):
     def __init__(self, kill_job_ids: _Optional[_Iterable[int]] = ..., heartbeat_interval: _Optional[int] = ...) -> None: ...
 
 class HeartbeatRequest(_message.Message):
-    __slots__ = ("name", "cpu_load", "free_memory", "running_job_ids")
+    __slots__ = ("name", "cpu_load", "free_memory", "running_job_ids", "gpus_measured", "gpu_util", "gpu_memory_used")
     NAME_FIELD_NUMBER: _ClassVar[int]
     CPU_LOAD_FIELD_NUMBER: _ClassVar[int]
     FREE_MEMORY_FIELD_NUMBER: _ClassVar[int]
     RUNNING_JOB_IDS_FIELD_NUMBER: _ClassVar[int]
+    GPUS_MEASURED_FIELD_NUMBER: _ClassVar[int]
+    GPU_UTIL_FIELD_NUMBER: _ClassVar[int]
+    GPU_MEMORY_USED_FIELD_NUMBER: _ClassVar[int]
     name: str
     cpu_load: float
     free_memory: int
     running_job_ids: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, name: _Optional[str] = ..., cpu_load: _Optional[float] = ..., free_memory: _Optional[int] = ..., running_job_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+    gpus_measured: bool
+    gpu_util: float
+    gpu_memory_used: int
+    def __init__(self, name: _Optional[str] = ..., cpu_load: _Optional[float] = ..., free_memory: _Optional[int] = ..., running_job_ids: _Optional[_Iterable[int]] = ..., gpus_measured: _Optional[bool] = ..., gpu_util: _Optional[float] = ..., gpu_memory_used: _Optional[int] = ...) -> None: ...
 
 class HeartbeatReply(_message.Message):
     __slots__ = ("reregister", "kill_job_ids", "state", "drained")

@@ -427,6 +427,9 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (2, 'cpu_load', 'double', '', False, '', ''),
         (3, 'free_memory', 'uint64', '', False, '', ''),
         (4, 'running_job_ids', 'uint32', 'repeated', True, '', ''),
+        (5, 'gpus_measured', 'bool', '', False, '', ''),
+        (6, 'gpu_util', 'double', '', False, '', ''),
+        (7, 'gpu_memory_used', 'uint64', '', False, '', ''),
     ),
     'minislurm.v1.HeartbeatReply': (
         (1, 'reregister', 'bool', '', False, '', ''),
