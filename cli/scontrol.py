@@ -74,6 +74,7 @@ scontrol [<OPTION>] [<COMMAND>]
                               job names
      cancel_reboot <node_list> cancel pending reboot on nodes.
      ping                     print status of slurmctld daemons.
+     reconfigure              re-read configuration files.
      reboot [ASAP] [nextstate={RESUME|DOWN}] [reason=<reason>] {ALL|<NodeList>}
                               reboot the nodes when they become idle.
      release <job_list>       permit specified job to start (see hold)
@@ -401,6 +402,21 @@ def ping(args: list[str], settings: Settings) -> int:
     return 0 if up else 1
 
 
+def reconfigure() -> int:
+    """``reconfigure``: the controller and every slurmd re-read slurm.conf.
+
+    Returns:
+        The exit status; what changed that only a restart applies is said on stderr.
+    """
+    try:
+        reply = common.call("Reconfigure", requester_uid=os.getuid())
+    except RpcError as err:
+        return _fail(f"slurm_reconfigure error: {common.rpc_message(err)}")
+    for what in reply.restart_needed:
+        sys.stderr.write(f"scontrol: {what} changed: it applies once slurmctld restarts\n")
+    return 0
+
+
 def token(args: list[str]) -> int:
     """``token [lifespan=SECONDS] [username=NAME]``: ``SLURM_JWT=...`` for HTTP callers.
 
@@ -453,6 +469,8 @@ def dispatch(args: list[str], settings: Settings) -> int:
         return update.reboot_command(rest)
     if keyword_matches(word, "cancel_reboot", 13):
         return update.cancel_reboot_command(rest)
+    if keyword_matches(word, "reconfigure", 7):
+        return _fail(f"too many arguments for keyword:{word}") if rest else reconfigure()
     if keyword_matches(word, "token", 3):
         return token(rest)
     if keyword_matches(word, "ping", 3):

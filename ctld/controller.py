@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from dataclasses import replace
 
 from sqlalchemy import Engine
 
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
+from ctld import reconfig
 from ctld.accounting.manager import Accounting
 from ctld.diag import JobTally
 from ctld.jobctl import JobControl
@@ -38,6 +40,8 @@ from ctld.state import ClusterState
 from ctld.stepctl import StepControl
 from ctld.store import repo
 from ctld.timelimits import TimeLimits
+from ctld.tokens import MetricsAccess
+from minislurm.config import load_slurm_conf
 from minislurm.states import JobState
 
 log = logging.getLogger(__name__)
@@ -55,6 +59,7 @@ class Controller:
         self._engine = engine
         self.start_time = time.time()
         self.metrics_port = 0  # where the OpenMetrics endpoints listen, once they do
+        self.metrics_access = MetricsAccess(conf, settings.cluster_key)
         self.stats_since = self.start_time  # sdiag's "Data since": the start or the last reset
         self.state = ClusterState(
             nodeops.configured_nodes(conf),
@@ -70,7 +75,9 @@ class Controller:
         self.ranking = Ranking(self.state, self.weights, self.accounting)
         self.runner = IntentRunner(settings, self.ledger)
         self.limits = TimeLimits(self.ledger, self.runner)
-        starts = Starts(conf, self.ledger, self.runner, self.limits, self.ranking, self.accounting)
+        self._starts = starts = Starts(
+            conf, self.ledger, self.runner, self.limits, self.ranking, self.accounting
+        )
         self.lag = LoopLag()
         self.scheduler = SchedulerLoop(
             self.state,
@@ -149,6 +156,40 @@ class Controller:
             task.cancel()
         await asyncio.gather(*chores, return_exceptions=True)
         await self.runner.close()
+
+    def reconfigure(self) -> list[str]:
+        """``scontrol reconfigure``: re-read slurm.conf, apply what can change live.
+
+        The slurmds are asked to re-read it too. A file that does not read
+        changes nothing.
+
+        Returns:
+            What changed that only a restart applies (logged as well).
+
+        Raises:
+            ConfigError: the file is malformed (nothing is changed).
+        """
+        read = load_slurm_conf(self.settings.conf_path)
+        new, waiting = reconfig.live_part(self.conf, read, self.settings.port)
+        self.conf = new
+        self.settings = replace(self.settings, conf=new)
+        self.weights = weights_of(new)
+        self.state.partitions.update((p.name, p) for p in new.partitions)
+        self.accounting.reconfigure(new)
+        self.ranking.weights = self.weights
+        self.scheduler.reconfigure(self.weights, self.settings.sched)
+        self._starts.reconfigure(new)
+        self.jobs.reconfigure(new)
+        self.nodes.reconfigure(new)
+        self.runner.reconfigure(self.settings)
+        self.metrics_access = MetricsAccess(new, self.settings.cluster_key)
+        for warning in new.warnings:
+            log.warning("%s", warning)
+        log.info("reconfigured from %s", self.settings.conf_path)
+        for what in waiting:
+            log.warning("reconfigure: %s changed; it applies once slurmctld restarts", what)
+        self.scheduler.kick()
+        return waiting
 
     def reset_statistics(self) -> None:
         """sdiag -r: the job counts and the scheduler's cycles start again from now."""

@@ -198,6 +198,23 @@ class AgentDispatcher:
             lambda stub: stub.TerminateJob(request, timeout=CALL_TIMEOUT),
         )
 
+    async def reconfigure(self, node: str, address_of: Callable[[], str | None]) -> None:
+        """Ask a node's slurmd (and so every node it serves) to re-read slurm.conf.
+
+        Args:
+            node: a node it serves.
+            address_of: returns its agent's current ``host:port``.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        request = pb.ReconfigureAgentRequest(node=node)
+        await self._call(
+            address_of,
+            f"reconfigure node={node}",
+            lambda stub: stub.Reconfigure(request, timeout=CALL_TIMEOUT),
+        )
+
     async def reboot(self, node: str, address_of: Callable[[], str | None]) -> None:
         """Ask an agent to reboot its node.
 

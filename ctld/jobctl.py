@@ -87,10 +87,16 @@ class JobControl:
         self._ranking = ranking
         self._scheduler = scheduler
         self._accounting = accounting
-        default = conf.default_partition()
-        self.default_partition = default.name if default else None
+        self.default_partition: str | None = None
+        self.reconfigure(conf)
         self._submits = GroupCommit(self._insert_new)
         self._launches = GroupCommit(self._mark_launched)
+
+    def reconfigure(self, conf: SlurmConfig) -> None:
+        """Run with a re-read slurm.conf (its live part, see ctld.reconfig)."""
+        self._conf = conf
+        default = conf.default_partition()
+        self.default_partition = default.name if default else None
 
     # ------------------------------------------------------------ submissions and queries
 

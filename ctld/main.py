@@ -26,7 +26,6 @@ from ctld.diag import RpcStats
 from ctld.servicer import DAEMON_ONLY, CallTimer, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
 from ctld.store import repo
-from ctld.tokens import MetricsAccess
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
@@ -194,7 +193,7 @@ async def _serve_metrics(
         return None
     from ctld.metrics import Metrics, MetricsServer  # prometheus-client, only when asked for
 
-    server = MetricsServer(Metrics(built.controller), MetricsAccess(conf, settings.cluster_key))
+    server = MetricsServer(Metrics(built.controller), lambda: built.controller.metrics_access)
     try:
         port = await server.start(settings.listen_host, conf.metrics_port)
     except OSError as err:

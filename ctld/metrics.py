@@ -374,10 +374,10 @@ class MetricsServer:
 
     Args:
         metrics: the gauges.
-        access: who may read them.
+        access: who may read them (asked at each request: scontrol reconfigure changes it).
     """
 
-    def __init__(self, metrics: Metrics, access: MetricsAccess) -> None:
+    def __init__(self, metrics: Metrics, access: Callable[[], MetricsAccess]) -> None:
         self._metrics = metrics
         self._access = access
         self._server: asyncio.Server | None = None
@@ -426,7 +426,7 @@ class MetricsServer:
         method, target = parts[0], parts[1].split("?", 1)[0]
         if method != "GET":
             return "405 Method Not Allowed", "text/plain", b"only GET\n"
-        refused = self._access.check(_header(head, b"x-slurm-user-token"), time.time())
+        refused = self._access().check(_header(head, b"x-slurm-user-token"), time.time())
         if refused:
             return refused, "text/plain", b"a token of a user MetricsAuthUsers names is needed\n"
         if target in ("/metrics", "/metrics/"):

@@ -78,6 +78,10 @@ class NodeControl:
         self._accounting = accounting
         self._fencing: dict[str, set[int]] = {}  # node -> stale jobs it must kill before use
 
+    def reconfigure(self, conf: SlurmConfig) -> None:
+        """Run with a re-read slurm.conf (its live part, see ctld.reconfig)."""
+        self._conf = conf
+
     def register(self, requests: Sequence[Registration]) -> tuple[list[list[int]], int]:
         """Node agents (re)start: record their resources and reconcile their jobs.
 

@@ -151,6 +151,29 @@ class IntentRunner:
             return None
         return f"{record.addr}:{record.port}"
 
+    def reconfigure(self, settings: CtldSettings) -> None:
+        """Run with a re-read slurm.conf (its live part), and have every slurmd re-read it.
+
+        Args:
+            settings: the settings with the new configuration.
+        """
+        self._settings = settings
+        self._conf = settings.conf
+        first_of: dict[tuple[str, int], str] = {}
+        for name, address in self.addresses().items():
+            if name in self.registered:
+                first_of.setdefault(address, name)  # one call per slurmd process
+        for node in first_of.values():
+            task = asyncio.get_running_loop().create_task(self._reconfigure_agent(node))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _reconfigure_agent(self, node: str) -> None:
+        try:
+            await self.agents.reconfigure(node, lambda: self.address_of(node))
+        except (AgentUnreachable, grpc.aio.AioRpcError) as err:
+            log.warning("node=%s did not reconfigure: %s", node, err)
+
     def addresses(self) -> dict[str, tuple[str, int]]:
         """Every node's agent address and port."""
         return {n.name: (n.addr or n.name, n.port) for n in self._state.nodes.values()}

@@ -166,6 +166,11 @@ class SchedulerLoop:
         self.full_stats = PassStats()  # sdiag's backfill cycles
         self.event_stats = PassStats()  # sdiag's main schedule cycles
 
+    def reconfigure(self, weights: PriorityWeights, cfg: SchedConfig) -> None:
+        """Plan with a re-read slurm.conf's priority weights and scheduler knobs."""
+        self._weights = weights
+        self.cfg = cfg
+
     def kick(self) -> None:
         """Ask for a pass as soon as possible."""
         self._kicked.set()

@@ -31,7 +31,7 @@ from ctld.errors import grpc_errors
 from ctld.state import NodeUsage
 from minislurm import VERSION_LINE
 from minislurm import requests as rq
-from minislurm.errors import PermissionDenied
+from minislurm.errors import ConfigError, InvalidRequest, PermissionDenied
 from minislurm.security.authgrpc import caller_uid
 from minislurm.states import JobState
 from minislurm.wire import convert
@@ -225,6 +225,18 @@ class SlurmControllerServicer(AgentCalls, pb_grpc.SlurmControllerServicer):  # t
         return pb.PingReply(
             cluster=self.ctl.conf.cluster_name, version=VERSION_LINE, now=int(time.time())
         )
+
+    @grpc_errors
+    async def Reconfigure(
+        self, request: pb.ReconfigureRequest, context: Ctx
+    ) -> pb.ReconfigureReply:
+        if not self.ctl.accounting.privileges.is_admin(request.requester_uid):
+            raise PermissionDenied("Access/permission denied")
+        try:
+            waiting = self.ctl.reconfigure()
+        except ConfigError as err:
+            raise InvalidRequest(str(err)) from None
+        return pb.ReconfigureReply(restart_needed=waiting)
 
     @grpc_errors
     async def GetToken(self, request: pb.GetTokenRequest, context: Ctx) -> pb.GetTokenReply:

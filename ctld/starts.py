@@ -53,13 +53,17 @@ class Starts:
         ranking: Ranking,
         accounting: Accounting,
     ) -> None:
-        self._conf = conf
         self._ledger = ledger
         self._state = ledger.state
         self._runner = runner
         self._limits = limits
         self._ranking = ranking
         self._accounting = accounting
+        self.reconfigure(conf)
+
+    def reconfigure(self, conf: SlurmConfig) -> None:
+        """Run with a re-read slurm.conf (its live part, see ctld.reconfig)."""
+        self._conf = conf
         self._preempting = preemption.enabled(conf)
 
     def apply(self, decided: Plan, now: float) -> None:

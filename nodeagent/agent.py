@@ -212,6 +212,22 @@ class Agent:
         await self.scripts.close()
         await self.launcher.close()
 
+    def reconfigure(self, conf: SlurmConfig) -> None:
+        """Run with a re-read slurm.conf: its Prolog, Epilog, Task programs, KillWait...
+
+        Args:
+            conf: the configuration.
+        """
+        self.settings = replace(self.settings, conf=conf)
+        self.scripts.reconfigure(conf.prolog, conf.epilog, conf.prolog_wait, conf.epilog_wait)
+        self.steps.facts = replace(
+            self.steps.facts,
+            kill_wait=conf.kill_wait,
+            acct_freq=conf.job_acct_gather_frequency,
+            task_prolog=conf.task_prolog,
+            task_epilog=conf.task_epilog,
+        )
+
     def _node_context(self, conf_path: str) -> jobenv.NodeContext:
         host, _, port = self.settings.controller.rpartition(":")
         return jobenv.NodeContext(

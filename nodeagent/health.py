@@ -64,9 +64,7 @@ class HealthChecks:
     """
 
     def __init__(self, program: str, interval: int, states: tuple[str, ...], conf_path: str):
-        self.program = program
-        self.interval = interval
-        self.states = states
+        self.program, self.interval, self.states = program, interval, states
         bindir = os.path.dirname(sys.executable)
         self._env = {"SLURM_CONF": conf_path, "PATH": f"{bindir}:/usr/sbin:/usr/bin:/sbin:/bin"}
         self._slots = asyncio.Semaphore(CONCURRENT)

@@ -143,14 +143,20 @@ class NodeScripts:
         ctx: jobenv.NodeContext,
         failed: Callable[[ScriptJob, str, ScriptFailure], None],
     ) -> None:
-        self._prolog = tuple(prolog)
-        self._epilog = tuple(epilog)
-        self._prolog_wait = prolog_wait
-        self._epilog_wait = epilog_wait
+        self.reconfigure(prolog, epilog, prolog_wait, epilog_wait)
         self._ctx = ctx
         self._failed = failed
         self._prologs: dict[tuple[int, int], asyncio.Future[bool]] = {}  # by (job, run)
         self._ended: dict[tuple[int, int], asyncio.Task[None]] = {}  # Epilogs by run (ordered)
+
+    def reconfigure(
+        self, prolog: Sequence[str], epilog: Sequence[str], prolog_wait: int, epilog_wait: int
+    ) -> None:
+        """Run these programs from now on (slurm.conf re-read); those under way finish."""
+        self._prolog = tuple(prolog)
+        self._epilog = tuple(epilog)
+        self._prolog_wait = prolog_wait
+        self._epilog_wait = epilog_wait
 
     async def prolog(self, job: ScriptJob) -> bool:
         """Run the Prolog for this run of the job, once; later callers share its result.

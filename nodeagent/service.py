@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from minislurm.errors import CredentialError, PrologFailed
+from minislurm.errors import ConfigError, CredentialError, PrologFailed
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import Agent
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 # method is the controller's (minislurm.security.authgrpc checks its credential).
 STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks", "AttachStep"})
 CONTROLLER_METHODS = frozenset(
-    {"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat", "RebootNode"}
+    {"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat", "RebootNode", "Reconfigure"}
 )
 
 
@@ -83,6 +83,16 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
         agent = await self._agent(request.node, context)
         return pb.AgentPingReply(name=agent.settings.node_name)
+
+    async def Reconfigure(
+        self, request: pb.ReconfigureAgentRequest, context: Ctx
+    ) -> pb.ReconfigureAgentReply:
+        await self._agent(request.node, context)
+        try:
+            self.slurmd.reconfigure()
+        except ConfigError as err:
+            await context.abort(grpc.StatusCode.FAILED_PRECONDITION, str(err))
+        return pb.ReconfigureAgentReply()
 
     async def RebootNode(self, request: pb.RebootNodeRequest, context: Ctx) -> pb.RebootNodeReply:
         self.slurmd.reboot(await self._agent(request.node, context))

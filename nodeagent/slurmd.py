@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import grpc
 
-from minislurm.config import SlurmConfig
+from minislurm.config import SlurmConfig, load_slurm_conf
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.security.authgrpc import SignCalls, daemon_signer
 from minislurm.wire import tls
@@ -85,6 +85,7 @@ class Slurmd:
         # controller hears it late, and a call given up on is one it never hears.
         self._beat_timeout = max(CALL_TIMEOUT, float(conf.slurmd_timeout))
         self._tasks: list[asyncio.Task[None]] = []
+        self._health: asyncio.Task[None] | None = None
         self._conf = conf
         self._wake = asyncio.Event()  # a node must register before the next heartbeat
 
@@ -116,11 +117,49 @@ class Slurmd:
         loop = asyncio.get_running_loop()
         for agent in self.agents.values():
             agent.start()
+        self._health = loop.create_task(self.health.run(self._node_views), name="health check")
         self._tasks = [
             loop.create_task(self._heartbeat_loop(), name="heartbeat"),
             loop.create_task(self._alive_loop(), name="alive"),
-            loop.create_task(self.health.run(self._node_views), name="health check"),
         ]
+
+    def reconfigure(self) -> list[str]:
+        """``scontrol reconfigure``: re-read slurm.conf for every node served here.
+
+        What a running slurmd can change does (Prolog, Epilog, Task programs,
+        health checks, KillWait, JobAcctGatherFrequency, RebootProgram); a
+        node's own definition, ports and spool wait for a restart.
+
+        Returns:
+            What changed that only a restart applies.
+
+        Raises:
+            ConfigError: the file does not read (nothing is changed).
+        """
+        conf = load_slurm_conf(self._conf.path)
+        waiting = [
+            f"NodeName={name}" for name in self.agents if conf.node(name) != self._conf.node(name)
+        ]
+        if (conf.slurmd_port, conf.slurmd_spool_dir) != (
+            self._conf.slurmd_port,
+            self._conf.slurmd_spool_dir,
+        ):
+            waiting.append("SlurmdPort or SlurmdSpoolDir")
+        self._conf = conf
+        for agent in self.agents.values():
+            agent.reconfigure(conf)
+        self._beat_timeout = max(CALL_TIMEOUT, float(conf.slurmd_timeout))
+        self.health.program = conf.health_check_program
+        self.health.interval = conf.health_check_interval
+        self.health.states = conf.health_check_node_state
+        if self._health is not None:
+            self._health.cancel()
+            loop = asyncio.get_running_loop()
+            self._health = loop.create_task(self.health.run(self._node_views), name="health check")
+        log.info("reconfigured from %s", conf.path)
+        for what in waiting:
+            log.warning("reconfigure: %s changed; it applies once slurmd restarts", what)
+        return waiting
 
     def reboot(self, agent: Agent) -> None:
         """``scontrol reboot``: the node restarts, as a rebooted node's slurmd would.
@@ -153,9 +192,10 @@ class Slurmd:
 
     async def stop(self) -> None:
         """Stop talking to the controller (running steps are left running)."""
-        for task in self._tasks:
+        tasks = [*self._tasks, *([self._health] if self._health is not None else [])]
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         for agent in self.agents.values():
             await agent.stop()
         self.stepds.close()

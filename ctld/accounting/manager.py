@@ -61,9 +61,20 @@ class Accounting:
     def __init__(
         self, conf: SlurmConfig, transaction: Transaction, superusers: Iterable[int]
     ) -> None:
-        self.conf = conf
         self._transaction = transaction
         self.privileges = Privileges(frozenset(superusers))
+        self.reconfigure(conf)
+        self.usage: dict[tuple[str, str], float] = {}
+        self.usage_time = 0.0
+        self.book = initial_book()
+
+    def reconfigure(self, conf: SlurmConfig) -> None:
+        """Take slurm.conf's enforcement, decay half-life and billing weights (again).
+
+        Args:
+            conf: the configuration.
+        """
+        self.conf = conf
         self.enforce = frozenset(e.lower() for e in conf.accounting_storage_enforce)
         if self.enforce & {"limits", "qos"}:
             self.enforce |= {"associations"}
@@ -71,9 +82,6 @@ class Accounting:
         self._weights = {
             p.name: parse_billing_weights(p.tres_billing_weights) for p in conf.partitions
         }
-        self.usage: dict[tuple[str, str], float] = {}
-        self.usage_time = 0.0
-        self.book = initial_book()
 
     @property
     def book(self) -> Book:

@@ -1623,6 +1623,18 @@ class GetTokenReply(_message.Message):
     token: str
     def __init__(self, token: _Optional[str] = ...) -> None: ...
 
+class ReconfigureRequest(_message.Message):
+    __slots__ = ("requester_uid",)
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    requester_uid: int
+    def __init__(self, requester_uid: _Optional[int] = ...) -> None: ...
+
+class ReconfigureReply(_message.Message):
+    __slots__ = ("restart_needed",)
+    RESTART_NEEDED_FIELD_NUMBER: _ClassVar[int]
+    restart_needed: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, restart_needed: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class BatchLaunchRequest(_message.Message):
     __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait", "node")
     JOB_FIELD_NUMBER: _ClassVar[int]
@@ -1722,6 +1734,16 @@ class RebootNodeRequest(_message.Message):
     def __init__(self, node: _Optional[str] = ...) -> None: ...
 
 class RebootNodeReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ReconfigureAgentRequest(_message.Message):
+    __slots__ = ("node",)
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    def __init__(self, node: _Optional[str] = ...) -> None: ...
+
+class ReconfigureAgentReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 

@@ -99,6 +99,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenReply.FromString,
                 _registered_method=True)
+        self.Reconfigure = channel.unary_unary(
+                '/minislurm.v1.SlurmController/Reconfigure',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureReply.FromString,
+                _registered_method=True)
         self.RegisterNodes = channel.unary_unary(
                 '/minislurm.v1.SlurmController/RegisterNodes',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.SerializeToString,
@@ -257,6 +262,12 @@ class SlurmControllerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def GetToken(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Reconfigure(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -425,6 +436,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.GetToken,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetTokenReply.SerializeToString,
+            ),
+            'Reconfigure': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reconfigure,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureReply.SerializeToString,
             ),
             'RegisterNodes': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterNodes,
@@ -858,6 +874,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/GetToken',
             minislurm_dot_v1_dot_minislurm__pb2.GetTokenRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.GetTokenReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reconfigure(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/Reconfigure',
+            minislurm_dot_v1_dot_minislurm__pb2.ReconfigureRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.ReconfigureReply.FromString,
             options,
             channel_credentials,
             insecure,
@@ -1335,6 +1378,11 @@ class NodeAgentStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.FromString,
                 _registered_method=True)
+        self.Reconfigure = channel.unary_unary(
+                '/minislurm.v1.NodeAgent/Reconfigure',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentReply.FromString,
+                _registered_method=True)
         self.LaunchTasks = channel.unary_stream(
                 '/minislurm.v1.NodeAgent/LaunchTasks',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.LaunchTasksRequest.SerializeToString,
@@ -1390,6 +1438,12 @@ class NodeAgentServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RebootNode(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Reconfigure(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1452,6 +1506,11 @@ def add_NodeAgentServicer_to_server(servicer, server):
                     servicer.RebootNode,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.SerializeToString,
+            ),
+            'Reconfigure': grpc.unary_unary_rpc_method_handler(
+                    servicer.Reconfigure,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentReply.SerializeToString,
             ),
             'LaunchTasks': grpc.unary_stream_rpc_method_handler(
                     servicer.LaunchTasks,
@@ -1614,6 +1673,33 @@ class NodeAgent:
             '/minislurm.v1.NodeAgent/RebootNode',
             minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Reconfigure(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/Reconfigure',
+            minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -801,6 +801,12 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.GetTokenReply': (
         (1, 'token', 'string', '', False, '', ''),
     ),
+    'minislurm.v1.ReconfigureRequest': (
+        (1, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.ReconfigureReply': (
+        (1, 'restart_needed', 'string', 'repeated', False, '', ''),
+    ),
     'minislurm.v1.BatchLaunchRequest': (
         (1, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
         (2, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -851,6 +857,11 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'node', 'string', '', False, '', ''),
     ),
     'minislurm.v1.RebootNodeReply': (
+    ),
+    'minislurm.v1.ReconfigureAgentRequest': (
+        (1, 'node', 'string', '', False, '', ''),
+    ),
+    'minislurm.v1.ReconfigureAgentReply': (
     ),
     'minislurm.v1.AgentPingRequest': (
         (1, 'node', 'string', '', False, '', ''),
@@ -950,6 +961,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'Ping': ('minislurm.v1.PingRequest', 'minislurm.v1.PingReply', False, False),
         'GetStats': ('minislurm.v1.GetStatsRequest', 'minislurm.v1.GetStatsReply', False, False),
         'GetToken': ('minislurm.v1.GetTokenRequest', 'minislurm.v1.GetTokenReply', False, False),
+        'Reconfigure': ('minislurm.v1.ReconfigureRequest', 'minislurm.v1.ReconfigureReply', False, False),
         'RegisterNodes': ('minislurm.v1.RegisterNodesRequest', 'minislurm.v1.RegisterNodesReply', False, False),
         'Heartbeats': ('minislurm.v1.HeartbeatsRequest', 'minislurm.v1.HeartbeatsReply', False, False),
         'JobComplete': ('minislurm.v1.JobCompleteRequest', 'minislurm.v1.JobCompleteReply', False, False),
@@ -973,6 +985,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'TerminateJob': ('minislurm.v1.TerminateJobRequest', 'minislurm.v1.TerminateJobReply', False, False),
         'Ping': ('minislurm.v1.AgentPingRequest', 'minislurm.v1.AgentPingReply', False, False),
         'RebootNode': ('minislurm.v1.RebootNodeRequest', 'minislurm.v1.RebootNodeReply', False, False),
+        'Reconfigure': ('minislurm.v1.ReconfigureAgentRequest', 'minislurm.v1.ReconfigureAgentReply', False, False),
         'LaunchTasks': ('minislurm.v1.LaunchTasksRequest', 'minislurm.v1.TaskEvent', False, True),
         'TaskInput': ('minislurm.v1.TaskInputRequest', 'minislurm.v1.TaskInputReply', False, False),
         'SignalTasks': ('minislurm.v1.SignalTasksRequest', 'minislurm.v1.SignalTasksReply', False, False),
