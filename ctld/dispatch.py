@@ -198,6 +198,26 @@ class AgentDispatcher:
             lambda stub: stub.TerminateJob(request, timeout=CALL_TIMEOUT),
         )
 
+    async def prolog(
+        self, node: str, address_of: Callable[[], str | None], script_job: ScriptJob
+    ) -> None:
+        """Ask an agent to run its node's Prolog for a job just allocated (PrologFlags=Alloc).
+
+        Args:
+            node: the node.
+            address_of: returns its agent's current ``host:port``.
+            script_job: the job as the Prolog sees it there.
+
+        Raises:
+            AgentUnreachable: no answer in time.
+        """
+        request = pb.RunPrologRequest(node=node, job=convert.message(script_job))
+        await self._call(
+            address_of,
+            f"prolog job={script_job.job_id}",
+            lambda stub: stub.RunProlog(request, timeout=CALL_TIMEOUT),
+        )
+
     async def reconfigure(self, node: str, address_of: Callable[[], str | None]) -> None:
         """Ask a node's slurmd (and so every node it serves) to re-read slurm.conf.
 

@@ -50,10 +50,18 @@ class SignalStep:
 
 
 @dataclass(frozen=True)
+class AllocProlog:
+    """Run the Prolog of a job just allocated on its nodes (``PrologFlags=Alloc``)."""
+
+    job_id: int
+    nodes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Reboot:
     """Ask a node's agent to reboot it (``scontrol reboot``, once no job holds it)."""
 
     node: str
 
 
-Intent = Launch | Terminate | Signal | SignalStep | Reboot
+Intent = Launch | Terminate | Signal | SignalStep | Reboot | AllocProlog

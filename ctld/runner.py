@@ -23,7 +23,7 @@ import grpc
 
 from ctld import nodes as nodeops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable, BatchSite, StepSigned
-from ctld.intents import Intent, Launch, Reboot, Signal, SignalStep, Terminate
+from ctld.intents import AllocProlog, Intent, Launch, Reboot, Signal, SignalStep, Terminate
 from ctld.ledger import Ledger
 from ctld.settings import CtldSettings
 from ctld.store import repo
@@ -202,7 +202,7 @@ class IntentRunner:
                 await self._launch(intent.job_id, self._outcomes)
             elif isinstance(intent, Terminate):
                 await self._after_launch(intent.job_id)
-                scripts = self._script_jobs(intent)
+                scripts = self._script_jobs(intent.job_id) if self._conf.epilog else {}
                 await asyncio.gather(
                     *(self._terminate_on(intent, node, scripts.get(node)) for node in intent.nodes)
                 )
@@ -211,19 +211,30 @@ class IntentRunner:
                 await self._signal_step(intent)
             elif isinstance(intent, Reboot):
                 await self.agents.reboot(intent.node, lambda: self.address_of(intent.node))
+            elif isinstance(intent, AllocProlog):
+                scripts = self._script_jobs(intent.job_id)
+                await asyncio.gather(
+                    *(self._prolog_on(intent.job_id, node, scripts[node]) for node in intent.nodes)
+                )
             else:
                 await self._after_launch(intent.job_id)
                 await asyncio.gather(*(self._signal_on(intent, node) for node in intent.nodes))
         except Exception:
             log.exception("intent %s failed", intent)
 
-    def _script_jobs(self, intent: Terminate) -> dict[str, ScriptJob]:
-        """What each node's Epilog sees of the job (nothing when there is no Epilog)."""
-        job = self._state.jobs.get(intent.job_id)
-        if not self._conf.epilog or job is None or job.allocation is None:
+    def _script_jobs(self, job_id: int) -> dict[str, ScriptJob]:
+        """What each node's Prolog or Epilog sees of the job."""
+        job = self._state.jobs.get(job_id)
+        if job is None or job.allocation is None:
             return {}
         brief = jobenv.script_job(job, "")
         return {n.node: replace(brief, gpus=tuple(n.gpus)) for n in job.allocation.nodes}
+
+    async def _prolog_on(self, job_id: int, node: str, script_job: ScriptJob) -> None:
+        try:
+            await self.agents.prolog(node, lambda: self.address_of(node), script_job)
+        except AgentUnreachable:
+            log.warning("job=%d node=%s unreachable for its prolog", job_id, node)
 
     async def _terminate_on(
         self, intent: Terminate, node: str, script_job: ScriptJob | None

@@ -181,6 +181,7 @@ class Agent:
         self._outbox_event = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._kills: set[asyncio.Task[None]] = set()  # steps to kill once their script is
+        self._alloc_prologs: set[asyncio.Task[bool]] = set()  # PrologFlags=Alloc's, under way
         self.registered = False  # with the controller, since it last answered
         self.node_state = ""  # IDLE, MIXED, ALLOCATED... as the controller last said
         self.drained = False
@@ -206,9 +207,10 @@ class Agent:
 
     async def stop(self) -> None:
         """Stop talking to the controller (running steps are left running)."""
-        for task in (*self._tasks, *self._kills):
+        background = (*self._tasks, *self._kills, *self._alloc_prologs)
+        for task in background:
             task.cancel()
-        await asyncio.gather(*self._tasks, *self._kills, return_exceptions=True)
+        await asyncio.gather(*background, return_exceptions=True)
         await self.scripts.close()
         await self.launcher.close()
 
@@ -244,6 +246,19 @@ class Agent:
     async def _prolog(self, job: Job) -> bool:
         """Run the node's Prolog for this run of the job (once); whether the job may start."""
         return await self.scripts.prolog(jobenv.script_job(job, self.settings.node_name))
+
+    def run_prolog(self, job: pb.ScriptJob) -> None:
+        """PrologFlags=Alloc: run the Prolog for a job just allocated, in the background.
+
+        Launches of the job here wait for it; a failure is told to the controller.
+
+        Args:
+            job: the job as its Prolog sees it.
+        """
+        brief = convert.record(ScriptJob, job)
+        task = asyncio.get_running_loop().create_task(self.scripts.prolog(brief))
+        self._alloc_prologs.add(task)
+        task.add_done_callback(self._alloc_prologs.discard)
 
     def _script_failed(self, job: ScriptJob, script: str, failure: ScriptFailure) -> None:
         """Tell the controller (until it acknowledges): it drains the node."""

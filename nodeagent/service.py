@@ -33,7 +33,16 @@ if TYPE_CHECKING:
 # method is the controller's (minislurm.security.authgrpc checks its credential).
 STEP_METHODS = frozenset({"LaunchTasks", "TaskInput", "SignalTasks", "AttachStep"})
 CONTROLLER_METHODS = frozenset(
-    {"LaunchBatch", "SignalJob", "TerminateJob", "Ping", "StepStat", "RebootNode", "Reconfigure"}
+    {
+        "LaunchBatch",
+        "SignalJob",
+        "TerminateJob",
+        "Ping",
+        "StepStat",
+        "RebootNode",
+        "Reconfigure",
+        "RunProlog",
+    }
 )
 
 
@@ -83,6 +92,10 @@ class NodeAgentServicer(pb_grpc.NodeAgentServicer):  # type: ignore[misc]  # gen
     async def Ping(self, request: pb.AgentPingRequest, context: Ctx) -> pb.AgentPingReply:
         agent = await self._agent(request.node, context)
         return pb.AgentPingReply(name=agent.settings.node_name)
+
+    async def RunProlog(self, request: pb.RunPrologRequest, context: Ctx) -> pb.RunPrologReply:
+        (await self._agent(request.node, context)).run_prolog(request.job)
+        return pb.RunPrologReply()
 
     async def Reconfigure(
         self, request: pb.ReconfigureAgentRequest, context: Ctx

@@ -201,3 +201,27 @@ def test_failing_epilog_drains_the_node(site: TestCluster, scripts: Path) -> Non
     finally:
         (scripts / "fail-epilog-n2").unlink()
         resume(site, "n2")
+
+
+@pytest.fixture
+def alloc_prolog(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """Two nodes whose Prolog runs at allocation (PrologFlags=Alloc), saying where it ran."""
+    prolog = tmp_path / "prolog"
+    prolog.write_text(f'#!/bin/sh\necho "$SLURM_JOB_ID" >> "{tmp_path}/ran-$SLURMD_NODENAME"\n')
+    prolog.chmod(0o755)
+    spec = ClusterSpec(
+        kill_wait=2, min_job_age=600, conf_lines=(f"Prolog={prolog}", "PrologFlags=Alloc")
+    )
+    (tmp_path / "cluster").mkdir()
+    yield from run_cluster(tmp_path / "cluster", request, spec)
+
+
+@pytest.mark.timeout(90)
+def test_prolog_flags_alloc_runs_the_prolog_on_every_node_at_once(
+    alloc_prolog: TestCluster, tmp_path: Path
+) -> None:
+    idle = alloc_prolog.sbatch("-N2", "--wrap", "true")  # no step on n2, yet a Prolog there
+    assert alloc_prolog.wait_state(idle)["JobState"] == "COMPLETED"
+    n2 = tmp_path / "ran-n2"
+    wait_until(lambda: n2.exists() and n2.read_text().split() == [str(idle)], 20, "n2's Prolog")
+    assert (tmp_path / "ran-n1").read_text().split() == [str(idle)]  # once, for both asks

@@ -1737,6 +1737,18 @@ class RebootNodeReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class RunPrologRequest(_message.Message):
+    __slots__ = ("node", "job")
+    NODE_FIELD_NUMBER: _ClassVar[int]
+    JOB_FIELD_NUMBER: _ClassVar[int]
+    node: str
+    job: ScriptJob
+    def __init__(self, node: _Optional[str] = ..., job: _Optional[_Union[ScriptJob, _Mapping]] = ...) -> None: ...
+
+class RunPrologReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class ReconfigureAgentRequest(_message.Message):
     __slots__ = ("node",)
     NODE_FIELD_NUMBER: _ClassVar[int]

@@ -1378,6 +1378,11 @@ class NodeAgentStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.FromString,
                 _registered_method=True)
+        self.RunProlog = channel.unary_unary(
+                '/minislurm.v1.NodeAgent/RunProlog',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RunPrologRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RunPrologReply.FromString,
+                _registered_method=True)
         self.Reconfigure = channel.unary_unary(
                 '/minislurm.v1.NodeAgent/Reconfigure',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureAgentRequest.SerializeToString,
@@ -1438,6 +1443,12 @@ class NodeAgentServicer:
         raise NotImplementedError('Method not implemented!')
 
     def RebootNode(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RunProlog(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -1506,6 +1517,11 @@ def add_NodeAgentServicer_to_server(servicer, server):
                     servicer.RebootNode,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.SerializeToString,
+            ),
+            'RunProlog': grpc.unary_unary_rpc_method_handler(
+                    servicer.RunProlog,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.RunPrologRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.RunPrologReply.SerializeToString,
             ),
             'Reconfigure': grpc.unary_unary_rpc_method_handler(
                     servicer.Reconfigure,
@@ -1673,6 +1689,33 @@ class NodeAgent:
             '/minislurm.v1.NodeAgent/RebootNode',
             minislurm_dot_v1_dot_minislurm__pb2.RebootNodeRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.RebootNodeReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RunProlog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.NodeAgent/RunProlog',
+            minislurm_dot_v1_dot_minislurm__pb2.RunPrologRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.RunPrologReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -858,6 +858,12 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     ),
     'minislurm.v1.RebootNodeReply': (
     ),
+    'minislurm.v1.RunPrologRequest': (
+        (1, 'node', 'string', '', False, '', ''),
+        (2, 'job', 'message', '', False, 'minislurm.v1.ScriptJob', ''),
+    ),
+    'minislurm.v1.RunPrologReply': (
+    ),
     'minislurm.v1.ReconfigureAgentRequest': (
         (1, 'node', 'string', '', False, '', ''),
     ),
@@ -985,6 +991,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'TerminateJob': ('minislurm.v1.TerminateJobRequest', 'minislurm.v1.TerminateJobReply', False, False),
         'Ping': ('minislurm.v1.AgentPingRequest', 'minislurm.v1.AgentPingReply', False, False),
         'RebootNode': ('minislurm.v1.RebootNodeRequest', 'minislurm.v1.RebootNodeReply', False, False),
+        'RunProlog': ('minislurm.v1.RunPrologRequest', 'minislurm.v1.RunPrologReply', False, False),
         'Reconfigure': ('minislurm.v1.ReconfigureAgentRequest', 'minislurm.v1.ReconfigureAgentReply', False, False),
         'LaunchTasks': ('minislurm.v1.LaunchTasksRequest', 'minislurm.v1.TaskEvent', False, True),
         'TaskInput': ('minislurm.v1.TaskInputRequest', 'minislurm.v1.TaskInputReply', False, False),
