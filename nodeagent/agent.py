@@ -26,6 +26,7 @@ from minislurm.config import SlurmConfig
 from minislurm.gpulinks import GpuLinks
 from minislurm.jobenv import ScriptJob
 from minislurm.model import Job
+from minislurm.site.programs import ScriptFailure
 from minislurm.stepids import BATCH_STEP
 from minislurm.topology import node_address
 from minislurm.wire import convert
@@ -33,7 +34,7 @@ from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent import gpuusage, hostsfile, spool
 from nodeagent.launcher import Launcher, StepOutcome
-from nodeagent.prologs import NodeScripts, ScriptFailure
+from nodeagent.prologs import NodeScripts
 from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager, job_memory

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 
-from nodeagent.prologs import run_programs
+from minislurm.site.programs import run_programs
 
 TIMEOUT = 60  # seconds a check may run, as Slurm's slurmd allows it
 CONCURRENT = 16  # checks a slurmd process runs at once

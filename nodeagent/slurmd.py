@@ -25,12 +25,12 @@ import grpc
 from minislurm.config import SlurmConfig, load_slurm_conf
 from minislurm.daemon import GRPC_OPTIONS
 from minislurm.security.authgrpc import SignCalls, daemon_signer
+from minislurm.site.programs import run_programs
 from minislurm.wire import tls
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import CALL_TIMEOUT, RETRY_MAX_SECONDS, Agent, AgentSettings
 from nodeagent.health import HealthChecks, NodeView
-from nodeagent.prologs import run_programs
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
 from nodeagent.steps import LaunchedJobs

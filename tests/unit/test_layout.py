@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("minislurm", "ctld", "nodeagent", "cli")
 GENERATED = ROOT / "minislurm" / "wire" / "rpc"
-CORE_SUBPACKAGES = ("minislurm.wire", "minislurm.security", "minislurm.local")
+CORE_SUBPACKAGES = ("minislurm.wire", "minislurm.security", "minislurm.local", "minislurm.site")
 MAX_LINES = 800
 MAX_METHODS = 30
 

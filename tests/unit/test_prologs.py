@@ -11,7 +11,8 @@ from helpers import wait_until
 
 from minislurm import jobenv
 from minislurm.jobenv import ScriptJob
-from nodeagent.prologs import NodeScripts, ScriptFailure, programs, run_programs
+from minislurm.site.programs import ScriptFailure, programs, run_programs
+from nodeagent.prologs import NodeScripts
 
 CTX = jobenv.NodeContext("n1", "host1", "c", "/etc/slurm/slurm.conf", "ctl", 6817)
 JOB = ScriptJob(7, 1000, 1000, "u", "gpu", "", "/w", 0, "n[1-2]", 2, "8(x2)", (0, 1))
