@@ -74,6 +74,7 @@ class Controller:
         self.accounting = Accounting(conf, self.ledger.transaction, settings.operators)
         self.ranking = Ranking(self.state, self.weights, self.accounting)
         self.runner = IntentRunner(settings, self.ledger)
+        self.ledger.listen(self.runner.site_scripts.run_ended)
         self.limits = TimeLimits(self.ledger, self.runner)
         self._starts = starts = Starts(
             conf, self.ledger, self.runner, self.limits, self.ranking, self.accounting

@@ -58,10 +58,18 @@ class AllocProlog:
 
 
 @dataclass(frozen=True)
+class CtldProlog:
+    """Run PrologSlurmctld for an allocation without a batch script (a batch job's runs
+    before its launch)."""
+
+    job_id: int
+
+
+@dataclass(frozen=True)
 class Reboot:
     """Ask a node's agent to reboot it (``scontrol reboot``, once no job holds it)."""
 
     node: str
 
 
-Intent = Launch | Terminate | Signal | SignalStep | Reboot | AllocProlog
+Intent = Launch | Terminate | Signal | SignalStep | Reboot | AllocProlog | CtldProlog

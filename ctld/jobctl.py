@@ -498,11 +498,27 @@ class JobControl:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.restarts != restarts:
             return
+        hold = "nohold_on_prolog_fail" not in self._conf.scheduler_parameters
+        self._run_failed(job, hold, f"prolog failed on {node}")
+
+    def prolog_slurmctld_failed(self, job: Job) -> None:
+        """PrologSlurmctld failed for a run: a batch job is requeued where it may be, as
+        Slurm does (not held), any other ends; what ran of the run is killed.
+
+        Args:
+            job: the job as its run began.
+        """
+        current = self._state.jobs.get(job.job_id)
+        if current is None or current.state is not JobState.RUNNING:
+            return
+        if current.restarts == job.restarts:
+            self._run_failed(current, False, "prolog_slurmctld failed")
+
+    def _run_failed(self, job: Job, hold: bool, why: str) -> None:
         assert job.allocation is not None
         now = time.time()
         forced = "ForceRequeueOnFail" in self._conf.prolog_flags
         if job.batch and (job.requeue or forced):
-            hold = "nohold_on_prolog_fail" not in self._conf.scheduler_parameters
             new = requeueops.prolog_failed(job, now, float(self._conf.requeue_delay), hold)
             intents: list[Intent] = [Terminate(job.job_id, job.allocation.node_names, "REQUEUE")]
         elif job.batch:
@@ -510,7 +526,7 @@ class JobControl:
             intents = [Terminate(job.job_id, job.allocation.node_names, "CANCELLED")]
         else:
             new, intents = jobops.begin_kill(job, JobEvent.CANCEL, now)
-        log.warning("job=%d prolog failed on %s: %s", job_id, node, new.state.value)
+        log.warning("job=%d %s: %s", job.job_id, why, new.state.value)
         self._ledger.commit([new])
         self._runner.run(intents)
         self._scheduler.kick()

@@ -41,7 +41,7 @@ class Ledger:
         self.state = state
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._job_waiters: dict[int, list[asyncio.Future[None]]] = {}
-        self._listeners: list[Callable[[Job], None]] = []
+        self._listeners: list[Callable[[Job | None, Job], None]] = []
         self.tally = JobTally()  # sdiag's job counts: what the commits did
 
     @contextmanager
@@ -50,8 +50,9 @@ class Ledger:
         with self._sessions() as session, session.begin():
             yield session
 
-    def listen(self, listener: Callable[[Job], None]) -> None:
-        """Call ``listener`` with each job record once it is committed and in memory."""
+    def listen(self, listener: Callable[[Job | None, Job], None]) -> None:
+        """Call ``listener`` with each job record (and the one it replaced, if any) once it
+        is committed and in memory."""
         self._listeners.append(listener)
 
     def commit(self, changed: Iterable[Job], new: Iterable[Job] = ()) -> list[Job]:
@@ -91,10 +92,11 @@ class Ledger:
             for run in runs:
                 runrepo.archive_run(s, run)
         for job in changed:
-            self.tally.see(self.state.jobs.get(job.job_id), job)
+            before = self.state.jobs.get(job.job_id)
+            self.tally.see(before, job)
             self.state.put_job(job)
             for listener in self._listeners:
-                listener(job)
+                listener(before, job)
             self.notify(job.job_id)
         for step in ended_steps:
             self.state.put_step(step)

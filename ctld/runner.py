@@ -23,9 +23,19 @@ import grpc
 
 from ctld import nodes as nodeops
 from ctld.dispatch import AgentDispatcher, AgentUnreachable, BatchSite, StepSigned
-from ctld.intents import AllocProlog, Intent, Launch, Reboot, Signal, SignalStep, Terminate
+from ctld.intents import (
+    AllocProlog,
+    CtldProlog,
+    Intent,
+    Launch,
+    Reboot,
+    Signal,
+    SignalStep,
+    Terminate,
+)
 from ctld.ledger import Ledger
 from ctld.settings import CtldSettings
+from ctld.sitescripts import ControllerScripts
 from ctld.store import repo
 from minislurm import jobenv
 from minislurm.jobenv import ScriptJob
@@ -53,6 +63,9 @@ class Outcomes(Protocol):
 
     def terminated(self, job_id: int) -> None:
         """The kill of a job was delivered to (or given up on) its nodes."""
+
+    def prolog_slurmctld_failed(self, job: Job) -> None:
+        """PrologSlurmctld failed for this run of the job."""
 
 
 def current_run(jobs: dict[int, Job], job: Job) -> Job | None:
@@ -92,6 +105,7 @@ class IntentRunner:
         self._tasks: set[asyncio.Task[None]] = set()
         self._launches: dict[int, asyncio.Task[None]] = {}  # launches under way, by job id
         self._outcomes: Outcomes | None = None
+        self.site_scripts = ControllerScripts(settings.conf)  # PrologSlurmctld, EpilogSlurmctld
         self._scripts: dict[int, JobScript] = {}  # the last scripts launched, by id
         self._site = BatchSite(
             settings.conf.cluster_name,
@@ -142,6 +156,7 @@ class IntentRunner:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.site_scripts.close()
         await self.agents.close()
 
     def address_of(self, node: str) -> str | None:
@@ -159,6 +174,7 @@ class IntentRunner:
         """
         self._settings = settings
         self._conf = settings.conf
+        self.site_scripts.conf = settings.conf
         first_of: dict[tuple[str, int], str] = {}
         for name, address in self.addresses().items():
             if name in self.registered:
@@ -211,6 +227,10 @@ class IntentRunner:
                 await self._signal_step(intent)
             elif isinstance(intent, Reboot):
                 await self.agents.reboot(intent.node, lambda: self.address_of(intent.node))
+            elif isinstance(intent, CtldProlog):
+                job = self._state.jobs.get(intent.job_id)
+                if job is not None and not await self.site_scripts.prolog(job):
+                    self._outcomes.prolog_slurmctld_failed(job)
             elif isinstance(intent, AllocProlog):
                 scripts = self._script_jobs(intent.job_id)
                 await asyncio.gather(
@@ -291,6 +311,9 @@ class IntentRunner:
     async def _launch(self, job_id: int, outcomes: Outcomes) -> None:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
+            return
+        if not await self.site_scripts.prolog(job):
+            outcomes.prolog_slurmctld_failed(job)
             return
         script = self._script(job.array_job_id or job.job_id)
         batch_host = job.allocation.node_names[0]

@@ -18,7 +18,7 @@ from ctld import depend as depops
 from ctld import jobs as jobops
 from ctld import preemption
 from ctld.accounting.manager import Accounting
-from ctld.intents import AllocProlog, Intent
+from ctld.intents import AllocProlog, CtldProlog, Intent
 from ctld.ledger import Ledger
 from ctld.ranking import Ranking
 from ctld.runner import IntentRunner
@@ -91,6 +91,8 @@ class Starts:
             records[job.job_id], intents = jobops.start(job, start.allocation, now)
             launches += intents
         started = [j for j in (*records.values(), *new) if j.state is JobState.RUNNING]
+        if self._conf.prolog_slurmctld:  # a batch job's runs before its launch
+            launches += [CtldProlog(j.job_id) for j in started if not j.batch]
         if self._conf.prolog and self._conf.prolog_at_alloc:
             launches += [
                 AllocProlog(j.job_id, j.allocation.node_names) for j in started if j.allocation

@@ -50,7 +50,7 @@ class TimeLimits:
         self._limits.clear()
         self._warnings.clear()
 
-    def _committed(self, job: Job) -> None:
+    def _committed(self, _before: Job | None, job: Job) -> None:
         if job.state not in (JobState.RUNNING, JobState.SUSPENDED):
             self._limits.disarm(job.job_id)
             self._warnings.disarm(job.job_id)

@@ -12,7 +12,7 @@ and minislurm.units.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minislurm.arrays import TaskSet
 from minislurm.gpulinks import GpuLinks, split_gpus
@@ -547,4 +547,37 @@ def node_script_environment(job: ScriptJob, ctx: NodeContext, context: str) -> d
         env["SLURM_JOB_EXIT_CODE"] = str(status)
         env["SLURM_JOB_EXIT_CODE2"] = f"{job.exit_code}:{job.signal}"
         env["SLURM_JOB_DERIVED_EC"] = str(job.exit_code)
+    return env
+
+
+PROLOG_SLURMCTLD = "prolog_slurmctld"
+EPILOG_SLURMCTLD = "epilog_slurmctld"
+
+
+def controller_script_environment(job: Job, cluster: str, context: str) -> dict[str, str]:
+    """The environment of PrologSlurmctld or EpilogSlurmctld, as Slurm's slurmctld sets it.
+
+    Args:
+        job: the job, with its allocation.
+        cluster: ClusterName.
+        context: PROLOG_SLURMCTLD or EPILOG_SLURMCTLD (SLURM_SCRIPT_CONTEXT).
+
+    Returns:
+        A node script's variables for the job as a whole (no node, no GPUs),
+        with its name, group and array (an EpilogSlurmctld's exit status too).
+    """
+    ctx = NodeContext("", "", cluster, "", "", 0)
+    kind = EPILOG_SLURMD if context == EPILOG_SLURMCTLD else PROLOG_SLURMD
+    env = node_script_environment(replace(script_job(job, ""), gpus=()), ctx, kind)
+    for name in ("SLURMD_NODENAME", "SLURM_CONF"):
+        del env[name]
+    env.update(
+        {
+            "SLURM_SCRIPT_CONTEXT": context,
+            "SLURM_JOB_NAME": job.name,
+            "SLURM_JOB_GROUP": job.group,
+        }
+    )
+    if job.array_task_id is not None:
+        env.update(array_variables(job.array_job_id, job.array_task_id, job.array_spec))
     return env

@@ -225,3 +225,59 @@ def test_prolog_flags_alloc_runs_the_prolog_on_every_node_at_once(
     n2 = tmp_path / "ran-n2"
     wait_until(lambda: n2.exists() and n2.read_text().split() == [str(idle)], 20, "n2's Prolog")
     assert (tmp_path / "ran-n1").read_text().split() == [str(idle)]  # once, for both asks
+
+
+CTLD_PROLOG = """#!/bin/sh
+env > "{d}/ctld-$SLURM_SCRIPT_CONTEXT-$SLURM_JOB_ID"
+[ -e "{d}/fail-ctld-prolog" ] && exit 1
+exit 0
+"""
+
+
+@pytest.fixture
+def controller_scripts(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
+    """Two nodes; slurmctld runs PrologSlurmctld and EpilogSlurmctld (one program)."""
+    program = tmp_path / "ctld.sh"
+    program.write_text(CTLD_PROLOG.format(d=tmp_path))
+    program.chmod(0o755)
+    spec = ClusterSpec(
+        kill_wait=2,
+        min_job_age=600,
+        conf_lines=(
+            f"PrologSlurmctld={program}",
+            f"EpilogSlurmctld={program}",
+            "RequeueDelay=0",
+        ),
+    )
+    (tmp_path / "cluster").mkdir()
+    yield from run_cluster(tmp_path / "cluster", request, spec)
+
+
+@pytest.mark.timeout(90)
+def test_prolog_and_epilog_slurmctld_run_around_every_job(
+    controller_scripts: TestCluster, tmp_path: Path
+) -> None:
+    cluster = controller_scripts
+    job = cluster.sbatch("-N2", "-J", "around", "--wrap", "exit 2")
+    assert cluster.wait_state(job)["JobState"] == "FAILED"
+    pro = env_file(tmp_path / f"ctld-prolog_slurmctld-{job}")
+    assert (pro["SLURM_JOB_NAME"], pro["SLURM_JOB_NODELIST"]) == ("around", "n[1-2]")
+    epilog = tmp_path / f"ctld-epilog_slurmctld-{job}"
+    wait_until(epilog.exists, 20, "EpilogSlurmctld")
+    assert env_file(epilog)["SLURM_JOB_EXIT_CODE2"] == "2:0"
+    # A failing PrologSlurmctld requeues a batch job (not held), as Slurm does.
+    (tmp_path / "fail-ctld-prolog").touch()
+    again = cluster.sbatch("--wrap", "true")
+    wait_until(lambda: cluster.job(again)["Restarts"] != "0", 30, "the job requeued")
+    (tmp_path / "fail-ctld-prolog").unlink()
+    done = cluster.wait_state(again, timeout=30)
+    assert (done["JobState"], int(done["Restarts"]) >= 1) == ("COMPLETED", True)
+    # An allocation without a script is cancelled.
+    (tmp_path / "fail-ctld-prolog").touch()
+    try:
+        alloc = cluster.run("salloc", "--no-shell")
+        assert alloc.rc == 0, alloc.err
+        alloc_id = int(alloc.err.split()[-1])
+        assert cluster.wait_state(alloc_id, timeout=30)["JobState"] == "CANCELLED"
+    finally:
+        (tmp_path / "fail-ctld-prolog").unlink()
