@@ -57,6 +57,24 @@ def apply_output(env: dict[str, str], output: str) -> tuple[dict[str, str], byte
     return env, "".join(printed).encode()
 
 
+def _run(program: str, env: dict[str, str], cwd: str, context: str) -> tuple[int, bytes]:
+    """Run one of them with the task's environment: its status and standard output.
+
+    Raises:
+        OSError: it could not be started.
+    """
+    done = subprocess.run(
+        [program],
+        env={**env, "SLURM_SCRIPT_CONTEXT": context},
+        cwd=cwd if os.path.isdir(cwd) else "/",
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        check=False,
+    )
+    return done.returncode, done.stdout
+
+
 def task_prolog(program: str, env: dict[str, str], cwd: str) -> PrologResult:
     """Run the TaskProlog of one task (stepd runs as the task's user already).
 
@@ -70,20 +88,12 @@ def task_prolog(program: str, env: dict[str, str], cwd: str) -> PrologResult:
         error when the program failed.
     """
     try:
-        done = subprocess.run(
-            [program],
-            env={**env, "SLURM_SCRIPT_CONTEXT": PROLOG_TASK},
-            cwd=cwd if os.path.isdir(cwd) else "/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        status, output = _run(program, env, cwd, PROLOG_TASK)
     except OSError as error:
         return PrologResult(env, b"", f"TaskProlog {program}: {error.strerror}")
-    if done.returncode != 0:
-        return PrologResult(env, b"", f"TaskProlog failed status={done.returncode}")
-    new_env, printed = apply_output(env, done.stdout.decode(errors="replace"))
+    if status != 0:
+        return PrologResult(env, b"", f"TaskProlog failed status={status}")
+    new_env, printed = apply_output(env, output.decode(errors="replace"))
     return PrologResult(new_env, printed)
 
 
@@ -96,17 +106,9 @@ def task_epilog(program: str, env: dict[str, str], cwd: str) -> None:
         cwd: the task's directory.
     """
     try:
-        done = subprocess.run(
-            [program],
-            env={**env, "SLURM_SCRIPT_CONTEXT": EPILOG_TASK},
-            cwd=cwd if os.path.isdir(cwd) else "/",
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        status, _ = _run(program, env, cwd, EPILOG_TASK)
     except OSError as error:
         log(f"TaskEpilog {program}: {error.strerror}")
         return
-    if done.returncode != 0:
-        log(f"TaskEpilog failed status={done.returncode}")
+    if status != 0:
+        log(f"TaskEpilog failed status={status}")
