@@ -301,6 +301,11 @@ class SlurmControllerServicer(AgentCalls, pb_grpc.SlurmControllerServicer):  # t
         )
 
     @grpc_errors
+    async def EndStep(self, request: pb.EndStepRequest, context: Ctx) -> pb.EndStepReply:
+        self.ctl.steps.end_unstarted(convert.record(rq.StepAbort, request))
+        return pb.EndStepReply()
+
+    @grpc_errors
     async def GetSteps(self, request: pb.GetStepsRequest, context: Ctx) -> pb.GetStepsReply:
         now, cluster = int(time.time()), self.ctl.conf.cluster_name
         if request.running:

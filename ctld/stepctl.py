@@ -6,6 +6,7 @@ Imports ctld's pure step modules, ctld.ledger, ctld.runner, ctld.jobctl and mini
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import replace
 
@@ -18,13 +19,23 @@ from ctld.jobctl import JobControl
 from ctld.ledger import Ledger
 from ctld.runner import IntentRunner
 from ctld.store.repo import UsageKey
-from minislurm.errors import InvalidRequest, InvalidTransition, PermissionDenied
+from minislurm.errors import InvalidRequest, InvalidTransition, JobNotFound, PermissionDenied
 from minislurm.model import Job, Step
-from minislurm.requests import NodeStepStat, StepEnd, StepInfo, StepRequest, StepStatQuery
+from minislurm.requests import (
+    NodeStepStat,
+    StepAbort,
+    StepEnd,
+    StepInfo,
+    StepRequest,
+    StepStatQuery,
+)
 from minislurm.states import JobState
 from minislurm.stepids import INTERACTIVE_STEP
 
 STEP_PATIENCE = 0.5  # seconds a step request waits for other steps to free resources
+
+
+log = logging.getLogger(__name__)
 
 
 class StepControl:
@@ -117,6 +128,36 @@ class StepControl:
             request: the node, the step and each task's exit.
         """
         await self._ends.commit(request)
+
+    def end_unstarted(self, request: StepAbort) -> None:
+        """srun ends a step it could not start: the nodes that did not report never will.
+
+        Args:
+            request: the step, its exit code or whether it is cancelled, and who asks.
+
+        Raises:
+            JobNotFound: no such job.
+            PermissionDenied: not the job's owner, root or an operator.
+        """
+        job = self._state.jobs.get(request.job_id)
+        if job is None:
+            raise JobNotFound(request.job_id)
+        self._jobs.authorize(job, request.requester_uid)
+        step = self._state.steps.get(request.job_id, {}).get(request.step_id)
+        if step is None or step.state is not JobState.RUNNING:
+            return
+        now = time.time()
+        if request.cancelled:
+            ended = stepops.cancelled(step, now)
+        else:
+            ended = step
+            for node in step.node_names:
+                if node not in ended.reported:
+                    ended = stepops.node_reported(ended, node, [(request.exit_code, 0)], now)
+        log.info("step=%d.%d ended by its srun: %s", step.job_id, step.step_id, ended.state.value)
+        self._ledger.save_step_reports([ended])
+        self._ledger.notify(step.job_id)
+        self._jobs.end_idle_allocation(step.job_id, ended.exit_code, ended.signal)
 
     def _record_ends(self, requests: list[StepEnd]) -> None:
         changed: dict[tuple[int, int], Step] = {}

@@ -359,6 +359,8 @@ class ClientConfig:
         "message_timeout",
         "path",
         "port",
+        "srun_epilog",
+        "srun_prolog",
         "tls_ca",
     )
 
@@ -384,6 +386,8 @@ class ClientConfig:
         self.launch_parameters: tuple[str, ...] = ()  # LaunchParameters (salloc reads them)
         self.interactive_step_options = DEFAULT_INTERACTIVE_STEP_OPTIONS
         self.kill_wait = DEFAULT_KILL_WAIT  # KillWait: srun says how long an abort may take
+        self.srun_prolog = ""  # SrunProlog: srun runs it before a step's launch
+        self.srun_epilog = ""  # SrunEpilog: after the step
 
 
 _CLIENT_KEYS = (
@@ -400,6 +404,8 @@ _CLIENT_KEYS = (
     "LaunchParameters",
     "InteractiveStepOptions",
     "KillWait",
+    "SrunProlog",
+    "SrunEpilog",
 )
 
 
@@ -421,7 +427,7 @@ def read_client_config(path: str) -> ClientConfig:
     Returns:
         The controller's host and port, GresTypes, ClusterName, AuthType,
         MessageTimeout, the TLS CA, LaunchParameters and InteractiveStepOptions
-        (salloc's), KillWait (srun's).
+        (salloc's), KillWait, SrunProlog and SrunEpilog (srun's).
 
     Raises:
         ConfigError: the file is unreadable or malformed, has no controller,
@@ -471,6 +477,10 @@ def read_client_config(path: str) -> ClientConfig:
     kill_wait = found.get("KillWait", (None, ""))[1]
     if kill_wait.isdigit():  # the daemons reject a bad one; a command need not
         config.kill_wait = int(kill_wait)
+    for key in ("SrunProlog", "SrunEpilog"):  # relative to slurm.conf's directory
+        program = found.get(key, (None, ""))[1]
+        if program:
+            setattr(config, f"srun_{key[4:].lower()}", os.path.join(os.path.dirname(path), program))
     return config
 
 

@@ -309,6 +309,17 @@ class StepEnd:
 
 
 @dataclass(frozen=True)
+class StepAbort:
+    """srun ends a step it could not start (``EndStep``): no node will report it."""
+
+    job_id: int = 0
+    step_id: int = 0
+    exit_code: int = 0
+    cancelled: bool = False
+    requester_uid: int = 0
+
+
+@dataclass(frozen=True)
 class StepStatQuery:
     """sstat: a running step's usage, and who asks (``GetStepStats``)."""
 

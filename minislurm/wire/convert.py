@@ -50,6 +50,7 @@ RECORDS: dict[type[Any], Any] = {
     requests.StepRequest: pb.StepSpec,
     requests.TaskExit: pb.TaskExit,
     requests.StepEnd: pb.StepCompleteRequest,
+    requests.StepAbort: pb.EndStepRequest,
     requests.StepStatQuery: pb.StepStatRequest,
     requests.JobRelease: pb.CompleteJobRequest,
     requests.TaskUsage: pb.TaskUsage,

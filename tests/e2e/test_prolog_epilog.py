@@ -281,3 +281,26 @@ def test_prolog_and_epilog_slurmctld_run_around_every_job(
         assert cluster.wait_state(alloc_id, timeout=30)["JobState"] == "CANCELLED"
     finally:
         (tmp_path / "fail-ctld-prolog").unlink()
+
+
+@pytest.mark.timeout(60)
+def test_srun_runs_its_prolog_and_epilog_and_a_failing_prolog_cancels_the_step(
+    site: TestCluster, tmp_path: Path
+) -> None:
+    prolog = tmp_path / "srun-prolog"
+    prolog.write_text(f'#!/bin/sh\nenv > "{tmp_path}/$SLURM_SCRIPT_CONTEXT"\nexit ${{FAIL:-0}}\n')
+    prolog.chmod(0o755)
+    ran = site.run("srun", f"--prolog={prolog}", f"--epilog={prolog}", "-N1", "true")
+    assert ran.rc == 0, ran.err
+    before = env_file(tmp_path / "prolog_srun")
+    after = env_file(tmp_path / "epilog_srun")
+    assert before["SLURM_STEP_ID"] == after["SLURM_STEP_ID"] == "0"
+    assert before["SLURM_JOB_ID"] == after["SLURM_JOB_ID"]
+    job = before["SLURM_JOB_ID"]
+    assert site.wait_state(int(job))["JobState"] == "COMPLETED"
+    failing = site.run("/usr/bin/env", "FAIL=3", "srun", f"--prolog={prolog}", "-N1", "true")
+    assert failing.rc == 1
+    assert "srun: error: srun prolog failed rc = 3. Aborting step." in failing.err
+    job = env_file(tmp_path / "prolog_srun")["SLURM_JOB_ID"]
+    rows = site.run("sacct", "-j", job, "-n", "-P", "-o", "JobID,State").out.split()
+    assert f"{job}.0|CANCELLED" in rows

@@ -345,3 +345,18 @@ def test_salloc_reads_launch_parameters_and_interactive_step_options(tmp_path: P
     read = read_client_config(str(conf))
     assert read.launch_parameters == ("enable_nss_slurm", "use_interactive_step")
     assert read.interactive_step_options == "--interactive --pty bash -l"
+
+
+def test_srun_reads_its_prolog_and_epilog_relative_to_slurm_conf(tmp_path: Path) -> None:
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("SlurmctldHost=ctl\n")
+    assert (
+        read_client_config(str(conf)).srun_prolog,
+        read_client_config(str(conf)).srun_epilog,
+    ) == (
+        "",
+        "",
+    )
+    conf.write_text("SlurmctldHost=ctl\nSrunProlog=before.sh\nSrunEpilog=/opt/after\n")
+    read = read_client_config(str(conf))
+    assert (read.srun_prolog, read.srun_epilog) == (str(tmp_path / "before.sh"), "/opt/after")

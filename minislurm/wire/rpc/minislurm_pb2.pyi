@@ -1148,6 +1148,24 @@ class StepCompleteReply(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...
 
+class EndStepRequest(_message.Message):
+    __slots__ = ("job_id", "step_id", "exit_code", "cancelled", "requester_uid")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    STEP_ID_FIELD_NUMBER: _ClassVar[int]
+    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
+    CANCELLED_FIELD_NUMBER: _ClassVar[int]
+    REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
+    job_id: int
+    step_id: int
+    exit_code: int
+    cancelled: bool
+    requester_uid: int
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., cancelled: _Optional[bool] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+
+class EndStepReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class GetStepsRequest(_message.Message):
     __slots__ = ("job_id", "running")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]

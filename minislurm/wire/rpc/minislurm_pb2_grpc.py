@@ -134,6 +134,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteReply.FromString,
                 _registered_method=True)
+        self.EndStep = channel.unary_unary(
+                '/minislurm.v1.SlurmController/EndStep',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.EndStepRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.EndStepReply.FromString,
+                _registered_method=True)
         self.GetSteps = channel.unary_unary(
                 '/minislurm.v1.SlurmController/GetSteps',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.GetStepsRequest.SerializeToString,
@@ -309,6 +314,12 @@ class SlurmControllerServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def EndStep(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetSteps(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -471,6 +482,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.StepComplete,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.StepCompleteReply.SerializeToString,
+            ),
+            'EndStep': grpc.unary_unary_rpc_method_handler(
+                    servicer.EndStep,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.EndStepRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.EndStepReply.SerializeToString,
             ),
             'GetSteps': grpc.unary_unary_rpc_method_handler(
                     servicer.GetSteps,
@@ -1063,6 +1079,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/StepComplete',
             minislurm_dot_v1_dot_minislurm__pb2.StepCompleteRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.StepCompleteReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def EndStep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/EndStep',
+            minislurm_dot_v1_dot_minislurm__pb2.EndStepRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.EndStepReply.FromString,
             options,
             channel_credentials,
             insecure,

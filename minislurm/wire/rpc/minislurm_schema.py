@@ -574,6 +574,15 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     ),
     'minislurm.v1.StepCompleteReply': (
     ),
+    'minislurm.v1.EndStepRequest': (
+        (1, 'job_id', 'uint32', '', False, '', ''),
+        (2, 'step_id', 'uint32', '', False, '', ''),
+        (3, 'exit_code', 'int32', '', False, '', ''),
+        (4, 'cancelled', 'bool', '', False, '', ''),
+        (5, 'requester_uid', 'uint32', '', False, '', ''),
+    ),
+    'minislurm.v1.EndStepReply': (
+    ),
     'minislurm.v1.GetStepsRequest': (
         (1, 'job_id', 'uint32', '', False, '', ''),
         (60, 'running', 'bool', '', False, '', ''),
@@ -974,6 +983,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'NodeScriptFailed': ('minislurm.v1.NodeScriptFailedRequest', 'minislurm.v1.NodeScriptFailedReply', False, False),
         'CreateStep': ('minislurm.v1.CreateStepRequest', 'minislurm.v1.CreateStepReply', False, False),
         'StepComplete': ('minislurm.v1.StepCompleteRequest', 'minislurm.v1.StepCompleteReply', False, False),
+        'EndStep': ('minislurm.v1.EndStepRequest', 'minislurm.v1.EndStepReply', False, False),
         'GetSteps': ('minislurm.v1.GetStepsRequest', 'minislurm.v1.GetStepsReply', False, False),
         'GetStepStats': ('minislurm.v1.StepStatRequest', 'minislurm.v1.StepStatReply', False, False),
         'CompleteJob': ('minislurm.v1.CompleteJobRequest', 'minislurm.v1.CompleteJobReply', False, False),
