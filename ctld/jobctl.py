@@ -22,7 +22,7 @@ from ctld import jobs as jobops
 from ctld import requeue as requeueops
 from ctld.accounting.manager import Accounting
 from ctld.groupcommit import GroupCommit
-from ctld.intents import Intent, Terminate
+from ctld.intents import Terminate
 from ctld.ledger import Ledger
 from ctld.partaccess import check_access, user_groups
 from ctld.ranking import Ranking
@@ -47,7 +47,7 @@ from minislurm.requests import (
     NodeStepStat,
     Submission,
 )
-from minislurm.states import ACTIVE_JOB_STATES, JobEvent, JobState
+from minislurm.states import ACTIVE_JOB_STATES, JobState
 from minislurm.stepids import BATCH_STEP
 
 log = logging.getLogger(__name__)
@@ -482,50 +482,25 @@ class JobControl:
                 self._runner.run([Terminate(job.job_id, others, "NODE_FAIL")])
         self._scheduler.kick()
 
-    def prolog_failed(self, job_id: int, restarts: int, node: str) -> None:
-        """A job's Prolog failed on ``node``: its run is over, as Slurm ends it.
+    def run_failed(self, job_id: int, restarts: int, hold: bool, why: str) -> None:
+        """A run's Prolog on a node, or its PrologSlurmctld, failed: the run ends as Slurm's.
 
-        A batch job is requeued (held, unless ``nohold_on_prolog_fail``);
-        one that may not be requeued ends as a launch failure, and an
-        allocation without a script is cancelled. Whatever of the run
-        started on its nodes is killed.
+        A batch job is requeued (held when ``hold``: a Prolog's failure unless
+        ``nohold_on_prolog_fail``; a PrologSlurmctld's never); see
+        :func:`ctld.requeue.failed_run` for the rest.
 
         Args:
             job_id: the job.
-            restarts: the run the Prolog ran for (an earlier run's is stale).
-            node: the node.
+            restarts: the run that failed (an earlier run's news is stale).
+            hold: requeue it held.
+            why: for the log.
         """
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.restarts != restarts:
             return
-        hold = "nohold_on_prolog_fail" not in self._conf.scheduler_parameters
-        self._run_failed(job, hold, f"prolog failed on {node}")
-
-    def prolog_slurmctld_failed(self, job: Job) -> None:
-        """PrologSlurmctld failed for a run: a batch job is requeued where it may be, as
-        Slurm does (not held), any other ends; what ran of the run is killed.
-
-        Args:
-            job: the job as its run began.
-        """
-        current = self._state.jobs.get(job.job_id)
-        if current is None or current.state is not JobState.RUNNING:
-            return
-        if current.restarts == job.restarts:
-            self._run_failed(current, False, "prolog_slurmctld failed")
-
-    def _run_failed(self, job: Job, hold: bool, why: str) -> None:
-        assert job.allocation is not None
-        now = time.time()
         forced = "ForceRequeueOnFail" in self._conf.prolog_flags
-        if job.batch and (job.requeue or forced):
-            new = requeueops.prolog_failed(job, now, float(self._conf.requeue_delay), hold)
-            intents: list[Intent] = [Terminate(job.job_id, job.allocation.node_names, "REQUEUE")]
-        elif job.batch:
-            new = jobops.ended(job, 1, 0, now, launch_failed=True)
-            intents = [Terminate(job.job_id, job.allocation.node_names, "CANCELLED")]
-        else:
-            new, intents = jobops.begin_kill(job, JobEvent.CANCEL, now)
+        delay = float(self._conf.requeue_delay)
+        new, intents = requeueops.failed_run(job, hold, forced, time.time(), delay)
         log.warning("job=%d %s: %s", job.job_id, why, new.state.value)
         self._ledger.commit([new])
         self._runner.run(intents)

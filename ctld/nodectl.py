@@ -262,7 +262,9 @@ class NodeControl:
                 repo.save_node(s, *nodeops.persisted_fields(drained), drained.reason_time)
             self._state.put_node(drained)
         if failure.script == "prolog":
-            self._jobs.prolog_failed(failure.job_id, failure.restarts, failure.node)
+            hold = "nohold_on_prolog_fail" not in self._conf.scheduler_parameters
+            why = f"prolog failed on {failure.node}"
+            self._jobs.run_failed(failure.job_id, failure.restarts, hold, why)
         self._scheduler.kick()
 
     def reboot_when_idle(self, now: float) -> None:

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 from ctld import jobs as jobops
 from ctld.holds import REASON_LAUNCH_HELD, REASON_REQUEUE_HELD, held_reason
-from ctld.intents import Intent
+from ctld.intents import Intent, Terminate
 from ctld.jobrequests import INVALID_ID, Outcome, authorize
 from ctld.selection import select
 from ctld.state import ClusterState
@@ -160,6 +160,36 @@ def prolog_failed(job: Job, now: float, delay: float, hold: bool) -> Job:
     """
     held = replace(job, hold=HOLD_ADMIN, reason=REASON_LAUNCH_HELD) if hold else job
     return requeued(held, now, delay)
+
+
+def failed_run(
+    job: Job, hold: bool, forced: bool, now: float, delay: float
+) -> tuple[Job, list[Intent]]:
+    """A run whose Prolog (or PrologSlurmctld) failed ends as Slurm ends it.
+
+    A batch job is requeued (held when ``hold``), one that may not be
+    (unless ``forced``, PrologFlags=ForceRequeueOnFail) ends as a launch
+    failure, an allocation without a script is cancelled; what of the run
+    started on its nodes is killed.
+
+    Args:
+        job: a RUNNING job.
+        hold: requeue it held (a Prolog's failure, unless nohold_on_prolog_fail).
+        forced: requeue a batch job even with ``--no-requeue``.
+        now: the time.
+        delay: RequeueDelay, seconds.
+
+    Returns:
+        The job's next record and the kills to ask of its nodes.
+    """
+    assert job.allocation is not None
+    nodes = job.allocation.node_names
+    if job.batch and (job.requeue or forced):
+        return prolog_failed(job, now, delay, hold), [Terminate(job.job_id, nodes, "REQUEUE")]
+    if job.batch:
+        ended = jobops.ended(job, 1, 0, now, launch_failed=True)
+        return ended, [Terminate(job.job_id, nodes, "CANCELLED")]
+    return jobops.begin_kill(job, JobEvent.CANCEL, now)
 
 
 def requested(job: Job, hold: str, now: float, delay: float) -> tuple[Job, list[Intent]]:

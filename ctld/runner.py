@@ -46,6 +46,8 @@ from minislurm.states import JobState
 
 log = logging.getLogger(__name__)
 
+PROLOG_SLURMCTLD_FAILED = "prolog_slurmctld failed"  # why its run ended, for the log
+
 SCRIPTS_KEPT = 64  # scripts kept after their launch: an array's tasks share theirs
 
 
@@ -64,8 +66,8 @@ class Outcomes(Protocol):
     def terminated(self, job_id: int) -> None:
         """The kill of a job was delivered to (or given up on) its nodes."""
 
-    def prolog_slurmctld_failed(self, job: Job) -> None:
-        """PrologSlurmctld failed for this run of the job."""
+    def run_failed(self, job_id: int, restarts: int, hold: bool, why: str) -> None:
+        """A run's PrologSlurmctld (or a node's Prolog) failed: the run ends."""
 
 
 def current_run(jobs: dict[int, Job], job: Job) -> Job | None:
@@ -230,7 +232,9 @@ class IntentRunner:
             elif isinstance(intent, CtldProlog):
                 job = self._state.jobs.get(intent.job_id)
                 if job is not None and not await self.site_scripts.prolog(job):
-                    self._outcomes.prolog_slurmctld_failed(job)
+                    self._outcomes.run_failed(
+                        job.job_id, job.restarts, False, PROLOG_SLURMCTLD_FAILED
+                    )
             elif isinstance(intent, AllocProlog):
                 scripts = self._script_jobs(intent.job_id)
                 await asyncio.gather(
@@ -313,7 +317,7 @@ class IntentRunner:
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
         if not await self.site_scripts.prolog(job):
-            outcomes.prolog_slurmctld_failed(job)
+            outcomes.run_failed(job.job_id, job.restarts, False, PROLOG_SLURMCTLD_FAILED)
             return
         script = self._script(job.array_job_id or job.job_id)
         batch_host = job.allocation.node_names[0]

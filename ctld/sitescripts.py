@@ -5,7 +5,7 @@ job is allocated, before its batch script is launched (an interactive
 allocation's steps do not wait for it); EpilogSlurmctld when a run of a
 job ends (to a final state, or requeued). A PrologSlurmctld that fails
 requeues a batch job that may be requeued and ends any other (its caller
-decides, :meth:`ctld.jobctl.JobControl.prolog_slurmctld_failed`); an EpilogSlurmctld's
+decides, :meth:`ctld.jobctl.JobControl.run_failed`); an EpilogSlurmctld's
 failure is only logged. Both are killed after PrologTimeout/EpilogTimeout
 (else PrologEpilogTimeout).
 
