@@ -394,4 +394,12 @@ def launch_request(
         "preserve_env": bool(values.get("preserve_env")),
         "pty": "window" in values,
         "window": values.get("window", {}),
+        # --task-prolog/--task-epilog, run by stepd as the user besides TaskProlog/TaskEpilog
+        "task_prolog": _absolute(values.get("task_prolog")),
+        "task_epilog": _absolute(values.get("task_epilog")),
     }
+
+
+def _absolute(path: object) -> str:
+    """A program path given on srun's command line, from where srun runs ("" for none)."""
+    return os.path.abspath(str(path)) if path else ""

@@ -243,6 +243,8 @@ class StepJob(NamedTuple):
     task_epilog: str = ""  # TaskEpilog: run as the user after each task
     mem_limit: int = 0  # KiB the step's tasks here may hold together (0: no limit)
     gpu_usage: str = ""  # where its GPUs' usage is read (nodeagent.gpuusage); "": nowhere
+    user_task_prolog: str = ""  # srun --task-prolog: after TaskProlog
+    user_task_epilog: str = ""  # srun --task-epilog: before TaskEpilog
     socket: str = SOCKET_NAME  # where slurmd listens for the stepd, in the directory
     mode: str = "step"
 

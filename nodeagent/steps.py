@@ -367,6 +367,8 @@ class StepManager:
             task_epilog=self.facts.task_epilog,
             mem_limit=step_memory(content, allocation, self.facts.node_name),
             gpu_usage=self.facts.gpu_usage,
+            user_task_prolog=request.task_prolog,
+            user_task_epilog=request.task_epilog,
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)

@@ -156,8 +156,8 @@ class StepSupervisor:
         except OSError as error:
             self._say_error(chdir_failed(task.cwd, error))
             os.chdir("/tmp")
-        if self.job.task_prolog:
-            prolog = task_prolog(self.job.task_prolog, task.env, task.cwd)
+        for script in filter(None, (self.job.task_prolog, self.job.user_task_prolog)):
+            prolog = task_prolog(script, task.env, task.cwd)
             if prolog.error:
                 self._never_ran(task, prolog.error, 1)
                 return
@@ -445,8 +445,8 @@ class StepSupervisor:
             while drained < OUT_LIMIT and self._read(fd):
                 drained += READ_SIZE
         self._close_stdin(task)
-        if self.job.task_epilog:
-            task_epilog(self.job.task_epilog, task.env, task.cwd)
+        for script in filter(None, (self.job.user_task_epilog, self.job.task_epilog)):
+            task_epilog(script, task.env, task.cwd)
         code, sig = exit_of(status)
         self._report_exit(task, EXIT.pack(code, sig) + task.error.encode())
 

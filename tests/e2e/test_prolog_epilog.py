@@ -304,3 +304,24 @@ def test_srun_runs_its_prolog_and_epilog_and_a_failing_prolog_cancels_the_step(
     job = env_file(tmp_path / "prolog_srun")["SLURM_JOB_ID"]
     rows = site.run("sacct", "-j", job, "-n", "-P", "-o", "JobID,State").out.split()
     assert f"{job}.0|CANCELLED" in rows
+
+
+@pytest.mark.timeout(60)
+def test_srun_task_prolog_runs_after_the_sites_and_sets_the_task_environment(
+    site: TestCluster, tmp_path: Path
+) -> None:
+    mine = tmp_path / "my-task-prolog"
+    mine.write_text('#!/bin/sh\necho "export MINE=$PROLOG_SAYS-and-mine"\n')
+    mine.chmod(0o755)
+    after = tmp_path / "my-task-epilog"
+    after.write_text(f'#!/bin/sh\necho "$MINE" > "{tmp_path}/after-$SLURM_PROCID"\n')
+    after.chmod(0o755)
+    ran = site.run(
+        "srun", "-n2", f"--task-prolog={mine}", f"--task-epilog={after}", "printenv", "MINE"
+    )
+    assert ran.rc == 0, ran.err
+    assert sorted(line for line in ran.out.splitlines() if "mine" in line) == [
+        "hello-0-and-mine",
+        "hello-1-and-mine",
+    ]
+    assert (tmp_path / "after-1").read_text() == "hello-1-and-mine\n"

@@ -912,6 +912,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (25, 'window', 'message', '', False, 'minislurm.v1.WindowSize', ''),
         (26, 'preserve_env', 'bool', '', False, '', ''),
         (27, 'node', 'string', '', False, '', ''),
+        (28, 'task_prolog', 'string', '', False, '', ''),
+        (29, 'task_epilog', 'string', '', False, '', ''),
     ),
     'minislurm.v1.WindowSize': (
         (1, 'rows', 'uint32', '', False, '', ''),
