@@ -117,6 +117,7 @@ class SlurmConfig:
     slurmd_timeout: int = 300  # seconds
     kill_wait: int = DEFAULT_KILL_WAIT  # seconds
     job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
+    job_acct_gather_params: tuple[str, ...] = ()  # OverMemoryKill: --mem is enforced
     job_requeue: bool = True
     requeue_delay: int = 5  # seconds a requeued job waits (Slurm: about 120, fixed)
     preempt_type: str = "preempt/none"  # or preempt/partition_prio, preempt/qos
@@ -203,6 +204,11 @@ class SlurmConfig:
         return not params or any(p.upper().endswith("MEMORY") for p in params)
 
     @property
+    def enforce_memory(self) -> bool:
+        """Whether a job or step over its memory is killed (JobAcctGatherParams=OverMemoryKill)."""
+        return "OverMemoryKill" in self.job_acct_gather_params
+
+    @property
     def prolog_at_alloc(self) -> bool:
         """Whether Prolog runs at a job's allocation on all its nodes (``PrologFlags=Alloc``)."""
         return any(flag != "Serial" for flag in self.prolog_flags)
@@ -251,6 +257,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "SlurmdTimeout": ("slurmd_timeout", "int"),
     "KillWait": ("kill_wait", "int"),
     "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
+    "JobAcctGatherParams": ("job_acct_gather_params", "list"),
     "JobRequeue": ("job_requeue", "bool"),
     "RequeueDelay": ("requeue_delay", "int"),
     "PreemptType": ("preempt_type", "preempt"),
@@ -330,7 +337,7 @@ IGNORED_KEYS = frozenset(
     DebugFlags DefCpuPerGPU DefMemPerCPU DefMemPerGPU DefMemPerNode DependencyParameters
     DisableRootJobs EioTimeout EnforcePartLimits EpilogMsgTime ExtSensorsFreq ExtSensorsType
     FairShareDampeningFactor FastSchedule FederationParameters FirstJobId GetEnvTimeout GpuFreqDef
-    GroupUpdateForce GroupUpdateTime HashPlugin InactiveLimit JobAcctGatherParams JobAcctGatherType
+    GroupUpdateForce GroupUpdateTime HashPlugin InactiveLimit JobAcctGatherType
     JobCompHost JobCompLoc JobCompParams JobCompPass JobCompPort JobCompType JobCompUser
     JobContainerType JobFileAppend JobSubmitPlugins KeepAliveTime KillOnBadExit Licenses
     LogTimeFormat MailDomain MailProg MaxDBDMsgs MaxMemPerCPU MaxMemPerNode MaxNodeCount

@@ -160,6 +160,7 @@ class Agent:
             task_prolog=settings.conf.task_prolog,
             task_epilog=settings.conf.task_epilog,
             gpu_usage=_gpu_usage(resources.gpu_usage, settings.spool_dir),
+            enforce_memory=settings.conf.enforce_memory,
         )
         conf = settings.conf
         self.scripts = NodeScripts(
@@ -229,6 +230,7 @@ class Agent:
             acct_freq=conf.job_acct_gather_frequency,
             task_prolog=conf.task_prolog,
             task_epilog=conf.task_epilog,
+            enforce_memory=conf.enforce_memory,
         )
 
     def _node_context(self, conf_path: str) -> jobenv.NodeContext:
@@ -511,7 +513,7 @@ class Agent:
             hosts_file=self.hosts_file,
             task_prolog=self.settings.conf.task_prolog,
             task_epilog=self.settings.conf.task_epilog,
-            mem_limit=job_memory(job, node),
+            mem_limit=job_memory(job, node) if self.settings.conf.enforce_memory else 0,
             gpu_usage=self.steps.facts.gpu_usage,
         )
         self.launcher.launch(job_file, request.spec.script)

@@ -204,12 +204,15 @@ async def serve(args: argparse.Namespace) -> None:
         write_port_file(args.port_file, port)
     names = hostlist.compress([n.node_name for n in served.nodes])
     log.info("slurmd %s listening on %s:%d", names, served.listen_host, port)
-    log.info(
-        "memory limits: enforced by sampling each step's processes every %.0f s "
-        "(Slurm's JobAcctGatherParams=OverMemoryKill); GPUs: bound by CUDA_VISIBLE_DEVICES, "
-        "no device cgroup",
-        MEM_CHECK_SECONDS,
-    )
+    if conf.enforce_memory:
+        log.info(
+            "memory limits: enforced by sampling each step's processes every %.0f s "
+            "(JobAcctGatherParams=OverMemoryKill); GPUs: bound by CUDA_VISIBLE_DEVICES, "
+            "no device cgroup",
+            MEM_CHECK_SECONDS,
+        )
+    else:
+        log.info("memory limits: not enforced (no JobAcctGatherParams=OverMemoryKill)")
     await stop_requested()
     log.info("slurmd shutting down (running jobs keep running)")
     await slurmd.stop()

@@ -72,6 +72,7 @@ class NodeFacts:
     task_prolog: str = ""  # TaskProlog, run as the user before each task
     task_epilog: str = ""  # TaskEpilog, after each task
     gpu_usage: str = ""  # where stepd reads its GPUs' usage (nodeagent.gpuusage)
+    enforce_memory: bool = False  # JobAcctGatherParams=OverMemoryKill
 
 
 def check_credential(
@@ -365,7 +366,9 @@ class StepManager:
             window=window_size(request.window) if request.pty else (0, 0),
             task_prolog=self.facts.task_prolog,
             task_epilog=self.facts.task_epilog,
-            mem_limit=step_memory(content, allocation, self.facts.node_name),
+            mem_limit=step_memory(content, allocation, self.facts.node_name)
+            if self.facts.enforce_memory
+            else 0,
             gpu_usage=self.facts.gpu_usage,
             user_task_prolog=request.task_prolog,
             user_task_epilog=request.task_epilog,

@@ -1,13 +1,28 @@
-"""--mem is enforced: a job or step over its memory ends OUT_OF_MEMORY, its neighbour runs on."""
+"""--mem enforced (JobAcctGatherParams=OverMemoryKill): a job or step over its memory ends
+OUT_OF_MEMORY, its neighbour runs on; without it, as Slurm's default, nothing is enforced."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 
 import pytest
-from conftest import TestCluster
+from conftest import TestCluster, run_cluster
+
+from minislurm.local.cluster import ClusterSpec
 
 HOLD = sys.executable + " -c 'import time; x = b\"m\" * ({mib} << 20); time.sleep({seconds})'"
+
+
+@pytest.fixture(scope="module")
+def enforcing(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[TestCluster]:
+    """Two nodes that kill what holds more than its memory."""
+    spec = ClusterSpec(
+        kill_wait=2, min_job_age=600, conf_lines=("JobAcctGatherParams=OverMemoryKill",)
+    )
+    yield from run_cluster(tmp_path_factory.mktemp("enforcing"), request, spec)
 
 
 def sacct(cluster: TestCluster, job: int) -> dict[str, tuple[str, str]]:
@@ -20,8 +35,9 @@ def sacct(cluster: TestCluster, job: int) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.timeout(90)
 def test_a_job_over_its_memory_ends_out_of_memory_and_its_neighbour_runs_on(
-    cluster: TestCluster,
+    enforcing: TestCluster,
 ) -> None:
+    cluster = enforcing
     neighbour = cluster.sbatch("-w", "n1", "--mem=64M", "--wrap", HOLD.format(mib=16, seconds=4))
     hog = cluster.sbatch(
         "-w", "n1", "--mem=64M", "-o", "hog-%j.out", "--wrap", HOLD.format(mib=192, seconds=60)
@@ -47,8 +63,9 @@ def test_a_job_over_its_memory_ends_out_of_memory_and_its_neighbour_runs_on(
 
 @pytest.mark.timeout(90)
 def test_a_step_over_its_memory_ends_out_of_memory_and_the_script_goes_on(
-    cluster: TestCluster,
+    enforcing: TestCluster,
 ) -> None:
+    cluster = enforcing
     script = f"srun {HOLD.format(mib=192, seconds=60)}\necho srun said $?\n"
     job = cluster.sbatch("--mem=64M", "-o", "step-%j.out", "--wrap", script)
     assert cluster.wait_state(job, timeout=30)["JobState"] == "COMPLETED"
@@ -57,3 +74,9 @@ def test_a_step_over_its_memory_ends_out_of_memory_and_the_script_goes_on(
     out = (cluster.workdir / f"step-{job}.out").read_text()
     assert f"error: Step {job}.0 exceeded memory limit (" in out
     assert "srun said 0" not in out
+
+
+@pytest.mark.timeout(60)
+def test_without_over_memory_kill_memory_is_not_enforced(cluster: TestCluster) -> None:
+    job = cluster.sbatch("--mem=64M", "--wrap", HOLD.format(mib=192, seconds=2))
+    assert cluster.wait_state(job)["JobState"] == "COMPLETED"
