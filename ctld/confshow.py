@@ -33,6 +33,7 @@ def config_entries(conf: SlurmConfig, port: int, metrics_port: int = 0) -> list[
         "ClusterName": conf.cluster_name,
         "GresTypes": _or_null(",".join(conf.gres_types)),
         "InteractiveStepOptions": conf.interactive_step_options,
+        "JobAcctGatherParams": _or_null(",".join(conf.job_acct_gather_params)),
         "JobRequeue": str(int(conf.job_requeue)),
         "KillWait": f"{conf.kill_wait} sec",
         "LaunchParameters": _or_null(",".join(conf.launch_parameters)),
