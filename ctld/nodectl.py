@@ -25,7 +25,7 @@ from ctld.state import NodeUsage
 from ctld.store import repo
 from minislurm.config import SlurmConfig
 from minislurm.errors import InvalidRequest, PermissionDenied
-from minislurm.model import Job
+from minislurm.model import Job, Node
 from minislurm.requests import Heartbeat, JobStatus, NodeScriptFailure, NodeUpdate, Registration
 from minislurm.states import (
     ACTIVE_JOB_STATES,
@@ -226,12 +226,7 @@ class NodeControl:
         if not self._accounting.privileges.is_admin(request.requester_uid):
             raise PermissionDenied(jobops.USER_ID_MISSING)
         now = time.time()
-        updated = nodeops.admin_update(self._state, request, now)
-        with self._ledger.transaction() as s:
-            for node in updated:
-                repo.save_node(s, *nodeops.persisted_fields(node), node.reason_time)
-        for node in updated:
-            self._state.put_node(node)
+        self._save_nodes(nodeops.admin_update(self._state, request, now))
         self._scheduler.kick()
 
     def script_failed(self, failure: NodeScriptFailure, uid: int) -> None:
@@ -258,9 +253,7 @@ class NodeControl:
         )
         drained = nodeops.script_failed(node, failure.script, uid, time.time())
         if drained is not node:
-            with self._ledger.transaction() as s:
-                repo.save_node(s, *nodeops.persisted_fields(drained), drained.reason_time)
-            self._state.put_node(drained)
+            self._save_nodes([drained])
         if failure.script == "prolog":
             hold = "nohold_on_prolog_fail" not in self._conf.scheduler_parameters
             why = f"prolog failed on {failure.node}"
@@ -290,14 +283,17 @@ class NodeControl:
                 log.info("node=%s reboot issued", node.name)
                 changed.append(nodeops.reboot_issued(node, now))
                 reboots.append(Reboot(node.name))
-        if not changed:
-            return
+        if changed:
+            self._save_nodes(changed)
+            self._runner.run(reboots)
+
+    def _save_nodes(self, nodes: list[Node]) -> None:
+        """Save nodes' operator-visible state in one transaction, then mirror them in memory."""
         with self._ledger.transaction() as s:
-            for node in changed:
+            for node in nodes:
                 repo.save_node(s, *nodeops.persisted_fields(node), node.reason_time)
-        for node in changed:
+        for node in nodes:
             self._state.put_node(node)
-        self._runner.run(reboots)
 
     def node_usage(self) -> dict[str, NodeUsage]:
         """What jobs hold on each node (for ``scontrol show node`` and ``sinfo``).
@@ -329,9 +325,7 @@ class NodeControl:
             down = nodeops.check_down(node, now, timeout)
             if down is node:
                 continue
-            with self._ledger.transaction() as s:
-                repo.save_node(s, *nodeops.persisted_fields(down), down.reason_time)
-            self._state.put_node(down)
+            self._save_nodes([down])
             # Should it answer again, it must register: its stale jobs are killed first.
             self._runner.registered.discard(node.name)
             self._jobs.jobs_lost(node.name, now)
