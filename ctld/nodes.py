@@ -417,15 +417,7 @@ def reboot_cancelled(node: Node) -> Node:
     if NodeFlag.REBOOT_REQUESTED not in node.flags:
         raise InvalidRequest(INVALID_STATE)
     cancelled = replace(node, flags=node.flags - {NodeFlag.REBOOT_REQUESTED}, reboot_next="")
-    if node.reboot_next in ("UNDRAIN", "RESUME"):
-        cancelled = replace(
-            cancelled,
-            flags=cancelled.flags - {NodeFlag.DRAIN},
-            reason="",
-            reason_uid=0,
-            reason_time=0.0,
-        )
-    return cancelled
+    return _undrained(cancelled) if node.reboot_next in ("UNDRAIN", "RESUME") else cancelled
 
 
 def reboot_issued(node: Node, now: float) -> Node:
@@ -463,9 +455,7 @@ def rebooted(node: Node) -> Node:
         return replace(done, reason=f"{node.reason} : reboot complete")
     done = replace(done, state=next_node_state(node.name, node.state, NodeEvent.ADMIN_RESUME))
     if node.reboot_next in ("RESUME", "UNDRAIN"):
-        return replace(
-            done, flags=done.flags - {NodeFlag.DRAIN}, reason="", reason_uid=0, reason_time=0.0
-        )
+        return _undrained(done)
     return replace(done, reason=node.reason.removesuffix(" : reboot issued"))
 
 
@@ -511,15 +501,15 @@ def _admin_change(node: Node, state: str, reason: str, uid: int, now: float) -> 
         new = node.state
         if node.state is NodeState.DOWN and state != "UNDRAIN":
             new = next_node_state(node.name, node.state, NodeEvent.ADMIN_RESUME)
-        return replace(
-            node,
-            state=new,
-            flags=node.flags - {NodeFlag.DRAIN},
-            reason="",
-            reason_uid=0,
-            reason_time=0.0,
-        )
+        return _undrained(replace(node, state=new))
     raise InvalidRequest(f"{INVALID_STATE}: {state}")
+
+
+def _undrained(node: Node) -> Node:
+    """The node without its DRAIN flag and reason (RESUME, UNDRAIN, a reboot's end)."""
+    return replace(
+        node, flags=node.flags - {NodeFlag.DRAIN}, reason="", reason_uid=0, reason_time=0.0
+    )
 
 
 def _may_become(node: Node, state: str) -> bool:
