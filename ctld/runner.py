@@ -46,8 +46,6 @@ from minislurm.states import JobState
 
 log = logging.getLogger(__name__)
 
-PROLOG_SLURMCTLD_FAILED = "prolog_slurmctld failed"  # why its run ended, for the log
-
 SCRIPTS_KEPT = 64  # scripts kept after their launch: an array's tasks share theirs
 
 
@@ -231,10 +229,8 @@ class IntentRunner:
                 await self.agents.reboot(intent.node, lambda: self.address_of(intent.node))
             elif isinstance(intent, CtldProlog):
                 job = self._state.jobs.get(intent.job_id)
-                if job is not None and not await self.site_scripts.prolog(job):
-                    self._outcomes.run_failed(
-                        job.job_id, job.restarts, False, PROLOG_SLURMCTLD_FAILED
-                    )
+                if job is not None:
+                    await self._prolog_slurmctld(job, self._outcomes)
             elif isinstance(intent, AllocProlog):
                 scripts = self._script_jobs(intent.job_id)
                 await asyncio.gather(
@@ -253,6 +249,13 @@ class IntentRunner:
             return {}
         brief = jobenv.script_job(job, "")
         return {n.node: replace(brief, gpus=tuple(n.gpus)) for n in job.allocation.nodes}
+
+    async def _prolog_slurmctld(self, job: Job, outcomes: Outcomes) -> bool:
+        """Run PrologSlurmctld for the job's run; when it fails, the run ends (not held)."""
+        if await self.site_scripts.prolog(job):
+            return True
+        outcomes.run_failed(job.job_id, job.restarts, False, "prolog_slurmctld failed")
+        return False
 
     async def _prolog_on(self, job_id: int, node: str, script_job: ScriptJob) -> None:
         try:
@@ -316,8 +319,7 @@ class IntentRunner:
         job = self._state.jobs.get(job_id)
         if job is None or job.state is not JobState.RUNNING or job.allocation is None:
             return
-        if not await self.site_scripts.prolog(job):
-            outcomes.run_failed(job.job_id, job.restarts, False, PROLOG_SLURMCTLD_FAILED)
+        if not await self._prolog_slurmctld(job, outcomes):
             return
         script = self._script(job.array_job_id or job.job_id)
         batch_host = job.allocation.node_names[0]
