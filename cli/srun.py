@@ -165,8 +165,7 @@ def run_step(
         status = _srun_script(prolog, reply, "prolog_srun")
         if status:
             sys.stderr.write(f"srun: error: srun prolog failed rc = {status}. Aborting step.\n")
-            call("EndStep", job_id=job_id, step_id=step_id, cancelled=True,
-                 requester_uid=os.getuid())  # fmt: skip
+            call("EndStep", job_id=job_id, step_id=step_id, requester_uid=os.getuid())
             return 1
     wake = install_signal_pipe(bool(request["pty"]))
     step = StepRun(PROG, reply, request, options, lambda: step_addresses(job_id, step_id))

@@ -130,10 +130,10 @@ class StepControl:
         await self._ends.commit(request)
 
     def end_unstarted(self, request: StepAbort) -> None:
-        """srun ends a step it could not start: the nodes that did not report never will.
+        """srun cancels a step it will not launch (its SrunProlog failed): no node reports it.
 
         Args:
-            request: the step, its exit code or whether it is cancelled, and who asks.
+            request: the step and who asks.
 
         Raises:
             JobNotFound: no such job.
@@ -146,14 +146,7 @@ class StepControl:
         step = self._state.steps.get(request.job_id, {}).get(request.step_id)
         if step is None or step.state is not JobState.RUNNING:
             return
-        now = time.time()
-        if request.cancelled:
-            ended = stepops.cancelled(step, now)
-        else:
-            ended = step
-            for node in step.node_names:
-                if node not in ended.reported:
-                    ended = stepops.node_reported(ended, node, [(request.exit_code, 0)], now)
+        ended = stepops.cancelled(step, time.time())
         log.info("step=%d.%d ended by its srun: %s", step.job_id, step.step_id, ended.state.value)
         self._ledger.save_step_reports([ended])
         self._ledger.notify(step.job_id)

@@ -310,12 +310,10 @@ class StepEnd:
 
 @dataclass(frozen=True)
 class StepAbort:
-    """srun ends a step it could not start (``EndStep``): no node will report it."""
+    """srun cancels a step it will not launch (``EndStep``): no node will report it."""
 
     job_id: int = 0
     step_id: int = 0
-    exit_code: int = 0
-    cancelled: bool = False
     requester_uid: int = 0
 
 

@@ -1149,18 +1149,14 @@ class StepCompleteReply(_message.Message):
     def __init__(self) -> None: ...
 
 class EndStepRequest(_message.Message):
-    __slots__ = ("job_id", "step_id", "exit_code", "cancelled", "requester_uid")
+    __slots__ = ("job_id", "step_id", "requester_uid")
     JOB_ID_FIELD_NUMBER: _ClassVar[int]
     STEP_ID_FIELD_NUMBER: _ClassVar[int]
-    EXIT_CODE_FIELD_NUMBER: _ClassVar[int]
-    CANCELLED_FIELD_NUMBER: _ClassVar[int]
     REQUESTER_UID_FIELD_NUMBER: _ClassVar[int]
     job_id: int
     step_id: int
-    exit_code: int
-    cancelled: bool
     requester_uid: int
-    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., exit_code: _Optional[int] = ..., cancelled: _Optional[bool] = ..., requester_uid: _Optional[int] = ...) -> None: ...
+    def __init__(self, job_id: _Optional[int] = ..., step_id: _Optional[int] = ..., requester_uid: _Optional[int] = ...) -> None: ...
 
 class EndStepReply(_message.Message):
     __slots__ = ()

@@ -577,9 +577,7 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.EndStepRequest': (
         (1, 'job_id', 'uint32', '', False, '', ''),
         (2, 'step_id', 'uint32', '', False, '', ''),
-        (3, 'exit_code', 'int32', '', False, '', ''),
-        (4, 'cancelled', 'bool', '', False, '', ''),
-        (5, 'requester_uid', 'uint32', '', False, '', ''),
+        (3, 'requester_uid', 'uint32', '', False, '', ''),
     ),
     'minislurm.v1.EndStepReply': (
     ),
