@@ -479,7 +479,7 @@ class Agent:
         self._outbox.pop(job.job_id, None)  # an earlier run's report, if any: stale
         self._held.pop(job.job_id, None)
         self._script_jobs[job.job_id] = jobenv.script_job(job, self.settings.node_name)
-        node = self.settings.node_name
+        node, facts = self.settings.node_name, self.steps.facts
         ctx = jobenv.NodeContext(
             node_name=node,
             hostname=self.resources.hostname,
@@ -511,10 +511,10 @@ class Agent:
             alive_file=self.launcher.alive_file,
             fence_after=float(self.settings.conf.slurmd_timeout),
             hosts_file=self.hosts_file,
-            task_prolog=self.settings.conf.task_prolog,
-            task_epilog=self.settings.conf.task_epilog,
-            mem_limit=job_memory(job, node) if self.settings.conf.enforce_memory else 0,
-            gpu_usage=self.steps.facts.gpu_usage,
+            task_prolog=facts.task_prolog,
+            task_epilog=facts.task_epilog,
+            mem_limit=job_memory(job, node) if facts.enforce_memory else 0,
+            gpu_usage=facts.gpu_usage,
         )
         self.launcher.launch(job_file, request.spec.script)
 

@@ -11,7 +11,7 @@ only logged. Beyond Slurm's environment it gets ``SLURM_CONF`` and a
 ``PATH`` that finds this installation's commands, so that its
 ``scontrol`` reaches this cluster.
 
-Imports the standard library, nodeagent.prologs and minislurm.
+Imports the standard library and minislurm.site.
 """
 
 from __future__ import annotations
