@@ -82,12 +82,19 @@ def update_node(names: str, pairs: list[tuple[str, str]]) -> int:
         return _fail("You must specify a reason when DOWNING or DRAINING a node. Request denied")
     if not state and not reason:
         return _fail("No changes specified")
+    return _update_nodes("slurm_update error", names=names, state=state, reason=reason)
+
+
+def _update_nodes(error: str, **request: object) -> int:
+    """One UpdateNode call; its refusal said after ``error`` (``slurm_update error``).
+
+    Returns:
+        The exit status.
+    """
     try:
-        common.call(
-            "UpdateNode", names=names, state=state, reason=reason, requester_uid=os.getuid()
-        )
+        common.call("UpdateNode", requester_uid=os.getuid(), **request)
     except RpcError as err:
-        return _fail(f"slurm_update error: {common.rpc_message(err)}")
+        return _fail(f"{error}: {common.rpc_message(err)}")
     return 0
 
 
@@ -117,19 +124,14 @@ def reboot_command(args: list[str]) -> int:
             return _fail(f"Invalid input: {word}")
     if not names:
         return _fail("Missing node list. Specify ALL|<NodeList>")
-    try:
-        common.call(
-            "UpdateNode",
-            names=names,
-            state="REBOOT",
-            reason=reason,
-            asap=asap,
-            next_state=next_state,
-            requester_uid=os.getuid(),
-        )
-    except RpcError as err:
-        return _fail(f"scontrol_reboot_nodes error: {common.rpc_message(err)}")
-    return 0
+    return _update_nodes(
+        "scontrol_reboot_nodes error",
+        names=names,
+        state="REBOOT",
+        reason=reason,
+        asap=asap,
+        next_state=next_state,
+    )
 
 
 def cancel_reboot_command(args: list[str]) -> int:
