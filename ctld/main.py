@@ -25,7 +25,8 @@ from ctld.controller import Controller
 from ctld.diag import RpcStats
 from ctld.servicer import DAEMON_ONLY, CallTimer, SlurmControllerServicer
 from ctld.settings import CtldSettings, default_db_url
-from ctld.store import repo
+from ctld.store import repo, schema
+from ctld.store.schema import SchemaTooNew
 from minislurm.conffile import find_config
 from minislurm.config import load_slurm_conf
 from minislurm.daemon import (
@@ -140,7 +141,10 @@ def build_server(settings: CtldSettings) -> CtldServer:
     engine = create_engine(settings.db_url)
     if engine.dialect.name == "sqlite":
         repo.enable_sqlite_pragmas(engine)
-    repo.create_schema(engine)
+    try:
+        schema.upgrade(engine)
+    except SchemaTooNew as err:
+        raise Fatal(str(err)) from None
     controller = Controller(settings, engine)
     controller.load()
     servicer = SlurmControllerServicer(

@@ -1,10 +1,10 @@
 """SQLAlchemy 2.0 typed models: the controller's durable state.
 
 The only place table layouts live. Rows never leave the store: ``repo.py``
-turns them into :mod:`minislurm.model` dataclasses before commit. A column
-added later reaches existing databases through ``repo.create_schema``, which
-fills old rows with its ``default=`` or its type's empty value: declare a
-default when that empty value is not what an old row means.
+turns them into :mod:`minislurm.model` dataclasses before commit. A change
+here reaches existing databases through a migration of its own in
+``migrations/versions/`` (see ``schema.py``): tests/unit/test_schema_upgrade.py
+fails while the models and the migrated schema differ.
 
 Imports only SQLAlchemy and the standard library.
 """
@@ -38,8 +38,8 @@ class JobRow(Base):
 
     job_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     name: Mapped[str] = mapped_column(String)
-    uid: Mapped[int] = mapped_column(Integer)
-    gid: Mapped[int] = mapped_column(Integer)
+    uid: Mapped[int] = mapped_column(BigInteger)
+    gid: Mapped[int] = mapped_column(BigInteger)
     user: Mapped[str] = mapped_column(String, index=True)
     group: Mapped[str] = mapped_column(String)
     account: Mapped[str] = mapped_column(String)
@@ -49,7 +49,7 @@ class JobRow(Base):
     reason: Mapped[str] = mapped_column(String)
     nice: Mapped[int] = mapped_column(Integer)
     hold: Mapped[str] = mapped_column(String)
-    time_limit: Mapped[int] = mapped_column(Integer)
+    time_limit: Mapped[int] = mapped_column(BigInteger)
     partition_time_limit: Mapped[bool] = mapped_column(Boolean, default=False)
     submit_time: Mapped[float] = mapped_column(Float)
     eligible_time: Mapped[float] = mapped_column(Float)
@@ -83,8 +83,8 @@ class JobRow(Base):
     kill_on_invalid_dep: Mapped[bool] = mapped_column(Boolean)
     begin_time: Mapped[float] = mapped_column(Float)
     deadline: Mapped[float] = mapped_column(Float)
-    cancelled_by: Mapped[int] = mapped_column(Integer)
-    max_rss: Mapped[int] = mapped_column(Integer)
+    cancelled_by: Mapped[int] = mapped_column(BigInteger)
+    max_rss: Mapped[int] = mapped_column(BigInteger)
     total_cpu: Mapped[float] = mapped_column(Float)
     comment: Mapped[str] = mapped_column(Text)
     mail_type: Mapped[str] = mapped_column(String)
@@ -95,7 +95,7 @@ class JobRow(Base):
     warn_batch: Mapped[bool] = mapped_column(Boolean)
     warn_sent: Mapped[bool] = mapped_column(Boolean)
     reservation: Mapped[str] = mapped_column(String, default="")
-    priority_set: Mapped[int] = mapped_column(Integer, default=0)
+    priority_set: Mapped[int] = mapped_column(BigInteger, default=0)
     options: Mapped[dict[str, str] | None] = mapped_column(JSON, nullable=True)
 
 
@@ -120,7 +120,7 @@ class NodeRow(Base):
     state: Mapped[str] = mapped_column(String)
     drain: Mapped[bool] = mapped_column(Boolean)
     reason: Mapped[str] = mapped_column(Text)
-    reason_uid: Mapped[int] = mapped_column(Integer)
+    reason_uid: Mapped[int] = mapped_column(BigInteger)
     reason_time: Mapped[float] = mapped_column(Float)
     reboot: Mapped[str] = mapped_column(String, default="")  # REBOOT_REQUESTED, REBOOT_ISSUED
     reboot_next: Mapped[str] = mapped_column(String, default="")  # RESUME, DOWN, UNDRAIN
@@ -132,7 +132,7 @@ class StepRow(Base):
     __tablename__ = "steps"
 
     job_id: Mapped[int] = mapped_column(ForeignKey("jobs.job_id"), primary_key=True)
-    step_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    step_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
     name: Mapped[str] = mapped_column(String)
     state: Mapped[str] = mapped_column(String)
     nodes: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
@@ -142,19 +142,19 @@ class StepRow(Base):
     distribution: Mapped[str] = mapped_column(String)
     overlap: Mapped[bool] = mapped_column(Boolean)
     argv: Mapped[str] = mapped_column(Text)
-    uid: Mapped[int] = mapped_column(Integer)
-    gid: Mapped[int] = mapped_column(Integer)
+    uid: Mapped[int] = mapped_column(BigInteger)
+    gid: Mapped[int] = mapped_column(BigInteger)
     start_time: Mapped[float] = mapped_column(Float)
     end_time: Mapped[float] = mapped_column(Float)
     exit_code: Mapped[int] = mapped_column(Integer)
     signal: Mapped[int] = mapped_column(Integer)
     reported: Mapped[list[str]] = mapped_column(JSON)
-    max_rss: Mapped[int] = mapped_column(Integer)
+    max_rss: Mapped[int] = mapped_column(BigInteger)
     total_cpu: Mapped[float] = mapped_column(Float)
     srun_host: Mapped[str] = mapped_column(String)
     srun_pid: Mapped[int] = mapped_column(Integer)
     tres_per_node: Mapped[str] = mapped_column(String)
-    cancelled_by: Mapped[int] = mapped_column(Integer, default=-1)
+    cancelled_by: Mapped[int] = mapped_column(BigInteger, default=-1)
 
 
 class StepUsageRow(Base):
@@ -215,9 +215,9 @@ class AssocRow(Base):
     account: Mapped[str] = mapped_column(String, primary_key=True)
     user: Mapped[str] = mapped_column(String, primary_key=True)
     parent: Mapped[str] = mapped_column(String)
-    shares: Mapped[int] = mapped_column(Integer)
-    max_jobs: Mapped[int] = mapped_column(Integer)
-    max_submit: Mapped[int] = mapped_column(Integer)
+    shares: Mapped[int] = mapped_column(BigInteger)
+    max_jobs: Mapped[int] = mapped_column(BigInteger)
+    max_submit: Mapped[int] = mapped_column(BigInteger)
     grp_tres: Mapped[str] = mapped_column(String)
     raw_usage: Mapped[float] = mapped_column(Float)  # decayed TRES-seconds, charged to users
     usage_time: Mapped[float] = mapped_column(Float)  # when raw_usage was last decayed
@@ -245,8 +245,8 @@ class QosRow(Base):
 
     name: Mapped[str] = mapped_column(String, primary_key=True)
     description: Mapped[str] = mapped_column(Text)
-    priority: Mapped[int] = mapped_column(Integer)
-    max_jobs_pu: Mapped[int] = mapped_column(Integer)
-    max_submit_pu: Mapped[int] = mapped_column(Integer)
+    priority: Mapped[int] = mapped_column(BigInteger)
+    max_jobs_pu: Mapped[int] = mapped_column(BigInteger)
+    max_submit_pu: Mapped[int] = mapped_column(BigInteger)
     preempt: Mapped[str] = mapped_column(String, default="")  # QOS names, comma-separated
     preempt_mode: Mapped[str] = mapped_column(String, default="")  # "": the cluster's

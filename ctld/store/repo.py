@@ -14,25 +14,19 @@ from dataclasses import asdict, fields
 from typing import Any
 
 from sqlalchemy import (
-    Column,
-    Dialect,
     Engine,
     Table,
     bindparam,
     event,
     func,
     insert,
-    inspect,
-    literal,
     or_,
     select,
-    text,
     update,
 )
 from sqlalchemy.orm import Session
-from sqlalchemy.types import Boolean, Float, Integer, String
 
-from ctld.store.models import Base, JobRow, JobScriptRow, NodeRow, StepRow, StepUsageRow
+from ctld.store.models import JobRow, JobScriptRow, NodeRow, StepRow, StepUsageRow
 from minislurm.model import (
     Allocation,
     Job,
@@ -74,47 +68,6 @@ def enable_sqlite_pragmas(engine: Engine) -> None:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA busy_timeout=5000")
         cur.close()
-
-
-def create_schema(engine: Engine) -> None:
-    """Create any missing table, and add the columns a table of an earlier version lacks.
-
-    A state directory outlives upgrades: a column added since its database
-    was made is added to the table, filled for the rows already there with
-    the column's declared default, else its type's empty value (0, 0.0,
-    "", false), else NULL.
-
-    Args:
-        engine: the database.
-    """
-    Base.metadata.create_all(engine)
-    existing = inspect(engine)
-    with engine.begin() as conn:
-        for table in Base.metadata.sorted_tables:
-            have = {column["name"] for column in existing.get_columns(table.name)}
-            for column in table.columns:
-                if column.name not in have:
-                    conn.execute(text(_add_column(table, column, engine.dialect)))
-
-
-def _add_column(table: Table, column: Column[Any], dialect: Dialect) -> str:
-    """The ALTER TABLE that adds ``column`` with the value old rows get."""
-    value: object = None
-    if column.default is not None and column.default.is_scalar:
-        value = column.default.arg  # type: ignore[attr-defined]
-    elif isinstance(column.type, Boolean):
-        value = False
-    elif isinstance(column.type, Integer | Float):
-        value = column.type.python_type(0)
-    elif isinstance(column.type, String):  # and Text
-        value = ""
-    quote = dialect.identifier_preparer.quote
-    default = literal(value, column.type if value is not None else None)
-    sql_default = default.compile(dialect=dialect, compile_kwargs={"literal_binds": True})
-    return (
-        f"ALTER TABLE {quote(table.name)} ADD COLUMN {quote(column.name)} "
-        f"{column.type.compile(dialect)} DEFAULT {sql_default}"
-    )
 
 
 def _request_to_json(req: ResourceRequest) -> dict[str, object]:

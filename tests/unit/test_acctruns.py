@@ -27,7 +27,7 @@ from test_accounting import T0, ran, step
 from ctld import steps as stepops
 from ctld.accounting.runs import REQUEUED, ended_runs, run_records
 from ctld.requeue import preempted, requested, requeued
-from ctld.store import repo, runrepo
+from ctld.store import repo, runrepo, schema
 from ctld.store.models import JobRow
 from minislurm.model import HOLD_NONE, EarlierRun, Job, Step
 from minislurm.requests import AcctRecord
@@ -113,7 +113,7 @@ def test_changes_that_requeue_nothing_keep_no_run() -> None:
 
 def test_runs_are_stored_with_their_steps_and_taken_off_the_job(tmp_path: Path) -> None:
     engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    repo.create_schema(engine)
+    schema.upgrade(engine)
     running = ran(5, "j.sh", JobState.RUNNING, requeue=True, batch=True)
     steps = two_steps(5)
     with Session(engine) as s, s.begin():
@@ -132,7 +132,7 @@ def test_runs_are_stored_with_their_steps_and_taken_off_the_job(tmp_path: Path) 
 
 def test_a_kill_in_progress_is_stored_under_its_name_and_loaded_back(tmp_path: Path) -> None:
     engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    repo.create_schema(engine)
+    schema.upgrade(engine)
     running = ran(7, "j.sh", JobState.RUNNING, requeue=True, batch=True)
     killing, _ = preempted(running, "REQUEUE", T0 + 15)
     with Session(engine) as s, s.begin():
@@ -151,7 +151,7 @@ def test_step_reports_write_what_the_reports_change_and_keep_the_layout(
     tmp_path: Path,
 ) -> None:
     engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    repo.create_schema(engine)
+    schema.upgrade(engine)
     job = ran(5, "j.sh", JobState.RUNNING, batch=True)
     first, second = two_steps(5)
     running = replace(first, state=JobState.RUNNING, end_time=0.0)

@@ -20,7 +20,7 @@ from ctld.sched.plan import plan
 from ctld.sched.priority import PriorityWeights
 from ctld.sched.snapshot import build_snapshot
 from ctld.state import ClusterState
-from ctld.store import assocrepo, repo
+from ctld.store import assocrepo, schema
 from minislurm.accounts import Qos, initial_book, initial_qos
 from minislurm.config import PartitionConfig, SlurmConfig
 from minislurm.model import Allocation, Job, Node, NodeAlloc, PendingJob, ResourceRequest
@@ -99,7 +99,7 @@ def test_preempt_settings_are_stored(tmp_path: Path) -> None:
     table, _ = qosops.add(initial_qos(), ["low", "urgent"], {"PreemptMode": "cancel"})
     table, _ = qosops.modify(table, {"urgent"}, {"Preempt": "low,normal"})
     engine = create_engine(f"sqlite:///{tmp_path / 'db.sqlite'}")
-    repo.create_schema(engine)
+    schema.upgrade(engine)
     with Session(engine) as s, s.begin():
         assocrepo.save_book(s, replace(initial_book(), qos=table), {}, 0.0)
     with Session(engine) as s:
