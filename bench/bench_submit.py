@@ -185,8 +185,11 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--latency", type=int, default=30, help="latency rounds")
     parser.add_argument("--tls", action="store_true", help="TLSType=tls/openssl on every channel")
+    parser.add_argument(
+        "--db", choices=("sqlite", "postgresql"), default="sqlite", help="where the state lives"
+    )
     args = parser.parse_args()
-    with bench_cluster(tls=args.tls) as bench:
+    with bench_cluster(tls=args.tls, db=args.db) as bench:
         host, port = read_controller_address(bench.cluster.conf_path)
         address, work = f"{host}:{port}", bench.work
         conf = bench.cluster.conf_path
@@ -198,7 +201,7 @@ def main() -> int:
         api = bench_api(address, conf, work, args.clients, args.api)
         ctld_ms = (cpu_seconds(ctld) - before) * 1000 / (args.clients * args.api)
         ping = bench_api(address, conf, work, args.clients, args.api, ping=True)
-    print(f"minislurm on {os.cpu_count()} CPUs{', TLS' if args.tls else ''}")
+    print(f"minislurm on {os.cpu_count()} CPUs, state in {args.db}{', TLS' if args.tls else ''}")
     report("sbatch, serial", serial, "/s", "sbatch_serial")
     report(f"gRPC API, {args.clients} concurrent clients, durable", api, "/s", "api_parallel")
     print(f"{'  slurmctld CPU per submission':<42} {ctld_ms:10.2f} ms")

@@ -1,7 +1,7 @@
 """What the benchmarks share: a fresh local cluster with our commands ready to time,
 and the machine's calibration figure.
 
-Imports minislurm.local.cluster; the benchmarks import it as a sibling module
+Imports minislurm.local.cluster and .pgserver; the benchmarks import it as a sibling module
 (``python bench/bench_x.py`` puts ``bench/`` first on the path).
 """
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from minislurm.local.cluster import ClusterSpec, LocalCluster
+from minislurm.local.pgserver import PgServer, free_port
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).parents[1]
@@ -33,7 +34,7 @@ class BenchCluster:
 
 
 @contextmanager
-def bench_cluster(nodes: int = 2, tls: bool = False) -> Iterator[BenchCluster]:
+def bench_cluster(nodes: int = 2, tls: bool = False, db: str = "sqlite") -> Iterator[BenchCluster]:
     """Start a two-node local cluster in a temporary directory; stop it at the end.
 
     The commands' bytecode is compiled first and PYTHONDONTWRITEBYTECODE is
@@ -42,6 +43,8 @@ def bench_cluster(nodes: int = 2, tls: bool = False) -> Iterator[BenchCluster]:
     Args:
         nodes: how many nodes.
         tls: TLSType=tls/openssl, with a CA and certificate made for it.
+        db: where the state lives: "sqlite" (the default) or "postgresql" (a private
+            server in a directory of its own, started and stopped with the cluster).
 
     Yields:
         The cluster, its work directory and the commands' environment
@@ -52,9 +55,9 @@ def bench_cluster(nodes: int = 2, tls: bool = False) -> Iterator[BenchCluster]:
         cwd=ROOT,
         check=True,
     )
-    with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home:
+    with tempfile.TemporaryDirectory(prefix="minislurm-bench-") as home, state_db(db) as url:
         cluster = LocalCluster(home)
-        cluster.up(ClusterSpec(nodes=nodes, tls=tls))
+        cluster.up(ClusterSpec(nodes=nodes, tls=tls, state_db=url))
         try:
             cluster.wait_ready()
             work = os.path.join(home, "work")
@@ -65,6 +68,26 @@ def bench_cluster(nodes: int = 2, tls: bool = False) -> Iterator[BenchCluster]:
             yield BenchCluster(cluster, work, env)
         finally:
             cluster.down()
+
+
+@contextmanager
+def state_db(kind: str) -> Iterator[str]:
+    """The StateSaveLocation of a bench cluster: "" (SQLite's), or a private PostgreSQL's URL.
+
+    The server's directory is a temporary one of its own (run as root, the
+    server runs as another user, who must reach it).
+    """
+    if kind == "sqlite":
+        yield ""
+        return
+    with tempfile.TemporaryDirectory(prefix="minislurm-bench-pg-") as directory:
+        server = PgServer(directory, free_port())
+        server.init()
+        server.start()
+        try:
+            yield server.url()
+        finally:
+            server.stop()
 
 
 def calibration() -> float:

@@ -90,14 +90,16 @@ def settings_from(args: argparse.Namespace) -> CtldSettings:
     conf = load_slurm_conf(path)
     for warning in conf.warnings:
         log.warning("%s", warning)
-    os.makedirs(conf.state_save_location, exist_ok=True)
+    db_url = args.db_url or default_db_url(conf)
+    if db_url.startswith("sqlite:"):
+        os.makedirs(conf.state_save_location, exist_ok=True)
     return CtldSettings(
         conf=conf,
         conf_path=os.path.abspath(path),
         listen_host=args.listen,
         port=conf.controller_port if args.port is None else args.port,
         port_file=args.port_file,
-        db_url=args.db_url or default_db_url(conf),
+        db_url=db_url,
         operators=privileged_uids(conf.slurm_user),
         cluster_key=cred.load_key(cred.key_path(path)),
     )

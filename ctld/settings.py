@@ -40,7 +40,10 @@ class CtldSettings:
 
 
 def default_db_url(conf: SlurmConfig) -> str:
-    """The SQLite database in StateSaveLocation.
+    """The database StateSaveLocation names.
+
+    A ``postgresql://`` URL names a PostgreSQL database (spoken to by psycopg
+    3); a directory holds SQLite's file, ``minislurm.db``.
 
     Args:
         conf: the configuration.
@@ -48,4 +51,8 @@ def default_db_url(conf: SlurmConfig) -> str:
     Returns:
         A SQLAlchemy URL.
     """
-    return "sqlite:///" + os.path.join(conf.state_save_location, "minislurm.db")
+    location = conf.state_save_location
+    scheme, sep, rest = location.partition("://")
+    if sep:
+        return f"postgresql+psycopg://{rest}" if scheme != "postgresql+psycopg" else location
+    return "sqlite:///" + os.path.join(location, "minislurm.db")

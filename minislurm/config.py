@@ -236,7 +236,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "ClusterName": ("cluster_name", "lower"),
     "SlurmctldPort": ("controller_port", "port"),
     "SlurmdPort": ("slurmd_port", "port"),
-    "StateSaveLocation": ("state_save_location", "str"),
+    "StateSaveLocation": ("state_save_location", "stateloc"),
     "SlurmUser": ("slurm_user", "str"),
     "SlurmdSpoolDir": ("slurmd_spool_dir", "str"),
     "AuthType": ("auth_type", "auth"),
@@ -471,6 +471,17 @@ def _to_acct_freq(text: str) -> int:
     return task
 
 
+STATE_DB_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg")
+
+
+def _to_state_location(text: str) -> str:
+    """StateSaveLocation: a directory (SQLite's file in it) or a PostgreSQL database's URL."""
+    scheme, sep, _ = text.partition("://")
+    if sep and scheme not in STATE_DB_SCHEMES:
+        raise ValueError("expected a directory or a postgresql:// URL")
+    return text
+
+
 def _convert(text: str, kind: str) -> Any:
     """Convert a global key's value by its kind; raises ValueError when malformed."""
     if kind == "str":
@@ -495,6 +506,8 @@ def _convert(text: str, kind: str) -> Any:
         return params
     if kind == "acctfreq":
         return _to_acct_freq(text)
+    if kind == "stateloc":
+        return _to_state_location(text)
     if kind == "prologflags":
         return tuple(_to_choice(flag, PROLOG_FLAGS) for flag in _to_list(text))
     if kind == "hcstates":

@@ -58,6 +58,7 @@ class ClusterSpec:
     topology: str = ""  # a topology.conf to install (its kind sets TopologyPlugin)
     gres_conf: str = ""  # a gres.conf to install ("": gpus_per_node fake GPUs by Count=)
     conf_lines: tuple[str, ...] = ()  # more slurm.conf lines (cluster up --conf), last
+    state_db: str = ""  # the state's PostgreSQL URL ("": SQLite under state/)
 
     @property
     def node_names(self) -> list[str]:
@@ -122,7 +123,7 @@ def render_slurm_conf(
 ClusterName={spec.cluster_name}
 SlurmctldHost={controller}
 SlurmctldPort={port}
-StateSaveLocation={home}/state
+StateSaveLocation={spec.state_db or f"{home}/state"}
 SlurmdSpoolDir={home}/spool/%n
 SlurmdParameters=config_overrides
 SelectType=select/cons_tres

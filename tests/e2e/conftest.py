@@ -185,7 +185,23 @@ def cluster(
     yield from run_cluster(tmp_path_factory.mktemp("cluster"), request)
 
 
+# Tests that must hold whichever database keeps the state take it as a parameter:
+# ``@pytest.mark.parametrize("fresh_cluster", STATE_DBS, indirect=True)``.
+STATE_DBS = ["sqlite", "postgresql"]
+
+
+def state_db(request: pytest.FixtureRequest) -> str:
+    """The StateSaveLocation a test parametrized by STATE_DBS asked for ("": SQLite's default).
+
+    PostgreSQL's is a new database on the session's server.
+    """
+    if getattr(request, "param", "sqlite") == "sqlite":
+        return ""
+    return str(request.getfixturevalue("pg_url"))
+
+
 @pytest.fixture
 def fresh_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """A cluster of the test's own (for tests that kill daemons)."""
-    yield from run_cluster(tmp_path, request)
+    spec = ClusterSpec(kill_wait=2, min_job_age=600, state_db=state_db(request))
+    yield from run_cluster(tmp_path, request, spec)

@@ -4,7 +4,8 @@ Seeded and bounded: the same seed gives the same workload and the same
 sequence of kills. At the end every acknowledged job is in a terminal state
 that its history explains, no job ran twice at once (each run holds an
 flock on its job's lock file), no process of any job is left, and the
-database passes SQLite's integrity check.
+database holds every job (and passes SQLite's integrity check). It runs
+on SQLite and on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from conftest import TERMINAL, TestCluster, parse_oneliner, run_cluster
+from conftest import STATE_DBS, TERMINAL, TestCluster, parse_oneliner, run_cluster, state_db
 from helpers import pid_alive, wait_until
+from sqlalchemy import create_engine, text
 
 from minislurm import procs
 from minislurm.local.cluster import ClusterSpec
@@ -65,8 +67,21 @@ class Event:
 @pytest.fixture
 def chaos_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """Two nodes; a silent node is DOWN after a few seconds."""
-    spec = ClusterSpec(kill_wait=1, min_job_age=3600, slurmd_timeout=SLURMD_TIMEOUT)
+    spec = ClusterSpec(
+        kill_wait=1, min_job_age=3600, slurmd_timeout=SLURMD_TIMEOUT, state_db=state_db(request)
+    )
     yield from run_cluster(tmp_path, request, spec)
+
+
+def stored_states(cluster: TestCluster) -> dict[int, str]:
+    """Each job's state as the controller's database holds it."""
+    url = cluster.spec.state_db or f"sqlite:///{cluster.local.path('state', 'minislurm.db')}"
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return {row[0]: row[1] for row in conn.execute(text("SELECT job_id, state FROM jobs"))}
+    finally:
+        engine.dispose()
 
 
 def job_script(work: Path, seconds: float) -> str:
@@ -195,6 +210,7 @@ def explained(job: Submitted, info: dict[str, str], events: list[Event], end: fl
     return job.kind == "srun" and state in ("FAILED", "CANCELLED") and bool(hit)
 
 
+@pytest.mark.parametrize("chaos_cluster", STATE_DBS, indirect=True)
 def test_every_job_survives_chaos(chaos_cluster: TestCluster) -> None:
     cluster = chaos_cluster
     rng = random.Random(SEED)
@@ -269,10 +285,11 @@ def test_every_job_survives_chaos(chaos_cluster: TestCluster) -> None:
     pids = [int(p.read_text()) for p in (work / "pids").iterdir()]
     wait_until(lambda: not [p for p in pids if pid_alive(p)], 30, "every job process gone")
 
-    db = next(Path(cluster.local.path("state")).glob("*.db"))
-    with contextlib.closing(sqlite3.connect(db)) as conn:
-        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        rows = dict(conn.execute("SELECT job_id, state FROM jobs").fetchall())
+    if not cluster.spec.state_db:
+        db = next(Path(cluster.local.path("state")).glob("*.db"))
+        with contextlib.closing(sqlite3.connect(db)) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    rows = stored_states(cluster)
     assert ids <= set(rows), f"acknowledged jobs missing from the database: {ids - set(rows)}"
     assert {rows[i] for i in ids} <= TERMINAL
 

@@ -7,10 +7,13 @@ import signal
 from pathlib import Path
 
 import pytest
-from conftest import TestCluster
+from conftest import STATE_DBS, TestCluster
 from helpers import pid_alive, wait_until
 
 from minislurm import procs
+
+# Acknowledged means durable on either database.
+pytestmark = pytest.mark.parametrize("fresh_cluster", STATE_DBS, indirect=True)
 
 
 def test_controller_sigkill_keeps_every_job(fresh_cluster: TestCluster) -> None:

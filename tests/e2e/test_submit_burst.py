@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import TestCluster, run_cluster
+from conftest import STATE_DBS, TestCluster, run_cluster
 
 from minislurm.conffile import read_controller_address
 from minislurm.local.cluster import ClusterSpec
@@ -69,6 +69,7 @@ def _squeue_ids(cluster: TestCluster) -> set[int]:
     return {int(line) for line in out.out.split()}
 
 
+@pytest.mark.parametrize("fresh_cluster", STATE_DBS, indirect=True)
 def test_every_acknowledged_submission_of_a_burst_survives_sigkill(
     fresh_cluster: TestCluster,
 ) -> None:

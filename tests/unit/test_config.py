@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from ctld.confshow import config_entries
+from ctld.settings import default_db_url
 from minislurm.config import (
     IGNORED_KEYS,
     NodeConfig,
@@ -417,6 +418,7 @@ def test_documented_keys_we_ignore_do_not_warn(tmp_path: Path) -> None:
         ("NodeName=n1\nPartitionName=p Nodes=n[1-2]\n", 2, "unknown node n2 in Nodes"),
         ("NodeName=DEFAULT CPUs=x\nNodeName=n1\n", 1, "invalid value for CPUs"),
         ("Foo\n", 1, "missing '='"),
+        ("StateSaveLocation=mysql://db/slurm\n", 1, "a directory or a postgresql:// URL"),
     ],
 )
 def test_invalid_values_are_config_errors_naming_line_key_and_value(
@@ -426,6 +428,21 @@ def test_invalid_values_are_config_errors_naming_line_key_and_value(
     assert (error.path, error.line) == (str(tmp_path / "slurm.conf"), line)
     assert fragment in error.message
     assert str(error).startswith(f"{tmp_path / 'slurm.conf'}:{line}: ")
+
+
+@pytest.mark.parametrize(
+    ("location", "url"),
+    [
+        ("/var/spool/ctld", "sqlite:////var/spool/ctld/minislurm.db"),
+        ("postgresql://ctld@db1:5433/slurm", "postgresql+psycopg://ctld@db1:5433/slurm"),
+        ("postgres://db1/slurm", "postgresql+psycopg://db1/slurm"),
+        ("postgresql+psycopg://db1/slurm", "postgresql+psycopg://db1/slurm"),
+    ],
+)
+def test_state_save_location_names_a_directory_or_a_postgresql_database(
+    tmp_path: Path, location: str, url: str
+) -> None:
+    assert default_db_url(_load(tmp_path, f"StateSaveLocation={location}\n")) == url
 
 
 def test_partition_nodes_may_come_before_the_node_lines(tmp_path: Path) -> None:
