@@ -9,12 +9,12 @@ import pytest
 from ctld.confshow import config_entries
 from ctld.settings import default_db_url
 from minislurm.config import (
-    IGNORED_KEYS,
     NodeConfig,
     PartitionConfig,
     SlurmConfig,
     load_slurm_conf,
 )
+from minislurm.confkeys import IGNORED_KEYS
 from minislurm.errors import ConfigError
 from minislurm.gresconf import GresConfig, load_gres_conf
 from minislurm.units import INFINITE

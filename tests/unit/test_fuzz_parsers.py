@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from cli import opts
 from cli.common import CommandError
 from cli.sbatch import OPTIONS, batch_spec, directives
-from minislurm import config, hostlist
+from minislurm import config, confkeys, hostlist
 from minislurm.errors import MinislurmError
 
 FUZZ = settings(
@@ -135,7 +135,7 @@ def test_a_long_sbatch_line_is_parsed_in_linear_time() -> None:
 
 
 CONF_KEYS = sorted(
-    [*config._GLOBAL_KEYS, *config._NODE_KEYS, *config._PARTITION_KEYS, "SlurmctldHost"]
+    [*confkeys._GLOBAL_KEYS, *confkeys._NODE_KEYS, *confkeys._PARTITION_KEYS, "SlurmctldHost"]
 )
 CONF_LINE = st.one_of(
     st.lists(
