@@ -76,9 +76,12 @@ def config_entries(conf: SlurmConfig, port: int, metrics_port: int = 0) -> list[
         "SchedulerType": conf.scheduler_type,
         "SelectType": "select/cons_tres",
         "SelectTypeParameters": _or_null(",".join(conf.select_type_parameters)).upper(),
-        "SlurmctldHost[0]": conf.controller_host
-        + (f"({conf.controller_addr})" if conf.controller_addr != conf.controller_host else ""),
+        **{
+            f"SlurmctldHost[{index}]": name + (f"({addr})" if addr != name else "")
+            for index, (name, addr) in enumerate(conf.controllers)
+        },
         "SlurmctldPort": str(port),
+        "SlurmctldTimeout": f"{conf.slurmctld_timeout} sec",
         "SlurmdParameters": _or_null(",".join(conf.slurmd_parameters)),
         "SlurmdPort": str(conf.slurmd_port),
         "SlurmdSpoolDir": conf.slurmd_spool_dir,

@@ -17,9 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from ctld import jobs as jobops
 from ctld import nodes as nodeops
@@ -53,7 +54,12 @@ USAGE_CHARGE_SECONDS = 30.0  # how often running jobs' usage is charged (Slurm: 
 class Controller:
     """slurmctld's brain: state, persistence, scheduling, timers and dispatch."""
 
-    def __init__(self, settings: CtldSettings, engine: Engine) -> None:
+    def __init__(
+        self,
+        settings: CtldSettings,
+        engine: Engine,
+        fence: Callable[[Connection], None] | None = None,
+    ) -> None:
         self.settings = settings
         self.conf = conf = settings.conf
         self._engine = engine
@@ -69,7 +75,7 @@ class Controller:
             settings.sched.max_switch_wait,
             conf.topology,
         )
-        self.ledger = Ledger(self.state, engine)
+        self.ledger = Ledger(self.state, engine, fence)
         self.weights = weights_of(conf)
         self.accounting = Accounting(conf, self.ledger.transaction, settings.operators)
         self.ranking = Ranking(self.state, self.weights, self.accounting)

@@ -1,6 +1,8 @@
 """The one mapping from domain errors to gRPC status codes.
 
-Imports minislurm.errors and grpc.
+A controller deposed by another (ctld.leadership) answers as a standby does.
+
+Imports minislurm.errors, minislurm.wire.ctlclient, ctld.leadership and grpc.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from ctld.leadership import Deposed
 from ctld.steps import StepBusy
 from minislurm.errors import (
     InvalidRequest,
@@ -21,6 +24,7 @@ from minislurm.errors import (
     NodeNotFound,
     PermissionDenied,
 )
+from minislurm.wire.ctlclient import STANDBY
 
 log = logging.getLogger(__name__)
 
@@ -70,5 +74,8 @@ def grpc_errors(
         except MinislurmError as err:
             await context.abort(status_code(err), str(err))
             raise  # abort() raises; this line is never reached
+        except Deposed:  # nothing was written: the caller tries the controller in control
+            await context.abort(grpc.StatusCode.UNAVAILABLE, STANDBY)
+            raise
 
     return wrapper

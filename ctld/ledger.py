@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from ctld import events
@@ -35,11 +35,20 @@ class Ledger:
     Args:
         state: the in-memory view the commits keep up to date.
         engine: the database.
+        fence: run first in each transaction (with its connection); raises when this
+            controller no longer holds the role (ctld.leadership), so that it writes nothing.
     """
 
-    def __init__(self, state: ClusterState, engine: Engine) -> None:
+    def __init__(
+        self,
+        state: ClusterState,
+        engine: Engine,
+        fence: Callable[[Connection], None] | None = None,
+    ) -> None:
         self.state = state
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        if fence is not None:
+            event.listen(self._sessions, "after_begin", lambda _session, _trans, conn: fence(conn))
         self._job_waiters: dict[int, list[asyncio.Future[None]]] = {}
         self._listeners: list[Callable[[Job | None, Job], None]] = []
         self.tally = JobTally()  # sdiag's job counts: what the commits did

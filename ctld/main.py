@@ -1,9 +1,15 @@
 """slurmctld: the controller daemon's entry point.
 
-``build_server`` binds and wires everything without starting it (tests and
-the local-cluster launcher use it); ``serve`` runs until SIGTERM/SIGINT:
-health goes NOT_SERVING, loops stop, in-flight RPCs get a grace period,
-the database is closed. A second signal exits at once.
+``build_server`` binds and wires everything without starting it; ``serve``
+runs until SIGTERM/SIGINT: health goes NOT_SERVING, loops stop, in-flight
+RPCs get a grace period, the database is closed. A second signal exits at
+once.
+
+With the state in PostgreSQL a controller first waits as a standby until it
+holds the controller's role (ctld.leadership): it answers Ping and Takeover
+only. Then it upgrades the database, loads it and serves, until it stops or
+loses the role to another controller, when it shuts down, as Slurm's
+primary does after a takeover.
 
 Imports ctld and minislurm.
 """
@@ -11,20 +17,24 @@ Imports ctld and minislurm.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
+from collections.abc import Awaitable
+from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import grpc
-from sqlalchemy import create_engine
+from sqlalchemy import Engine, create_engine
 from sqlalchemy.orm import sessionmaker
 
 from ctld.controller import Controller
 from ctld.diag import RpcStats
-from ctld.servicer import DAEMON_ONLY, CallTimer, SlurmControllerServicer
-from ctld.settings import CtldSettings, default_db_url
+from ctld.leadership import Lease, Role
+from ctld.servicer import DAEMON_ONLY, CallTimer, SlurmControllerServicer, StandbyGate
+from ctld.settings import CtldSettings, check_backups, default_db_url, own_host
 from ctld.store import repo, schema
 from ctld.store.schema import SchemaTooNew
 from minislurm.conffile import find_config
@@ -64,7 +74,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="slurmctld", description="minislurm controller daemon")
     add_common_flags(p)
     p.add_argument("--port", type=int, help="port (overrides SlurmctldPort; 0 = any free)")
-    p.add_argument("--db-url", help="SQLAlchemy URL (default: SQLite in StateSaveLocation)")
+    p.add_argument("--db-url", help="SQLAlchemy URL (default: the one StateSaveLocation names)")
+    p.add_argument(
+        "--host",
+        help="which SlurmctldHost this controller is (default: this machine's name, or the only)",
+    )
     p.add_argument(
         "--metrics-url-file", help="write the metrics endpoints' base URL here once serving"
     )
@@ -91,6 +105,7 @@ def settings_from(args: argparse.Namespace) -> CtldSettings:
     for warning in conf.warnings:
         log.warning("%s", warning)
     db_url = args.db_url or default_db_url(conf)
+    check_backups(conf, db_url)
     if db_url.startswith("sqlite:"):
         os.makedirs(conf.state_save_location, exist_ok=True)
     return CtldSettings(
@@ -102,6 +117,7 @@ def settings_from(args: argparse.Namespace) -> CtldSettings:
         db_url=db_url,
         operators=privileged_uids(conf.slurm_user),
         cluster_key=cred.load_key(cred.key_path(path)),
+        host=own_host(conf, args.host),
     )
 
 
@@ -113,10 +129,13 @@ class CtldServer:
     controller: Controller
     servicer: SlurmControllerServicer
     port: int
+    engine: Engine
+    gate: StandbyGate
+    role: Role | None  # None: the only controller, over SQLite
 
 
 def build_server(settings: CtldSettings) -> CtldServer:
-    """Create the database, controller and gRPC server, bound but not started.
+    """Create the controller and gRPC server, bound but not started (nor loaded).
 
     Args:
         settings: the daemon's settings.
@@ -130,7 +149,10 @@ def build_server(settings: CtldSettings) -> CtldServer:
     verify = verifier_for(settings.conf.auth_type, settings.cluster_key)
     guard = Authenticator(verify, daemon_only=DAEMON_ONLY, privileged=settings.operators)
     rpc_stats = RpcStats()
-    server = grpc.aio.server(options=SERVER_OPTIONS, interceptors=[CallTimer(rpc_stats), guard])
+    gate = StandbyGate()
+    server = grpc.aio.server(
+        options=SERVER_OPTIONS, interceptors=[CallTimer(rpc_stats), gate, guard]
+    )
     try:
         port = tls.add_port(
             server, f"{settings.listen_host}:{settings.port}", settings.conf.tls_files()
@@ -140,50 +162,114 @@ def build_server(settings: CtldSettings) -> CtldServer:
     if port == 0:
         raise Fatal(f"cannot listen on {settings.listen_host}:{settings.port}")
     settings = replace(settings, port=port)
-    engine = create_engine(settings.db_url)
-    if engine.dialect.name == "sqlite":
+    timeout = settings.conf.slurmctld_timeout
+    if settings.db_url.startswith("sqlite:"):
+        engine = create_engine(settings.db_url)
         repo.enable_sqlite_pragmas(engine)
-    try:
-        schema.upgrade(engine)
-    except SchemaTooNew as err:
-        raise Fatal(str(err)) from None
-    controller = Controller(settings, engine)
-    controller.load()
+        role = None
+    else:
+        # A controller cut off inside a transaction must not hold the lease's row for
+        # long: the server ends a transaction left idle for SlurmctldTimeout.
+        idle = f"-c idle_in_transaction_session_timeout={timeout * 1000}"
+        engine = create_engine(settings.db_url, connect_args={"options": idle})
+        role = Role(Lease(settings.db_url, settings.host, timeout))
+    controller = Controller(settings, engine, None if role is None else role.fence)
     servicer = SlurmControllerServicer(
-        controller, sessionmaker(engine, expire_on_commit=False), rpc_stats
+        controller, sessionmaker(engine, expire_on_commit=False), rpc_stats, gate, role
     )
     pb_grpc.add_SlurmControllerServicer_to_server(servicer, server)
-    return CtldServer(server, controller, servicer, port)
+    return CtldServer(server, controller, servicer, port, engine, gate, role)
+
+
+async def take_control(built: CtldServer) -> None:
+    """Become the controller in control: take the role, upgrade and load the database.
+
+    Raises:
+        Fatal: the database is of a newer release.
+    """
+    if built.role is not None:
+        log.info(
+            "slurmctld (%s) in standby: waiting for the controller's role", built.role.lease.name
+        )
+        await built.role.acquire()
+        log.info("slurmctld (%s) holds the controller's role", built.role.lease.name)
+    try:
+        schema.upgrade(built.engine)
+    except SchemaTooNew as err:
+        raise Fatal(str(err)) from None
+    built.controller.load()
 
 
 async def serve(args: argparse.Namespace) -> None:
-    """Run the controller until asked to stop.
+    """Run the controller until asked to stop, or until another controller takes over.
 
     Args:
         args: the daemon's flags.
 
     Raises:
-        Fatal: it cannot listen.
+        Fatal: it cannot listen, or the database is of a newer release.
         ConfigError: slurm.conf is missing or malformed.
     """
     settings = settings_from(args)
     built = build_server(settings)
     await built.server.start()
-    kiosk = await authd.serve(auth.socket_path(settings.conf_path), settings.cluster_key)
-    await built.controller.start()
-    metrics = await _serve_metrics(built, settings, args.metrics_url_file)
-    if settings.port_file:
+    # Controllers sharing a host (and slurm.conf) share the kiosk: one serves it; the one
+    # taking control serves it when nobody answers there any more.
+    kiosk_path = auth.socket_path(settings.conf_path)
+    kiosk = await authd.serve_unless_served(kiosk_path, settings.cluster_key)
+    if settings.port_file:  # a standby listens too: it answers Ping and Takeover
         write_port_file(settings.port_file, built.port)
     log.info("slurmctld listening on %s:%d", settings.listen_host, built.port)
-    await stop_requested()
-    log.info("slurmctld shutting down")
-    built.servicer.serving = False
-    if metrics is not None:
-        await metrics.close()
-    await built.controller.stop()
-    await built.server.stop(GRACE_SECONDS)
-    kiosk.close()
-    built.controller.close()
+    stopping = asyncio.ensure_future(stop_requested())
+    metrics = None
+    try:
+        if await _first(stopping, take_control(built)):
+            kiosk = kiosk or await authd.serve_unless_served(kiosk_path, settings.cluster_key)
+            await built.controller.start()
+            built.gate.serving = True
+            metrics = await _serve_metrics(built, settings, args.metrics_url_file)
+            log.info("slurmctld in control")
+            if await _first(stopping, _lost(built.role)):
+                log.warning("lost the controller's role (%s): shutting down", _why(built.role))
+    finally:
+        stopping.cancel()
+        log.info("slurmctld shutting down")
+        built.gate.serving = False
+        built.servicer.serving = False
+        if metrics is not None:
+            await metrics.close()
+        await built.controller.stop()
+        await built.server.stop(GRACE_SECONDS)
+        if kiosk is not None:
+            kiosk.close()
+        if built.role is not None:
+            built.role.close()
+        built.controller.close()
+
+
+async def _first(stopping: asyncio.Future[None], work: Awaitable[None]) -> bool:
+    """Run ``work`` until it ends (True) or a stop is asked for first (False, work cancelled)."""
+    task = asyncio.ensure_future(work)
+    await asyncio.wait({stopping, task}, return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        task.result()  # its exception, if any
+        return True
+    task.cancel()
+    with suppress(asyncio.CancelledError):
+        await task
+    return False
+
+
+async def _lost(role: Role | None) -> None:
+    """Return when the role is lost (never, for the only controller)."""
+    if role is None:
+        await asyncio.Event().wait()
+    else:
+        await role.lost.wait()
+
+
+def _why(role: Role | None) -> str:
+    return role.why if role is not None else ""
 
 
 async def _serve_metrics(

@@ -28,6 +28,7 @@ from ctld.confshow import config_entries
 from ctld.controller import Controller
 from ctld.diag import CallCount, RpcStats
 from ctld.errors import grpc_errors
+from ctld.leadership import Role
 from ctld.state import NodeUsage
 from minislurm import VERSION_LINE
 from minislurm import requests as rq
@@ -35,6 +36,7 @@ from minislurm.errors import ConfigError, InvalidRequest, PermissionDenied
 from minislurm.security.authgrpc import caller_uid
 from minislurm.states import JobState
 from minislurm.wire import convert
+from minislurm.wire.ctlclient import STANDBY
 from minislurm.wire.jobinfos import JobInfos
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
@@ -45,9 +47,11 @@ if TYPE_CHECKING:
 K = TypeVar("K")
 
 # Methods only node agents (root or SlurmUser) may call; minislurm.security.authgrpc enforces it.
+# Takeover (scontrol takeover) is root's and SlurmUser's too: a standby knows no accounts.
 DAEMON_ONLY = frozenset(
-    {"RegisterNodes", "Heartbeats", "JobComplete", "NodeScriptFailed", "StepComplete"}
+    {"RegisterNodes", "Heartbeats", "JobComplete", "NodeScriptFailed", "StepComplete", "Takeover"}
 )
+TAKEOVER_SECONDS = 30.0  # how long a Takeover waits for the role (the primary's transactions)
 
 
 class AgentCalls:
@@ -102,11 +106,18 @@ class SlurmControllerServicer(AgentCalls, pb_grpc.SlurmControllerServicer):  # t
     """Serves commands and node agents."""
 
     def __init__(
-        self, controller: Controller, sessions: sessionmaker[Session], rpc_stats: RpcStats
+        self,
+        controller: Controller,
+        sessions: sessionmaker[Session],
+        rpc_stats: RpcStats,
+        gate: StandbyGate,
+        role: Role | None = None,
     ) -> None:
         self.ctl = controller
         self.rpc_stats = rpc_stats  # sdiag's RPC counts
         self.sessions = sessions  # read transactions of our own (accounting)
+        self.gate = gate  # open once this controller is in control
+        self.role = role  # None: the only controller, over SQLite
         self.infos = JobInfos(
             controller.state.jobs, controller.ranking.priority, controller.jobs.expected_start
         )
@@ -223,8 +234,20 @@ class SlurmControllerServicer(AgentCalls, pb_grpc.SlurmControllerServicer):  # t
         if not self.serving:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "slurmctld is shutting down")
         return pb.PingReply(
-            cluster=self.ctl.conf.cluster_name, version=VERSION_LINE, now=int(time.time())
+            cluster=self.ctl.conf.cluster_name,
+            version=VERSION_LINE,
+            now=int(time.time()),
+            role="primary" if self.gate.serving else "backup",
+            host=self.ctl.settings.host,
         )
+
+    @grpc_errors
+    async def Takeover(self, request: pb.TakeoverRequest, context: Ctx) -> pb.TakeoverReply:
+        if self.role is None:
+            raise InvalidRequest("no backup controller is configured (one SlurmctldHost)")
+        if not await self.role.take_over(TAKEOVER_SECONDS):
+            raise InvalidRequest("the controller's role could not be taken: try again")
+        return pb.TakeoverReply()
 
     @grpc_errors
     async def Reconfigure(
@@ -405,6 +428,33 @@ def _us(seconds: float) -> int:
 
 def _most_first(table: Mapping[K, CallCount]) -> list[tuple[K, CallCount]]:
     return sorted(table.items(), key=lambda item: -item[1].count)
+
+
+class StandbyGate(grpc.aio.ServerInterceptor):
+    """Refuses every call but Ping and Takeover until the controller is in control.
+
+    A standby (or a controller still loading, or one that has lost the role)
+    answers UNAVAILABLE with :data:`~minislurm.wire.ctlclient.STANDBY`, before
+    doing anything: the caller tries the next controller.
+    """
+
+    OPEN = frozenset({"Ping", "Takeover"})
+
+    def __init__(self) -> None:
+        self.serving = False
+
+    async def intercept_service(self, continuation: Any, details: Any) -> Any:
+        """Pass the call on, or answer it as a standby."""
+        if self.serving or details.method.rsplit("/", 1)[-1] in self.OPEN:
+            return await continuation(details)
+        return _REFUSED
+
+
+async def _refuse(request: bytes, context: Ctx) -> None:
+    await context.abort(grpc.StatusCode.UNAVAILABLE, STANDBY)
+
+
+_REFUSED: grpc.RpcMethodHandler[Any, Any] = grpc.unary_unary_rpc_method_handler(_refuse)
 
 
 class CallTimer(grpc.aio.ServerInterceptor):

@@ -2,16 +2,18 @@
 
 One frozen dataclass, validated at start and passed down explicitly.
 
-Imports minislurm.config and ctld.sched.knobs.
+Imports minislurm.config, minislurm.errors and ctld.sched.knobs.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass
 
 from ctld.sched.knobs import SchedConfig, sched_config
 from minislurm.config import SlurmConfig
+from minislurm.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class CtldSettings:
     db_url: str
     operators: frozenset[int]  # uids always Administrator: root, SlurmUser, the daemon's own
     cluster_key: bytes  # signs step credentials (slurm.key)
+    host: str = ""  # which SlurmctldHost this controller is ("": the primary)
 
     @property
     def sched(self) -> SchedConfig:
@@ -34,9 +37,9 @@ class CtldSettings:
 
     @property
     def controller_address(self) -> str:
-        """``host:port`` by which nodes and jobs reach the controller."""
-        host = self.conf.controller_addr or self.conf.controller_host or "127.0.0.1"
-        return f"{host}:{self.port}"
+        """``host:port`` by which nodes and jobs reach this controller."""
+        addr = dict(self.conf.controllers).get(self.host, self.conf.controller_addr)
+        return f"{addr or self.conf.controller_host or '127.0.0.1'}:{self.port}"
 
 
 def default_db_url(conf: SlurmConfig) -> str:
@@ -56,3 +59,50 @@ def default_db_url(conf: SlurmConfig) -> str:
     if sep:
         return f"postgresql+psycopg://{rest}" if scheme != "postgresql+psycopg" else location
     return "sqlite:///" + os.path.join(location, "minislurm.db")
+
+
+def own_host(conf: SlurmConfig, named: str | None) -> str:
+    """Which SlurmctldHost a controller is.
+
+    Args:
+        conf: the configuration.
+        named: the one its ``--host`` flag names, if any.
+
+    Returns:
+        ``named``; else the only one; else the one named as this machine is
+        (its short host name), as Slurm's controllers find theirs.
+
+    Raises:
+        ConfigError: ``named`` is none of them, or this machine is none of them.
+    """
+    names = [name for name, _ in conf.controllers]
+    if named is not None:
+        if named not in names:
+            raise ConfigError(conf.path, 0, f"--host {named}: no SlurmctldHost is named so")
+        return named
+    if len(names) == 1:
+        return names[0]
+    short = socket.gethostname().split(".")[0]
+    if short not in names:
+        raise ConfigError(
+            conf.path,
+            0,
+            f"this machine ({short}) is none of the SlurmctldHost lines"
+            f" ({', '.join(names)}): name which with --host",
+        )
+    return short
+
+
+def check_backups(conf: SlurmConfig, db_url: str) -> None:
+    """Backup controllers share the state: it must be in PostgreSQL.
+
+    Raises:
+        ConfigError: backups are configured over SQLite.
+    """
+    if conf.backup_controllers and not db_url.startswith("postgresql"):
+        raise ConfigError(
+            conf.path,
+            0,
+            "backup controllers (SlurmctldHost lines after the first) share the state:"
+            " StateSaveLocation must be a postgresql:// URL",
+        )

@@ -114,6 +114,13 @@ class SlurmConfig:
     controller_host: str = "localhost"
     controller_addr: str = "localhost"
     controller_port: int = 6817
+    # Later SlurmctldHost lines: the backup controllers' names and addresses, in order.
+    backup_controllers: tuple[tuple[str, str], ...] = ()
+    # SlurmctldTimeout, seconds: a controller that has not renewed its role for this long
+    # has lost it to a backup. Slurm's default is 120; the role here is renewed every
+    # second by a thread of its own, so 5 tolerates four missed renewals and keeps a lost
+    # controller to seconds.
+    slurmctld_timeout: int = 5
     slurmd_port: int = 6818
     state_save_location: str = "/var/spool/slurmctld"
     slurm_user: str = "root"  # SlurmUser: slurmctld's user, trusted by the node agents
@@ -215,6 +222,11 @@ class SlurmConfig:
         node = self._nodes_by_name.get(node_name)
         hostname = node.hostname if node else node_name
         return self.slurmd_spool_dir.replace("%n", node_name).replace("%h", hostname)
+
+    @property
+    def controllers(self) -> tuple[tuple[str, str], ...]:
+        """Every SlurmctldHost's name and address, the primary first, then its backups."""
+        return ((self.controller_host, self.controller_addr), *self.backup_controllers)
 
     @property
     def memory_consumable(self) -> bool:
@@ -428,6 +440,7 @@ class _Builder:
         self.path = path
         self.values: dict[str, Any] = {}
         self.controller: dict[str, tuple[ConfRecord, str]] = {}
+        self.backups: list[tuple[str, str]] = []  # the SlurmctldHost lines after the first
         self.nodes: dict[str, NodeConfig] = {}
         self.partitions: list[tuple[ConfRecord, dict[str, tuple[ConfRecord, str]]]] = []
         self.node_defaults: dict[str, tuple[ConfRecord, str]] = {}
@@ -463,7 +476,12 @@ class _Builder:
                 self.values[name] = _value(record, key, text, _convert, kind)
         elif key in _CONTROLLER_KEYS:
             if key == "SlurmctldHost":
-                _value(record, key, text, parse_slurmctld_host)
+                name, addr = _value(record, key, text, parse_slurmctld_host)
+                if key in self.controller:
+                    names = [parse_slurmctld_host(self.controller[key][1])[0]]
+                    if name in names + [backup for backup, _ in self.backups]:
+                        raise record.error(f"duplicate SlurmctldHost {name}")
+                    self.backups.append((name, addr))
             self.controller.setdefault(key, (record, text))  # the first is the primary
         elif key not in IGNORED_KEYS:
             self.warn(record, f"unknown key {key}")
@@ -513,6 +531,7 @@ class _Builder:
             path=self.path,
             controller_host=host,
             controller_addr=addr,
+            backup_controllers=tuple(self.backups),
             topology=topo,
             nodes=tuple(self.nodes.values()),
             partitions=tuple(partitions),

@@ -35,6 +35,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "PriorityFavorSmall": ("priority_favor_small", "bool"),
     "AccountingStorageEnforce": ("accounting_storage_enforce", "list"),
     "SlurmdTimeout": ("slurmd_timeout", "int"),
+    "SlurmctldTimeout": ("slurmctld_timeout", "int"),
     "KillWait": ("kill_wait", "int"),
     "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
     "JobAcctGatherParams": ("job_acct_gather_params", "list"),
@@ -130,7 +131,7 @@ IGNORED_KEYS = frozenset(
     ResumeFailProgram ResumeProgram ResumeRate ResvEpilog ResvOverRun ResvProlog
     ReturnToService RoutePlugin SchedulerTimeSlice ScronParameters SelectType SlurmctldAddr
     SlurmctldDebug SlurmctldLogFile SlurmctldParameters SlurmctldPidFile SlurmctldPrimaryOffProg
-    SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile
+    SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmdDebug SlurmdLogFile
     SlurmdPidFile SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SrunPortRange
     SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate SuspendTime SuspendTimeout
     SwitchParameters SwitchType TaskPlugin TaskPluginParam TCPTimeout TmpFS TrackWCKey TreeWidth

@@ -49,6 +49,8 @@ async def serve(path: str, key: bytes) -> asyncio.AbstractServer:
             pid, uid, gid = _UCRED.unpack(raw)
             line = await asyncio.wait_for(reader.readline(), READ_TIMEOUT)
             method = line.decode(errors="replace").strip()
+            if not line:  # a daemon looking whether a kiosk answers (serve_unless_served)
+                return
             if not line.endswith(b"\n") or not method.startswith("/") or len(line) > MAX_REQUEST:
                 log.warning("auth kiosk: bad request from pid=%d uid=%d", pid, uid)
                 writer.write(b"error: bad request\n")

@@ -25,13 +25,19 @@ from minislurm.wire.rpc import minislurm_schema
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from _ssl import _SSLContext
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Mapping, Sequence
     from typing import Any, Self
 
     Request = Mapping[str, Any] | protowire.Message | bytes | None
 
 SERVICE = "minislurm.v1.SlurmController"
 DEFAULT_TIMEOUT = 30.0
+# What a controller that is not in control answers (UNAVAILABLE) before doing anything:
+# a backup waiting for the role, or one that has just lost it. Try the next.
+STANDBY = "Slurm backup controller in standby mode"
+# With backups, how long a controller may take to accept a connection before the next is
+# tried: one cut off from the network never answers, and would hold every command up.
+CONNECT_SECONDS = 3.0
 
 
 class ServiceClient:
@@ -184,14 +190,88 @@ class ServiceClient:
 
 
 class ControllerClient(ServiceClient):
-    """Calls SlurmController methods on one reused connection.
+    """Calls SlurmController methods on one reused connection, to the controller in control.
+
+    With backup controllers, a call that cannot reach a controller, or that
+    one answers as a standby (:data:`STANDBY`), is made to the next, in
+    ``SlurmctldHost`` order; the one that answered is kept for the next calls.
+    When none is in control the call raises :class:`~minislurm.wire.h2grpc.Unreachable`.
 
     Args:
-        host: the controller's host name or address.
+        host: the controller's host name or address (the primary's).
         port: its port (SlurmctldPort, 6817 by default).
         timeout: the deadline of each call in seconds (None: wait forever).
         metadata: ``(key, value)`` pairs sent with every call.
         signer: makes the credential each call carries.
+        tls: speak TLS with this context.
+        backups: the backup controllers' addresses, in order (same port).
     """
 
     SERVICE = SERVICE
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = DEFAULT_TIMEOUT,
+        metadata: Iterable[tuple[str, str | bytes]] = (),
+        signer: auth.Signer | None = None,
+        tls: _SSLContext | None = None,
+        backups: Sequence[str] = (),
+    ) -> None:
+        super().__init__(host, port, timeout, metadata, signer, tls)
+        self.hosts = (host, *backups)
+        if backups:
+            self.channel.connect_timeout = CONNECT_SECONDS
+        self._channels = {host: self.channel}
+
+    def call(self, method: str, request: Request = None, /, **fields: Any) -> protowire.Message:
+        """Call the unary ``method`` on the controller in control (see :class:`ControllerClient`).
+
+        Raises:
+            minislurm.wire.h2grpc.Unreachable: no controller could be reached, or
+                none is in control.
+            minislurm.wire.h2grpc.RpcError: the call failed.
+            ValueError: unknown or streaming method, unknown field or bad value.
+            TypeError: a field value of the wrong type.
+        """
+        for _ in self.hosts[1:]:
+            try:
+                return super().call(method, request, **fields)
+            except h2grpc.RpcError as err:
+                if not _not_in_control(err):
+                    raise
+            self._next_host()
+        try:
+            return super().call(method, request, **fields)
+        except h2grpc.RpcError as err:
+            if _not_in_control(err) and not isinstance(err, h2grpc.Unreachable):
+                raise h2grpc.Unreachable(err.code, err.details) from None
+            raise
+
+    def _next_host(self) -> None:
+        """Use the next controller's connection from now on."""
+        current = self.channel
+        host = self.hosts[(self.hosts.index(current.host) + 1) % len(self.hosts)]
+        if host not in self._channels:
+            self._channels[host] = h2grpc.Channel(
+                host,
+                current.port,
+                current.timeout,
+                tls=current.tls,
+                connect_timeout=current.connect_timeout,
+            )
+        self.channel = self._channels[host]
+        self.channel.timeout = current.timeout
+
+    def close(self) -> None:
+        """Close every connection."""
+        for channel in self._channels.values():
+            channel.close()
+
+
+def _not_in_control(err: h2grpc.RpcError) -> bool:
+    """Whether a call failed before any controller did anything: unreachable, or a standby."""
+    return isinstance(err, h2grpc.Unreachable) or (
+        err.code == "UNAVAILABLE" and err.details == STANDBY
+    )

@@ -181,6 +181,9 @@ class Channel(FrameReceiver):
             the caller has read from a stream.
         tls: speak TLS with this context (``ssl.SSLContext`` or, cheaper to
             import, what ``minislurm.wire.tls.client_context`` makes); None: cleartext.
+        connect_timeout: seconds a connection may take to open, after which the
+            call fails as :class:`Unreachable` (nothing was sent: another server
+            may be tried); None: the call's deadline, and DEADLINE_EXCEEDED.
 
     Raises:
         ValueError: ``window`` outside 65535 .. 2**31-1.
@@ -195,6 +198,7 @@ class Channel(FrameReceiver):
         user_agent: str = USER_AGENT,
         window: int = _MAX_WINDOW,
         tls: _SSLContext | None = None,
+        connect_timeout: float | None = None,
     ) -> None:
         if not _DEFAULT_WINDOW <= window <= _MAX_WINDOW:
             raise ValueError(f"window {window} outside {_DEFAULT_WINDOW}..{_MAX_WINDOW}")
@@ -203,6 +207,7 @@ class Channel(FrameReceiver):
         self.timeout = timeout
         self.window = window
         self.tls = tls
+        self.connect_timeout = connect_timeout
         # What a socket read or write that would wait raises: TLS adds its own.
         self._would_block: tuple[type[OSError], ...] = (BlockingIOError,)
         if tls is not None:
@@ -492,11 +497,17 @@ class Channel(FrameReceiver):
         error: OSError | None = None
         for family, kind, proto, _, address in addresses:
             sock = tls.Socket(family, kind, proto)
+            remaining = _remaining(deadline)
+            limit = self.connect_timeout
             try:
-                sock.settimeout(_remaining(deadline))
+                sock.settimeout(remaining if limit is None else min(limit, remaining or limit))
                 sock.connect(address)
             except TimeoutError:
                 sock.close()
+                if limit is not None and (remaining is None or limit < remaining):
+                    raise Unreachable(
+                        "UNAVAILABLE", f"no answer connecting to {self.authority} in {limit:g} s"
+                    ) from None
                 raise RpcError(
                     "DEADLINE_EXCEEDED", f"deadline exceeded connecting to {self.authority}"
                 ) from None

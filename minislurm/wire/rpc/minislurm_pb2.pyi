@@ -691,14 +691,18 @@ class PingRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class PingReply(_message.Message):
-    __slots__ = ("cluster", "version", "now")
+    __slots__ = ("cluster", "version", "now", "role", "host")
     CLUSTER_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     NOW_FIELD_NUMBER: _ClassVar[int]
+    ROLE_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
     cluster: str
     version: str
     now: int
-    def __init__(self, cluster: _Optional[str] = ..., version: _Optional[str] = ..., now: _Optional[int] = ...) -> None: ...
+    role: str
+    host: str
+    def __init__(self, cluster: _Optional[str] = ..., version: _Optional[str] = ..., now: _Optional[int] = ..., role: _Optional[str] = ..., host: _Optional[str] = ...) -> None: ...
 
 class GetStatsRequest(_message.Message):
     __slots__ = ("reset", "requester_uid")
@@ -1648,6 +1652,14 @@ class ReconfigureReply(_message.Message):
     RESTART_NEEDED_FIELD_NUMBER: _ClassVar[int]
     restart_needed: _containers.RepeatedScalarFieldContainer[str]
     def __init__(self, restart_needed: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TakeoverRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class TakeoverReply(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
 
 class BatchLaunchRequest(_message.Message):
     __slots__ = ("job", "spec", "cluster", "controller", "conf_path", "kill_wait", "node")

@@ -104,6 +104,11 @@ class SlurmControllerStub:
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureRequest.SerializeToString,
                 response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureReply.FromString,
                 _registered_method=True)
+        self.Takeover = channel.unary_unary(
+                '/minislurm.v1.SlurmController/Takeover',
+                request_serializer=minislurm_dot_v1_dot_minislurm__pb2.TakeoverRequest.SerializeToString,
+                response_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TakeoverReply.FromString,
+                _registered_method=True)
         self.RegisterNodes = channel.unary_unary(
                 '/minislurm.v1.SlurmController/RegisterNodes',
                 request_serializer=minislurm_dot_v1_dot_minislurm__pb2.RegisterNodesRequest.SerializeToString,
@@ -273,6 +278,12 @@ class SlurmControllerServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Reconfigure(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Takeover(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -452,6 +463,11 @@ def add_SlurmControllerServicer_to_server(servicer, server):
                     servicer.Reconfigure,
                     request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureRequest.FromString,
                     response_serializer=minislurm_dot_v1_dot_minislurm__pb2.ReconfigureReply.SerializeToString,
+            ),
+            'Takeover': grpc.unary_unary_rpc_method_handler(
+                    servicer.Takeover,
+                    request_deserializer=minislurm_dot_v1_dot_minislurm__pb2.TakeoverRequest.FromString,
+                    response_serializer=minislurm_dot_v1_dot_minislurm__pb2.TakeoverReply.SerializeToString,
             ),
             'RegisterNodes': grpc.unary_unary_rpc_method_handler(
                     servicer.RegisterNodes,
@@ -917,6 +933,33 @@ class SlurmController:
             '/minislurm.v1.SlurmController/Reconfigure',
             minislurm_dot_v1_dot_minislurm__pb2.ReconfigureRequest.SerializeToString,
             minislurm_dot_v1_dot_minislurm__pb2.ReconfigureReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Takeover(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/minislurm.v1.SlurmController/Takeover',
+            minislurm_dot_v1_dot_minislurm__pb2.TakeoverRequest.SerializeToString,
+            minislurm_dot_v1_dot_minislurm__pb2.TakeoverReply.FromString,
             options,
             channel_credentials,
             insecure,

@@ -349,6 +349,8 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
         (1, 'cluster', 'string', '', False, '', ''),
         (2, 'version', 'string', '', False, '', ''),
         (3, 'now', 'int64', '', False, '', ''),
+        (4, 'role', 'string', '', False, '', ''),
+        (5, 'host', 'string', '', False, '', ''),
     ),
     'minislurm.v1.GetStatsRequest': (
         (1, 'reset', 'bool', '', False, '', ''),
@@ -814,6 +816,10 @@ MESSAGES: "dict[str, tuple[tuple[int, str, str, str, bool, str, str], ...]]" = {
     'minislurm.v1.ReconfigureReply': (
         (1, 'restart_needed', 'string', 'repeated', False, '', ''),
     ),
+    'minislurm.v1.TakeoverRequest': (
+    ),
+    'minislurm.v1.TakeoverReply': (
+    ),
     'minislurm.v1.BatchLaunchRequest': (
         (1, 'job', 'message', '', False, 'minislurm.v1.JobInfo', ''),
         (2, 'spec', 'message', '', False, 'minislurm.v1.JobSpec', ''),
@@ -977,6 +983,7 @@ SERVICES: "dict[str, dict[str, tuple[str, str, bool, bool]]]" = {
         'GetStats': ('minislurm.v1.GetStatsRequest', 'minislurm.v1.GetStatsReply', False, False),
         'GetToken': ('minislurm.v1.GetTokenRequest', 'minislurm.v1.GetTokenReply', False, False),
         'Reconfigure': ('minislurm.v1.ReconfigureRequest', 'minislurm.v1.ReconfigureReply', False, False),
+        'Takeover': ('minislurm.v1.TakeoverRequest', 'minislurm.v1.TakeoverReply', False, False),
         'RegisterNodes': ('minislurm.v1.RegisterNodesRequest', 'minislurm.v1.RegisterNodesReply', False, False),
         'Heartbeats': ('minislurm.v1.HeartbeatsRequest', 'minislurm.v1.HeartbeatsReply', False, False),
         'JobComplete': ('minislurm.v1.JobCompleteRequest', 'minislurm.v1.JobCompleteReply', False, False),
