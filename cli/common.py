@@ -129,7 +129,12 @@ def controller(own: bool = False) -> ControllerClient:
     if client is None:
         signer = auth.signer_for(config.path, config.auth_type)
         client = ControllerClient(
-            config.host, config.port, timeout=RPC_TIMEOUT, signer=signer, tls=tls_context()
+            config.host,
+            config.port,
+            timeout=RPC_TIMEOUT,
+            signer=signer,
+            tls=tls_context(),
+            backups=config.hosts[1:],
         )
         if not own:
             _clients[key] = client
@@ -137,10 +142,14 @@ def controller(own: bool = False) -> ControllerClient:
 
 
 def call(method: str, **fields: object) -> Message:
-    """One RPC to the controller, which is tried once a second for MessageTimeout seconds.
+    """One RPC to the controller in control, tried once a second for MessageTimeout seconds.
 
     As Slurm's commands do, a controller that cannot be connected to (a restart
-    under way) is tried again; a call that reached it is never repeated.
+    under way), or backups none of which is in control yet (a takeover under
+    way), are tried again. A call that reached the controller in control is
+    not repeated, unless it only reads (``Get*``, ``Ping``) and the controller
+    went away before answering: ``sbatch --wait`` and ``squeue -i`` ride
+    through a takeover.
 
     Args:
         method: the SlurmController method.
@@ -154,12 +163,37 @@ def call(method: str, **fields: object) -> Message:
         CommandError: no configuration.
     """
     client = controller()
+    reads = method.startswith("Get") or method == "Ping"
     for _ in range(client_config().message_timeout - 1):
         try:
             return client.call(method, **fields)
-        except Unreachable:
+        except RpcError as err:
+            if not isinstance(err, Unreachable) and not (reads and err.code == "UNAVAILABLE"):
+                raise
             time.sleep(1)
     return client.call(method, **fields)
+
+
+def call_at(host: str, method: str, **fields: object) -> Message:
+    """One RPC to the controller at ``host`` (one of slurm.conf's), whatever its role, tried once.
+
+    Args:
+        host: its address.
+        method: the SlurmController method.
+        fields: the request's fields.
+
+    Returns:
+        The reply.
+
+    Raises:
+        RpcError: the call failed (a standby answers UNAVAILABLE, but to Ping and Takeover).
+        CommandError: no configuration.
+    """
+    config = client_config()
+    signer = auth.signer_for(config.path, config.auth_type)
+    timeout = float(config.message_timeout)
+    with ControllerClient(host, config.port, timeout, signer=signer, tls=tls_context()) as client:
+        return client.call(method, **fields)
 
 
 def invoked_as(prog: str) -> str:

@@ -2,8 +2,8 @@
 
 Supported: ``show job|node|partition|step|config|topology|hostnames|hostlist|hostlistsorted``,
 ``hold|uhold|release``, ``update JobId=...`` and ``update NodeName=...``,
-``ping``, ``version``; keywords may be abbreviated as Slurm allows
-(``scontrol sho jo 5``). The records are formatted by cli.scontrol_show
+``ping`` (each SlurmctldHost), ``takeover [INDEX]``, ``version``; keywords may be
+abbreviated as Slurm allows (``scontrol sho jo 5``). The records are formatted by cli.scontrol_show
 (steps: cli.scontrol_steps).
 
 Imports cli and minislurm's lean modules only; none of ctld or nodeagent.
@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import time
 
@@ -82,6 +83,7 @@ scontrol [<OPTION>] [<COMMAND>]
      requeuehold <job_id>     re-queue and hold a batch job
      show <ENTITY> [<ID>]     display state of identified entity, default
                               is all records.
+     takeover [<INDEX>]       ask slurm backup controller to take over.
      token [lifespan=<lifespan>] [username=<username>]
                               Generate a JWT token.
      uhold <job_list>         place user hold on specified job (see hold)
@@ -362,44 +364,86 @@ def show_command(args: list[str], settings: Settings) -> int:
 # --------------------------------------------------------------------------- ping, dispatch
 
 
-def controller_name() -> str:
-    """The primary controller's name as slurm.conf gives it (``SlurmctldHost``).
+def controller_names() -> list[str]:
+    """The controllers' names as slurm.conf gives them (``SlurmctldHost``), the primary's first.
 
     Returns:
-        The name, or ``(null)`` when the configuration does not say.
+        The names, or ``["(null)"]`` when the configuration does not say.
     """
     path = conffile.find_config(os.environ)
+    names: list[str] = []
     try:
         for record in conffile.parse_file(path or "", ("SlurmctldHost", "ControlMachine")):
             for key, value in record.pairs:
                 if key == "SlurmctldHost":
-                    return conffile.parse_slurmctld_host(value)[0]
-                if key == "ControlMachine":
-                    return value
+                    names.append(conffile.parse_slurmctld_host(value)[0])
+                elif key == "ControlMachine" and not names:
+                    names.append(value)
     except (OSError, ValueError, ConfigError):
         pass
-    return "(null)"
+    return names or ["(null)"]
 
 
 def ping(args: list[str], settings: Settings) -> int:
-    """``ping``: whether the controller answers.
+    """``ping``: whether each controller answers, the primary and its backups.
 
     Args:
         args: ignored.
         settings: unused.
 
     Returns:
-        0 when it is UP, 1 when DOWN.
+        0 when one of them is UP, 1 when all are DOWN.
     """
-    try:
-        common.call("Ping")
-        up = True
-    except RpcError:
-        up = False
-    sys.stdout.write(f"Slurmctld(primary) at {controller_name()} is {'UP' if up else 'DOWN'}\n")
-    if not up:
+    hosts = common.client_config().hosts
+    names = controller_names()
+    up = []
+    for index, host in enumerate(hosts):
+        try:
+            common.call_at(host, "Ping")
+            up.append(True)
+        except RpcError:
+            up.append(False)
+        label = "primary" if index == 0 else "backup" if len(hosts) == 2 else f"backup{index}"
+        name = names[index] if index < len(names) else host
+        sys.stdout.write(f"Slurmctld({label}) at {name} is {'UP' if up[-1] else 'DOWN'}\n")
+    if not all(up):
         sys.stdout.write(RESTORE_BANNER)
-    return 0 if up else 1
+    return 0 if any(up) else 1
+
+
+def takeover(word: str, args: list[str]) -> int:
+    """``takeover [INDEX]``: the backup controller INDEX (default 1) takes control.
+
+    The controller in control, deposed, shuts down (as Slurm's primary does).
+    As a controller restarted after a takeover stays a backup, INDEX 0 (which
+    Slurm refuses) gives control back to the primary of slurm.conf.
+
+    Args:
+        word: the keyword as typed.
+        args: the index, if given.
+
+    Returns:
+        The exit status.
+    """
+    hosts = common.client_config().hosts
+    if len(args) > 1:
+        return _fail(f"{word}: too many arguments")
+    index = _atoi(args[0]) if args else 1
+    if args and (not args[0].isdigit() or index >= len(hosts)):
+        return _fail(f"{word}: invalid backup controller index ({index})")
+    if len(hosts) < 2:
+        return _fail(f"{word}: no backup controller defined")
+    try:
+        common.call_at(hosts[index], "Takeover")
+    except RpcError as err:
+        return _fail(f"slurm_takeover error: {common.rpc_message(err)}")
+    return 0
+
+
+def _atoi(text: str) -> int:
+    """C's atoi: the leading digits (and sign) of ``text``, 0 when there are none."""
+    digits = re.match(r"\s*[-+]?\d+", text)
+    return int(digits.group()) if digits else 0
 
 
 def reconfigure() -> int:
@@ -473,6 +517,8 @@ def dispatch(args: list[str], settings: Settings) -> int:
         return _fail(f"too many arguments for keyword:{word}") if rest else reconfigure()
     if keyword_matches(word, "token", 3):
         return token(rest)
+    if keyword_matches(word, "takeover", 8):
+        return takeover(word, rest)
     if keyword_matches(word, "ping", 3):
         return _fail(f"too many arguments for keyword:{word}") if rest else ping(rest, settings)
     if keyword_matches(word, "version", 4):

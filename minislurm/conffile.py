@@ -353,6 +353,7 @@ class ClientConfig:
         "cluster_name",
         "gres_types",
         "host",
+        "hosts",
         "interactive_step_options",
         "kill_wait",
         "launch_parameters",
@@ -377,6 +378,7 @@ class ClientConfig:
     ) -> None:
         self.path = path
         self.host = host
+        self.hosts: tuple[str, ...] = (host,)  # every SlurmctldHost's address, primary first
         self.port = port
         self.gres_types = gres_types
         self.cluster_name = cluster_name
@@ -412,8 +414,9 @@ _CLIENT_KEYS = (
 def read_client_config(path: str) -> ClientConfig:
     """Read what the commands need, the only config reading they do.
 
-    The first ``SlurmctldHost`` wins (later ones are backups); ``name(addr)``
-    gives ``addr``, a bare ``name`` gives ``name``. The deprecated
+    The first ``SlurmctldHost`` is the primary controller, later ones are
+    backups (``hosts`` lists them all, in order); ``name(addr)`` gives
+    ``addr``, a bare ``name`` gives ``name``. The deprecated
     ``ControlMachine``/``ControlAddr`` are read when there is no SlurmctldHost.
     ``SlurmctldPort`` defaults to 6817; of a range (``6817-6818``) the first
     port is used. ``MessageTimeout`` (default 10) is how many seconds a command
@@ -434,11 +437,18 @@ def read_client_config(path: str) -> ClientConfig:
             or has a bad host or port.
     """
     found: dict[str, tuple[ConfRecord, str]] = {}
+    backups: list[tuple[ConfRecord, str]] = []
     for record in parse_file(path, _CLIENT_KEYS):
         for key, value in record.pairs:
-            if key in _CLIENT_KEYS and (key != "SlurmctldHost" or key not in found):
+            if key == "SlurmctldHost" and key in found:
+                backups.append((record, value))
+            elif key in _CLIENT_KEYS:
                 found[key] = (record, value)
     try:
+        backup_hosts = []
+        for backup in backups:
+            record, value = backup  # the record, for an error's line number
+            backup_hosts.append(parse_slurmctld_host(value)[1])
         if "SlurmctldHost" in found:
             record, value = found["SlurmctldHost"]
             host = parse_slurmctld_host(value)[1]
@@ -470,6 +480,7 @@ def read_client_config(path: str) -> ClientConfig:
     config = ClientConfig(
         path, host, port, gres_types, cluster, auth_type, message_timeout, files[0] if files else ""
     )
+    config.hosts = (host, *backup_hosts)
     launch = found.get("LaunchParameters", (None, ""))[1]
     config.launch_parameters = tuple(p.strip() for p in launch.split(",") if p.strip())
     if "InteractiveStepOptions" in found:

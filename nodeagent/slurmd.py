@@ -28,8 +28,8 @@ from minislurm.security.authgrpc import SignCalls, daemon_signer
 from minislurm.site.programs import run_programs
 from minislurm.wire import tls
 from minislurm.wire.rpc import minislurm_pb2 as pb
-from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent.agent import CALL_TIMEOUT, RETRY_MAX_SECONDS, Agent, AgentSettings
+from nodeagent.controllers import Controllers
 from nodeagent.health import HealthChecks, NodeView
 from nodeagent.resources import NodeResources, current_load
 from nodeagent.stepdpool import StepdPool
@@ -38,6 +38,14 @@ from nodeagent.steps import LaunchedJobs
 log = logging.getLogger(__name__)
 
 ALIVE_SECONDS = 1.0
+# The controllers' channels try to reconnect within 2 s (gRPC's default backoff grows to
+# 120 s): a controller that comes back, or a backup that takes over, hears the nodes at
+# once, not minutes later.
+CONTROLLER_OPTIONS = [
+    *GRPC_OPTIONS,
+    ("grpc.initial_reconnect_backoff_ms", 100),
+    ("grpc.max_reconnect_backoff_ms", int(RETRY_MAX_SECONDS * 1000)),
+]
 REBOOT_PROGRAM_TIMEOUT = 300  # seconds RebootProgram may run (a real one does not return)
 
 
@@ -59,15 +67,15 @@ class Slurmd:
         key: bytes,
     ) -> None:
         self.stepds = StepdPool()
-        self._channel = tls.aio_channel(
-            controller,
-            conf.tls_files("slurmd"),
-            GRPC_OPTIONS,
-            [SignCalls(daemon_signer(conf.auth_type, key))],
-        )
-        ctld = pb_grpc.SlurmControllerStub(self._channel)
+        addresses = [controller]
+        addresses += [f"{addr}:{conf.controller_port}" for _, addr in conf.backup_controllers]
+        signer = SignCalls(daemon_signer(conf.auth_type, key))
+        channels = [
+            tls.aio_channel(address, conf.tls_files("slurmd"), CONTROLLER_OPTIONS, [signer])
+            for address in addresses
+        ]
+        ctld = Controllers(channels, addresses)
         self._ctld = ctld
-        self._controller = controller
         jobs = LaunchedJobs()
         self.agents = {
             settings.node_name: Agent(settings, resources, self.stepds, ctld, jobs)
@@ -199,7 +207,7 @@ class Slurmd:
         for agent in self.agents.values():
             await agent.stop()
         self.stepds.close()
-        await self._channel.close()
+        await self._ctld.close()
 
     async def _register(self, agents: list[Agent]) -> None:
         request = pb.RegisterNodesRequest(nodes=[a.registration(self.port) for a in agents])
@@ -207,7 +215,7 @@ class Slurmd:
         for agent, answer in zip(agents, reply.nodes, strict=True):
             self.heartbeat_interval = float(answer.heartbeat_interval or 5)
             agent.accepted(answer)
-        log.info("registered %d node(s) with the controller at %s", len(agents), self._controller)
+        log.info("registered %d node(s) with the controller at %s", len(agents), self._ctld.address)
 
     async def _beat(self, agents: list[Agent]) -> None:
         load, free = current_load()

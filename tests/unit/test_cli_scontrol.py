@@ -409,6 +409,7 @@ class Fake:
 def fake(monkeypatch: pytest.MonkeyPatch) -> Fake:
     calls = Fake()
     monkeypatch.setattr(common, "call", calls)
+    monkeypatch.setattr(common, "call_at", lambda host, method, **request: calls(method, **request))
     return calls
 
 
