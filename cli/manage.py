@@ -15,6 +15,7 @@ import click
 
 from minislurm import VERSION_LINE, __version__, hostlist
 from minislurm.conffile import read_controller_address
+from minislurm.config import STATE_DB_SCHEMES
 from minislurm.errors import ConfigError
 from minislurm.local.cluster import ClusterSpec, default_home
 from minislurm.local.netns import NetnsCluster, missing_requirements, open_cluster
@@ -76,6 +77,20 @@ HOME_OPTION = click.option(
     help="a gres.conf to install instead of Count= fake GPUs (Links= lines, say)",
 )
 @click.option(
+    "--controllers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 9),
+    help="slurmctlds: a primary and backups that take over, their state in PostgreSQL",
+)
+@click.option(
+    "--db",
+    "db_url",
+    metavar="URL",
+    help="keep the state in this PostgreSQL database (postgresql://...) instead of"
+    " SQLite, or, with --controllers, the cluster's own PostgreSQL server",
+)
+@click.option(
     "--conf",
     "conf_lines",
     multiple=True,
@@ -93,6 +108,8 @@ def up(
     tls: bool,
     topology: TextIO | None,
     gres_conf: TextIO | None,
+    controllers: int,
+    db_url: str | None,
     conf_lines: tuple[str, ...],
 ) -> None:
     """Start the cluster, or restart whichever of its daemons died.
@@ -113,6 +130,10 @@ def up(
         if reason:
             raise click.ClickException(f"cannot use --netns: {reason}")
         local = NetnsCluster(home)
+    if controllers > 1 and isinstance(local, NetnsCluster):
+        raise click.ClickException("--controllers with --netns: not supported yet")
+    if db_url and db_url.partition("://")[0] not in STATE_DB_SCHEMES:
+        raise click.ClickException(f"--db {db_url}: not a postgresql:// URL")
     spec = ClusterSpec(
         nodes=nodes,
         gpus_per_node=gpus_per_node,
@@ -123,6 +144,8 @@ def up(
         topology=topology.read() if topology else "",
         gres_conf=gres_conf.read() if gres_conf else "",
         conf_lines=conf_lines,
+        controllers=controllers,
+        state_db=db_url or "",
     )
     try:
         since = time.time()
@@ -160,9 +183,15 @@ def status(home: str) -> None:
     local = open_cluster(home)
     if not os.path.exists(local.conf_path):
         raise click.ClickException(f"no cluster in {local.home}")
-    daemons = local.daemons()
+    controllers = local.controllers()
     down_count = 0
-    for daemon in daemons:
+    for daemon, _, addr in controllers:
+        pid = local.pid(daemon)
+        role = local.controller_role(addr) if pid and len(controllers) > 1 else ""
+        name = f"{daemon} ({role or 'not answering'})" if pid and len(controllers) > 1 else daemon
+        click.echo(f"{name:<12} {'running pid ' + str(pid) if pid else 'down'}")
+        down_count += pid is None
+    for daemon in local.daemons()[len(controllers) :]:
         pid = local.pid(daemon)
         click.echo(f"{daemon:<12} {'running pid ' + str(pid) if pid else 'down'}")
         down_count += pid is None

@@ -1,4 +1,4 @@
-"""The local cluster: one slurmctld and N slurmd as background processes on this machine.
+"""The local cluster: slurmctld and N slurmd as background processes on this machine.
 
 ``minislurm cluster up`` and the end-to-end tests both use this. Everything
 lives under one directory (``$MINISLURM_HOME`` or ``~/.minislurm``):
@@ -6,14 +6,17 @@ lives under one directory (``$MINISLURM_HOME`` or ``~/.minislurm``):
 ``log/``, one pid file per daemon and, with ``MetricsType`` set,
 ``metrics.url`` (the controller's metrics endpoints). A slurmd may serve several nodes
 (``--nodes-per-slurmd``); ``slurmd.groups`` then lists each one's nodes.
-Ports are chosen by the kernel: the controller binds port 0 and reports it,
-and ``slurm.conf`` is then rewritten with that port so commands and agents
-find it. Only processes whose pid
+With backup controllers (``--controllers 2``) each slurmctld is a SlurmctldHost
+of its own (ctl1, ctl2... on 127.0.0.1, 127.0.0.2...), the state is in a
+PostgreSQL server of the cluster's own (``postgres`` says where), unless a
+URL was given. Ports are chosen by the kernel: the first controller binds
+port 0 and reports it, and ``slurm.conf`` is then rewritten with that port so
+commands, agents and the other controllers find it. Only processes whose pid
 files this launcher wrote, and whose command line is still ours, are ever
 signalled.
 
-Imports minislurm's core modules and nodeagent.spool (where stepd's pid file is);
-starts daemons as subprocesses.
+Imports minislurm's core modules, minislurm.local.pgserver and nodeagent.spool (where
+stepd's pid file is); starts daemons as subprocesses.
 """
 
 from __future__ import annotations
@@ -23,18 +26,21 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from minislurm import hostlist
 from minislurm.conffile import read_controller_address
 from minislurm.errors import ConfigError
+from minislurm.local.pgserver import PgServer, free_port
 from minislurm.security import cred
 from minislurm.topology import plugin_of, topology_conf_path
 from nodeagent.spool import stepd_pid
 
 CTLD = "slurmctld"
+PG_FILE = "postgres"  # the cluster's own PostgreSQL server: its directory and port, a line each
 GROUPS_FILE = "slurmd.groups"  # the nodes of each slurmd process, a hostlist per line
 METRICS_URL_FILE = "metrics.url"  # the metrics endpoints' base URL, with MetricsType set
 PROVISIONAL_PORT = 6817  # in slurm.conf until the controller reports its real port
@@ -58,7 +64,8 @@ class ClusterSpec:
     topology: str = ""  # a topology.conf to install (its kind sets TopologyPlugin)
     gres_conf: str = ""  # a gres.conf to install ("": gpus_per_node fake GPUs by Count=)
     conf_lines: tuple[str, ...] = ()  # more slurm.conf lines (cluster up --conf), last
-    state_db: str = ""  # the state's PostgreSQL URL ("": SQLite under state/)
+    state_db: str = ""  # the state's PostgreSQL URL ("": SQLite under state/, or the own server)
+    controllers: int = 1  # a primary and its backups: the state in PostgreSQL (the own server)
 
     @property
     def node_names(self) -> list[str]:
@@ -115,14 +122,19 @@ def render_slurm_conf(
             f"NodeName={name} NodeAddr={addr} NodeHostname={name} {shape}\n"
             for name, addr in node_addrs.items()
         )
+    if spec.controllers > 1:
+        hosts = "".join(
+            f"SlurmctldHost={name}({addr})\n" for name, addr in controller_hosts(spec.controllers)
+        )
+    else:
+        hosts = f"SlurmctldHost={controller}\n"
     tls_line = "TLSType=tls/openssl\n" if spec.tls else ""
     if spec.topology:
         tls_line += f"TopologyPlugin={plugin_of(spec.topology)}\n"
     return f"""\
 # Written by `minislurm cluster up`; rewritten when the controller starts.
 ClusterName={spec.cluster_name}
-SlurmctldHost={controller}
-SlurmctldPort={port}
+{hosts}SlurmctldPort={port}
 StateSaveLocation={spec.state_db or f"{home}/state"}
 SlurmdSpoolDir={home}/spool/%n
 SlurmdParameters=config_overrides
@@ -137,6 +149,15 @@ JobAcctGatherFrequency=task={spec.acct_gather_frequency}
 {tls_line}{node_lines}PartitionName=gpu Nodes={nodes} Default=YES MaxTime=INFINITE State=UP
 PartitionName=debug Nodes={nodes} Default=NO MaxTime=60 State=UP
 """ + "".join(f"{line}\n" for line in spec.conf_lines)
+
+
+def controller_hosts(count: int) -> list[tuple[str, str]]:
+    """The SlurmctldHost names and addresses of a local cluster's controllers.
+
+    Each has a loopback address of its own (127.0.0.N), so that they share one port
+    as Slurm's controllers on their own hosts do.
+    """
+    return [(f"ctl{i}", f"127.0.0.{i}") for i in range(1, count + 1)]
 
 
 def render_gres_conf(spec: ClusterSpec) -> str:
@@ -354,12 +375,30 @@ class LocalCluster:
         _write_atomic(self.pid_file(daemon), f"{proc.pid}\n")
         return proc.pid
 
-    def start_controller(self, timeout: float = 30.0) -> int:
-        """Start slurmctld and record its port in slurm.conf.
+    def controllers(self) -> list[tuple[str, str, str]]:
+        """Each controller's daemon, SlurmctldHost name and listening address, primary first.
 
-        A controller that has run before binds its previous port again.
+        The only controller is the daemon ``slurmctld``; several are ``slurmctld-<name>``.
+        """
+        from minislurm.config import load_slurm_conf
+
+        hosts = load_slurm_conf(self.conf_path).controllers
+        if len(hosts) == 1:
+            return [(CTLD, hosts[0][0], self.controller_listen())]
+        return [(f"{CTLD}-{name}", name, addr) for name, addr in hosts]
+
+    def start_controller(
+        self, daemon: str = CTLD, host: str = "", listen: str = "", timeout: float = 30.0
+    ) -> int:
+        """Start a slurmctld and, the first time, record its port in slurm.conf.
+
+        A controller that has run before binds the cluster's port again, as do
+        the backups of a primary that has run.
 
         Args:
+            daemon: its daemon name.
+            host: which SlurmctldHost it is ("": the only one).
+            listen: its address ("": :meth:`controller_listen`).
             timeout: seconds to wait for it to listen.
 
         Returns:
@@ -368,40 +407,38 @@ class LocalCluster:
         Raises:
             TimeoutError: it did not start listening.
         """
-        port_file = self.path("slurmctld.port")
+        port_file = self.path(f"{daemon}.port")
         _, port = read_controller_address(self.conf_path)
-        first_start = _read_int(port_file) is None
+        first_start = _read_int(port_file) is None and port == PROVISIONAL_PORT
         with_port = "0" if first_start else str(port)
         if os.path.exists(port_file) and not first_start:
             os.unlink(port_file)
         metrics_url = self.path(METRICS_URL_FILE)  # written anew when MetricsType is set
-        if os.path.exists(metrics_url):
+        if os.path.exists(metrics_url) and daemon == CTLD:
             os.unlink(metrics_url)
-        pid = self._spawn(
-            CTLD,
-            [
-                sys.executable,
-                "-m",
-                "ctld.main",
-                "-D",
-                "-f",
-                self.conf_path,
-                "-L",
-                self.path("log", "slurmctld.log"),
-                "--listen",
-                self.controller_listen(),
-                "--port",
-                with_port,
-                "--port-file",
-                port_file,
-                "--metrics-url-file",
-                metrics_url,
-            ],
-        )
+        argv = [
+            sys.executable,
+            "-m",
+            "ctld.main",
+            "-D",
+            "-f",
+            self.conf_path,
+            "-L",
+            self.path("log", f"{daemon}.log"),
+            "--listen",
+            listen or self.controller_listen(),
+            "--port",
+            with_port,
+            "--port-file",
+            port_file,
+            "--metrics-url-file",
+            metrics_url,
+        ]
+        pid = self._spawn(daemon, argv + (["--host", host] if host else []))
         wait_until(
             lambda: self._alive_or_raise(pid) and os.path.exists(port_file),
             timeout,
-            "slurmctld to listen",
+            f"{daemon} to listen",
         )
         bound = _read_int(port_file)
         if bound != port:
@@ -412,6 +449,36 @@ class LocalCluster:
                 text.replace(f"SlurmctldPort={port}\n", f"SlurmctldPort={bound}\n", 1),
             )
         return pid
+
+    def own_database(self) -> PgServer | None:
+        """The cluster's own PostgreSQL server, when it has one (``--controllers``)."""
+        try:
+            with open(self.path(PG_FILE)) as f:
+                directory, port = f.read().split()
+        except FileNotFoundError:
+            return None
+        return PgServer(directory, int(port))
+
+    def _make_database(self) -> str:
+        """Make and start the cluster's own PostgreSQL server.
+
+        Its files are under the cluster's directory; run as root, in a directory of
+        its own under the system's temp directory (the server runs as another user,
+        who must reach it).
+
+        Returns:
+            The URL of its database.
+        """
+        os.makedirs(self.home, exist_ok=True)
+        if os.geteuid() == 0:
+            directory = tempfile.mkdtemp(prefix="minislurm-pg-")
+        else:
+            directory = self.path("postgres")
+        server = PgServer(directory, free_port())
+        _write_atomic(self.path(PG_FILE), f"{directory}\n{server.port}\n")
+        server.init()
+        server.start()
+        return server.url()
 
     def _alive_or_raise(self, pid: int) -> bool:
         try:
@@ -457,8 +524,9 @@ class LocalCluster:
         return self._spawn(f"slurmd-{nodes}", self.agent_argv(nodes, argv))
 
     def daemons(self) -> list[str]:
-        """Every daemon of the cluster: slurmctld, then slurmd-<nodes> for each slurmd."""
-        return [CTLD] + [f"slurmd-{g}" for g in self.agent_groups()]
+        """Every daemon of the cluster: its controllers, then slurmd-<nodes> for each slurmd."""
+        controllers = [daemon for daemon, _, _ in self.controllers()]
+        return controllers + [f"slurmd-{g}" for g in self.agent_groups()]
 
     def up(self, spec: ClusterSpec) -> list[str]:
         """Start the cluster, or restart whichever of its daemons died.
@@ -470,12 +538,18 @@ class LocalCluster:
             The daemons started by this call.
         """
         if not os.path.exists(self.conf_path):
+            if spec.controllers > 1 and not spec.state_db:
+                spec = replace(spec, state_db=self._make_database())
             self.write_config(spec)
+        database = self.own_database()
+        if database is not None and not database.running():
+            database.start()
         cred.generate_key(cred.key_path(self.conf_path))  # clusters made before keys existed
         started = []
-        if self.pid(CTLD) is None:
-            self.start_controller()
-            started.append(CTLD)
+        for daemon, host, addr in self.controllers():
+            if self.pid(daemon) is None:
+                self.start_controller(daemon, host if daemon != CTLD else "", addr)
+                started.append(daemon)
         for nodes in self.agent_groups():
             daemon = f"slurmd-{nodes}"
             if self.pid(daemon) is None:
@@ -526,6 +600,9 @@ class LocalCluster:
         """
         stopped = [d for d in reversed(self.daemons()) if self.stop(d)]
         self.kill_jobs()
+        database = self.own_database()
+        if database is not None:
+            database.stop()
         return stopped
 
     def stepd_pids(self) -> list[int]:
@@ -563,6 +640,23 @@ class LocalCluster:
                     os.killpg(pid, signal.SIGKILL)
         return len(pids)
 
+    def controller_role(self, addr: str) -> str:
+        """What the controller at ``addr`` says it is: "primary", "backup", or "" (no answer)."""
+        from minislurm.conffile import read_client_config
+        from minislurm.security import auth
+        from minislurm.wire import tls
+        from minislurm.wire.ctlclient import ControllerClient
+        from minislurm.wire.h2grpc import RpcError
+
+        config = read_client_config(self.conf_path)
+        context = tls.client_context(config.tls_ca) if config.tls_ca else None
+        signer = auth.signer_for(self.conf_path)
+        try:
+            with ControllerClient(addr, config.port, 5.0, signer=signer, tls=context) as client:
+                return str(client.call("Ping").role)
+        except RpcError:
+            return ""
+
     def wait_ready(
         self, timeout: float = 30.0, started: Collection[str] = (), since: float = 0.0
     ) -> None:
@@ -595,7 +689,9 @@ class LocalCluster:
         def ready() -> bool:
             try:
                 signer = auth.signer_for(self.conf_path)
-                with ControllerClient(host, port, 5.0, signer=signer, tls=context) as client:
+                with ControllerClient(
+                    host, port, 5.0, signer=signer, tls=context, backups=config.hosts[1:]
+                ) as client:
                     nodes = client.call("GetNodes").nodes
             except RpcError:
                 return False
