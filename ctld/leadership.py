@@ -74,6 +74,30 @@ RENEWALS_PER_TIMEOUT = 5
 POLL_SECONDS = 0.5  # how often a standby looks whether the role has lapsed
 
 
+def connect_args(timeout: float, options: str = "") -> dict[str, object]:
+    """libpq's settings for a controller's connections to the state database.
+
+    None waits longer than ``timeout`` on a network gone silent: to connect,
+    for its data to be acknowledged (``tcp_user_timeout``), or, idle, for
+    the server to show it is there (keepalives): a controller cut off learns
+    it within SlurmctldTimeout, and stops, instead of hanging in a call.
+
+    Args:
+        timeout: seconds.
+        options: the server settings of its sessions (``-c name=value``...).
+    """
+    seconds = max(1, int(timeout))
+    return {
+        "connect_timeout": max(2, seconds),
+        "tcp_user_timeout": seconds * 1000,
+        "keepalives": 1,
+        "keepalives_idle": 1,
+        "keepalives_interval": 1,
+        "keepalives_count": seconds,
+        "options": options,
+    }
+
+
 class Deposed(Exception):
     """Another controller holds the role now: this one must not write, and shuts down."""
 
@@ -103,10 +127,7 @@ class Lease:
         waits = f"-c lock_timeout={int(timeout * 200)} -c statement_timeout={int(timeout * 400)}"
         # A pool of its own: renewals never wait behind the controller's transactions.
         self._engine = create_engine(
-            url,
-            pool_size=1,
-            max_overflow=1,
-            connect_args={"connect_timeout": max(2, int(timeout / 2)), "options": waits},
+            url, pool_size=1, max_overflow=1, connect_args=connect_args(timeout / 2, waits)
         )
 
     def prepare(self) -> None:

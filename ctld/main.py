@@ -32,7 +32,7 @@ from sqlalchemy.orm import sessionmaker
 
 from ctld.controller import Controller
 from ctld.diag import RpcStats
-from ctld.leadership import Lease, Role
+from ctld.leadership import Lease, Role, connect_args
 from ctld.servicer import DAEMON_ONLY, CallTimer, SlurmControllerServicer, StandbyGate
 from ctld.settings import CtldSettings, check_backups, default_db_url, own_host
 from ctld.store import repo, schema
@@ -171,7 +171,7 @@ def build_server(settings: CtldSettings) -> CtldServer:
         # A controller cut off inside a transaction must not hold the lease's row for
         # long: the server ends a transaction left idle for SlurmctldTimeout.
         idle = f"-c idle_in_transaction_session_timeout={timeout * 1000}"
-        engine = create_engine(settings.db_url, connect_args={"options": idle})
+        engine = create_engine(settings.db_url, connect_args=connect_args(timeout, idle))
         role = Role(Lease(settings.db_url, settings.host, timeout))
     controller = Controller(settings, engine, None if role is None else role.fence)
     servicer = SlurmControllerServicer(
