@@ -75,15 +75,20 @@ GRPC_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
 ]
+# How often slurmd's channels to the controllers ping them (nodeagent/slurmd.py).
+KEEPALIVE_MS = 2000
 # Options of the daemons' servers (with GRPC_OPTIONS). gRPC cancels a call that
 # waits more than 30 s (its default) for the server's event loop to take it: a
 # slurmd of 128 nodes that is asked to launch a 1,024-node step on a loaded
 # machine takes its last nodes' calls later than that, and those nodes' tasks
-# were lost. A call is now kept as long as its client waits.
+# were lost. A call is now kept as long as its client waits. Clients that ping
+# every KEEPALIVE_MS are let do so, without calls under way too.
 SERVER_OPTIONS = [
     *GRPC_OPTIONS,
     ("grpc.so_reuseport", 0),
     ("grpc.server_max_unrequested_time_in_server", 3600),
+    ("grpc.http2.min_ping_interval_without_data_ms", KEEPALIVE_MS // 2),
+    ("grpc.keepalive_permit_without_calls", 1),
 ]
 
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import grpc
 
 from minislurm.config import SlurmConfig, load_slurm_conf
-from minislurm.daemon import GRPC_OPTIONS
+from minislurm.daemon import GRPC_OPTIONS, KEEPALIVE_MS
 from minislurm.security.authgrpc import SignCalls, daemon_signer
 from minislurm.site.programs import run_programs
 from minislurm.wire import tls
@@ -39,12 +39,18 @@ log = logging.getLogger(__name__)
 
 ALIVE_SECONDS = 1.0
 # The controllers' channels try to reconnect within 2 s (gRPC's default backoff grows to
-# 120 s): a controller that comes back, or a backup that takes over, hears the nodes at
-# once, not minutes later.
+# 120 s), give a connection 2 s to open (20 s), and ping the controller every 2 s:
+# a controller that comes back, or a backup that takes over, hears the nodes at once,
+# and a call to a controller cut off from the network fails in seconds, when its
+# pings go unanswered, rather than at its deadline (the next goes to the next one).
 CONTROLLER_OPTIONS = [
     *GRPC_OPTIONS,
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", int(RETRY_MAX_SECONDS * 1000)),
+    ("grpc.min_reconnect_backoff_ms", int(RETRY_MAX_SECONDS * 1000)),
+    ("grpc.keepalive_time_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_timeout_ms", KEEPALIVE_MS),
+    ("grpc.keepalive_permit_without_calls", 1),
 ]
 REBOOT_PROGRAM_TIMEOUT = 300  # seconds RebootProgram may run (a real one does not return)
 
