@@ -130,8 +130,6 @@ def up(
         if reason:
             raise click.ClickException(f"cannot use --netns: {reason}")
         local = NetnsCluster(home)
-    if controllers > 1 and isinstance(local, NetnsCluster):
-        raise click.ClickException("--controllers with --netns: not supported yet")
     if db_url and db_url.partition("://")[0] not in STATE_DB_SCHEMES:
         raise click.ClickException(f"--db {db_url}: not a postgresql:// URL")
     spec = ClusterSpec(

@@ -94,6 +94,7 @@ def render_slurm_conf(
     port: int,
     controller: str = "localhost(127.0.0.1)",
     node_addrs: dict[str, str] | None = None,
+    controller_addrs: list[tuple[str, str]] | None = None,
 ) -> str:
     """The slurm.conf of a local cluster.
 
@@ -104,6 +105,8 @@ def render_slurm_conf(
         controller: the ``SlurmctldHost`` value.
         node_addrs: each node's NodeAddr (each node then gets a line of its own
             with its NodeHostname); None: every node at 127.0.0.1.
+        controller_addrs: with several controllers, their names and addresses
+            (None: :func:`controller_hosts`).
 
     Returns:
         The file's text.
@@ -123,9 +126,8 @@ def render_slurm_conf(
             for name, addr in node_addrs.items()
         )
     if spec.controllers > 1:
-        hosts = "".join(
-            f"SlurmctldHost={name}({addr})\n" for name, addr in controller_hosts(spec.controllers)
-        )
+        named = controller_addrs or controller_hosts(spec.controllers)
+        hosts = "".join(f"SlurmctldHost={name}({addr})\n" for name, addr in named)
     else:
         hosts = f"SlurmctldHost={controller}\n"
     tls_line = "TLSType=tls/openssl\n" if spec.tls else ""
@@ -308,6 +310,18 @@ class LocalCluster:
         """The address slurmctld listens on."""
         return "127.0.0.1"
 
+    def controller_argv(self, host: str, argv: list[str]) -> list[str]:
+        """The command line that starts a slurmctld (here: ``argv`` as it is).
+
+        Args:
+            host: which SlurmctldHost it is ("": the only one).
+            argv: slurmctld's own command line.
+
+        Returns:
+            What to execute.
+        """
+        return argv
+
     def agent_argv(self, nodes: str, argv: list[str]) -> list[str]:
         """The command line that starts a slurmd (here: ``argv`` as it is).
 
@@ -328,6 +342,8 @@ class LocalCluster:
         """
         for sub in ("state", "log", "spool"):
             os.makedirs(self.path(sub), exist_ok=True)
+        if spec.controllers > 1 and not spec.state_db:
+            spec = replace(spec, state_db=self._make_database())
         topology = topology_conf_path(self.conf_path)
         if spec.topology:
             _write_atomic(topology, spec.topology)
@@ -434,7 +450,8 @@ class LocalCluster:
             "--metrics-url-file",
             metrics_url,
         ]
-        pid = self._spawn(daemon, argv + (["--host", host] if host else []))
+        argv += ["--host", host] if host else []
+        pid = self._spawn(daemon, self.controller_argv(host, argv))
         wait_until(
             lambda: self._alive_or_raise(pid) and os.path.exists(port_file),
             timeout,
@@ -454,13 +471,13 @@ class LocalCluster:
         """The cluster's own PostgreSQL server, when it has one (``--controllers``)."""
         try:
             with open(self.path(PG_FILE)) as f:
-                directory, port = f.read().split()
+                directory, port, host = f.read().split()
         except FileNotFoundError:
             return None
-        return PgServer(directory, int(port))
+        return PgServer(directory, int(port), host)
 
     def _make_database(self) -> str:
-        """Make and start the cluster's own PostgreSQL server.
+        """Make the cluster's own PostgreSQL server (``up`` starts it).
 
         Its files are under the cluster's directory; run as root, in a directory of
         its own under the system's temp directory (the server runs as another user,
@@ -474,11 +491,19 @@ class LocalCluster:
             directory = tempfile.mkdtemp(prefix="minislurm-pg-")
         else:
             directory = self.path("postgres")
-        server = PgServer(directory, free_port())
-        _write_atomic(self.path(PG_FILE), f"{directory}\n{server.port}\n")
-        server.init()
-        server.start()
+        host = self.database_host()
+        server = PgServer(directory, free_port(), host)  # the bridge may not be up yet
+        _write_atomic(self.path(PG_FILE), f"{directory}\n{server.port}\n{host}\n")
+        server.init(self.database_clients())
         return server.url()
+
+    def database_host(self) -> str:
+        """The address the cluster's own PostgreSQL server listens on."""
+        return "127.0.0.1"
+
+    def database_clients(self) -> str:
+        """The network whose hosts its server trusts, beside loopback ("": none)."""
+        return ""
 
     def _alive_or_raise(self, pid: int) -> bool:
         try:
@@ -538,8 +563,6 @@ class LocalCluster:
             The daemons started by this call.
         """
         if not os.path.exists(self.conf_path):
-            if spec.controllers > 1 and not spec.state_db:
-                spec = replace(spec, state_db=self._make_database())
             self.write_config(spec)
         database = self.own_database()
         if database is not None and not database.running():

@@ -9,7 +9,9 @@ one slurmd share its address) (bind-mounted over ``/etc/hosts`` in a
 private mount namespace, so the rest of the machine never sees it). The
 filesystem stays shared, as on NFS. Agents are entered with ``nsenter
 --net=`` rather than ``ip netns exec``, which would remount ``/sys`` and hide
-the cgroup tree.
+the cgroup tree. With several controllers (``--controllers``) each is a host
+of its own too (``<subnet>.2``, ``.3``...: its namespace, cable, hostname),
+and the cluster's PostgreSQL server listens on the bridge.
 
 Names of namespaces, links and the subnet are unique per launcher (they hold
 its pid in hex and a counter) and are recorded in ``netns.json`` in the
@@ -32,7 +34,13 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 
 from minislurm import hostlist
-from minislurm.local.cluster import PROVISIONAL_PORT, ClusterSpec, LocalCluster, render_slurm_conf
+from minislurm.local.cluster import (
+    PROVISIONAL_PORT,
+    ClusterSpec,
+    LocalCluster,
+    controller_hosts,
+    render_slurm_conf,
+)
 
 CONTROLLER_NAME = "slurmctld"
 MAX_HOSTS = 64  # namespaces (slurmd processes) of one cluster
@@ -72,6 +80,7 @@ class Network:
     subnet: str  # the first three octets of a /24
     nodes: tuple[str, ...]
     hosts: tuple[str, ...] = ()  # each slurmd's nodes, a hostlist (none: a node each)
+    controllers: tuple[str, ...] = ()  # several controllers' names, a namespace each
 
     @cached_property
     def groups(self) -> list[list[str]]:
@@ -98,6 +107,18 @@ class Network:
         """The controller's address on the bridge."""
         return f"{self.subnet}.1"
 
+    def controller_addrs(self) -> list[tuple[str, str]]:
+        """Several controllers' names and addresses (``<subnet>.2``, ``.3``...)."""
+        return [(name, f"{self.subnet}.{2 + i}") for i, name in enumerate(self.controllers)]
+
+    def controller_namespace(self, name: str) -> str:
+        """A controller's network namespace."""
+        return f"ms{self.tag}-{name}"
+
+    def controller_veth(self, name: str) -> str:
+        """The root-namespace end of a controller's cable."""
+        return f"msv{self.tag}c{self.controllers.index(name)}"
+
     def addr(self, node: str) -> str:
         """A node's address (that of its slurmd's namespace)."""
         return f"{self.subnet}.{11 + self._index(node)}"
@@ -113,6 +134,7 @@ class Network:
     def hosts_file(self) -> str:
         """The hosts file every node sees."""
         lines = ["127.0.0.1 localhost", f"{self.controller_addr} {CONTROLLER_NAME}"]
+        lines += [f"{addr} {name}" for name, addr in self.controller_addrs()]
         lines += [f"{self.addr(n)} {n}" for n in self.nodes]
         return "\n".join(lines) + "\n"
 
@@ -134,12 +156,16 @@ def _free_subnet(start: int) -> str:
     raise RuntimeError("no free /24 in 10.200.0.0-10.239.255.0")
 
 
-def allocate_network(nodes: list[str], hosts: list[str]) -> Network:
+def allocate_network(
+    nodes: list[str], hosts: list[str], controllers: list[str] | None = None
+) -> Network:
     """Pick names and a subnet that no other cluster on this host uses.
 
     Args:
         nodes: the node names.
         hosts: each slurmd's nodes (hostlists), a namespace each.
+        controllers: several controllers' names, a namespace each (none: the one
+            controller is on the bridge).
 
     Returns:
         The network (not created yet).
@@ -151,7 +177,8 @@ def allocate_network(nodes: list[str], hosts: list[str]) -> Network:
         raise RuntimeError(f"a namespace cluster has at most {MAX_HOSTS} slurmd processes")
     seq = next(_instances) % 100  # keeps link names within 15 characters
     tag = f"{os.getpid():06x}{seq}"  # pids stay below 2**22: six hex digits
-    return Network(tag, _free_subnet(os.getpid() + seq), tuple(nodes), tuple(hosts))
+    subnet = _free_subnet(os.getpid() + seq)
+    return Network(tag, subnet, tuple(nodes), tuple(hosts), tuple(controllers or ()))
 
 
 def create_network(net: Network) -> None:
@@ -167,15 +194,22 @@ def create_network(net: Network) -> None:
     _ip("addr", "add", f"{net.controller_addr}/24", "dev", net.bridge)
     _ip("link", "set", net.bridge, "up")
     for node in (group[0] for group in net.groups):
-        ns, veth, peer = net.namespace(node), net.veth(node), f"{net.veth(node)}p"
-        _ip("netns", "add", ns)
-        _ip("link", "add", veth, "type", "veth", "peer", "name", peer)
-        _ip("link", "set", veth, "master", net.bridge, "up")
-        _ip("link", "set", peer, "netns", ns)
-        _ip("-n", ns, "link", "set", peer, "name", "eth0")
-        _ip("-n", ns, "addr", "add", f"{net.addr(node)}/24", "dev", "eth0")
-        _ip("-n", ns, "link", "set", "eth0", "up")
-        _ip("-n", ns, "link", "set", "lo", "up")
+        _plug_host(net, net.namespace(node), net.veth(node), net.addr(node))
+    for name, addr in net.controller_addrs():
+        _plug_host(net, net.controller_namespace(name), net.controller_veth(name), addr)
+
+
+def _plug_host(net: Network, ns: str, veth: str, addr: str) -> None:
+    """Make a host: a namespace whose eth0, at ``addr``, is cabled to the bridge."""
+    peer = f"{veth}p"
+    _ip("netns", "add", ns)
+    _ip("link", "add", veth, "type", "veth", "peer", "name", peer)
+    _ip("link", "set", veth, "master", net.bridge, "up")
+    _ip("link", "set", peer, "netns", ns)
+    _ip("-n", ns, "link", "set", peer, "name", "eth0")
+    _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0")
+    _ip("-n", ns, "link", "set", "eth0", "up")
+    _ip("-n", ns, "link", "set", "lo", "up")
 
 
 def remove_network(net: Network) -> None:
@@ -186,8 +220,9 @@ def remove_network(net: Network) -> None:
     Args:
         net: what to remove.
     """
-    for node in (group[0] for group in net.groups):
-        ns = net.namespace(node)
+    hosts = [(net.namespace(g[0]), net.veth(g[0])) for g in net.groups]
+    hosts += [(net.controller_namespace(n), net.controller_veth(n)) for n in net.controllers]
+    for ns, veth in hosts:
         pids = _ip("netns", "pids", ns, check=False).stdout.split()
         for pid in pids:
             try:
@@ -195,7 +230,7 @@ def remove_network(net: Network) -> None:
             except (ProcessLookupError, ValueError):
                 pass
         _ip("netns", "del", ns, check=False)
-        _ip("link", "del", net.veth(node), check=False)
+        _ip("link", "del", veth, check=False)
     _ip("link", "del", net.bridge, check=False)
 
 
@@ -212,27 +247,59 @@ class NetnsCluster(LocalCluster):
         with open(self.network_path) as f:
             data = json.load(f)
         return Network(
-            data["tag"], data["subnet"], tuple(data["nodes"]), tuple(data.get("hosts", ()))
+            data["tag"],
+            data["subnet"],
+            tuple(data["nodes"]),
+            tuple(data.get("hosts", ())),
+            tuple(data.get("controllers", ())),
         )
 
-    def render_config(self, spec: ClusterSpec) -> str:
-        """slurm.conf with the controller on the bridge and each node at its address."""
-        net = allocate_network(spec.node_names, spec.agent_groups)
+    def write_config(self, spec: ClusterSpec) -> None:
+        """Choose the network (recorded first: the configuration names its addresses), then
+        write the configuration."""
+        controllers = [name for name, _ in controller_hosts(spec.controllers)]
+        net = allocate_network(
+            spec.node_names, spec.agent_groups, controllers if spec.controllers > 1 else None
+        )
+        os.makedirs(self.home, exist_ok=True)
         with open(self.network_path, "w") as f:
             json.dump(asdict(net), f)
         with open(self.hosts_path, "w") as f:
             f.write(net.hosts_file())
+        super().write_config(spec)
+
+    def render_config(self, spec: ClusterSpec) -> str:
+        """slurm.conf with the controller on the bridge (several: each on a host of its own)
+        and each node at its address."""
+        net = self.network()
         return render_slurm_conf(
             spec,
             self.home,
             PROVISIONAL_PORT,
             controller=f"{CONTROLLER_NAME}({net.controller_addr})",
             node_addrs={n: net.addr(n) for n in net.nodes},
+            controller_addrs=net.controller_addrs(),
         )
 
     def controller_listen(self) -> str:
         """The bridge's address."""
         return self.network().controller_addr
+
+    def database_host(self) -> str:
+        """The bridge's address: the controllers' hosts reach the database there."""
+        return self.network().controller_addr
+
+    def database_clients(self) -> str:
+        """The bridge's network: the controllers' hosts."""
+        return f"{self.network().subnet}.0/24"
+
+    def controller_argv(self, host: str, argv: list[str]) -> list[str]:
+        """Several controllers: each in its network namespace, with its own hostname."""
+        if not host:
+            return argv
+        ns = f"/run/netns/{self.network().controller_namespace(host)}"
+        enter = ["nsenter", f"--net={ns}", "unshare", "--uts", "--mount"]
+        return [*enter, "sh", "-c", ENTER_NODE, host, self.hosts_path, host, *argv]
 
     def agent_argv(self, nodes: str, argv: list[str]) -> list[str]:
         """slurmd inside its network namespace, and UTS and mount namespaces of its own."""
@@ -279,6 +346,15 @@ class NetnsCluster(LocalCluster):
             node: the node's name.
         """
         _ip("link", "set", self.network().veth(node), "down")
+
+    def unplug_controller(self, name: str, plugged: bool = False) -> None:
+        """Take a controller's cable down (or, ``plugged``, up again).
+
+        Args:
+            name: its SlurmctldHost name.
+            plugged: put the cable back.
+        """
+        _ip("link", "set", self.network().controller_veth(name), "up" if plugged else "down")
 
 
 def open_cluster(home: str) -> LocalCluster:

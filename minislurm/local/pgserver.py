@@ -87,8 +87,12 @@ class PgServer:
         """Whether initdb has made its data directory."""
         return os.path.exists(os.path.join(self.data, "PG_VERSION"))
 
-    def init(self) -> None:
-        """Make the data directory and the ``minislurm`` database (once).
+    def init(self, clients: str = "") -> None:
+        """Make the data directory (once).
+
+        Args:
+            clients: a network (``10.200.3.0/24``) whose hosts are trusted too,
+                beside this machine's loopback: a namespace cluster's bridge.
 
         Raises:
             PgServerError: PostgreSQL is missing or initdb failed.
@@ -101,6 +105,9 @@ class PgServer:
             self._run(
                 "initdb", "-D", self.data, "-U", ROLE, "--auth=trust", "-E", "UTF8", "--no-sync"
             )
+            if clients:
+                with open(os.path.join(self.data, "pg_hba.conf"), "a") as hba:
+                    hba.write(f"host all {ROLE} {clients} trust\n")
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections, then make the database.

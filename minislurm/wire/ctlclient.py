@@ -37,7 +37,7 @@ DEFAULT_TIMEOUT = 30.0
 STANDBY = "Slurm backup controller in standby mode"
 # With backups, how long a controller may take to accept a connection before the next is
 # tried: one cut off from the network never answers, and would hold every command up.
-CONNECT_SECONDS = 3.0
+CONNECT_SECONDS = 1.0
 
 
 class ServiceClient:
