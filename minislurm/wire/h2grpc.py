@@ -183,7 +183,10 @@ class Channel(FrameReceiver):
             import, what ``minislurm.wire.tls.client_context`` makes); None: cleartext.
         connect_timeout: seconds a connection may take to open, after which the
             call fails as :class:`Unreachable` (nothing was sent: another server
-            may be tried); None: the call's deadline, and DEADLINE_EXCEEDED.
+            may be tried); None: the call's deadline, and DEADLINE_EXCEEDED. Given,
+            an open connection whose peer goes silent (its host cut off) is given
+            up 3 s after that (TCP keepalives, TCP_USER_TIMEOUT): the calls on it
+            fail UNAVAILABLE then, not at their deadline.
 
     Raises:
         ValueError: ``window`` outside 65535 .. 2**31-1.
@@ -425,8 +428,11 @@ class Channel(FrameReceiver):
         """Run one I/O step of ``call``, turning failures into call errors."""
         try:
             action(*args)
-        except TimeoutError:
-            self._expire(call)
+        except TimeoutError as e:
+            if e.errno is not None:  # ETIMEDOUT: the kernel gave the silent peer up
+                self._drop("UNAVAILABLE", f"connection to {self.authority} lost: {e}")
+            else:  # the socket's timeout: the call's deadline
+                self._expire(call)
         except _ProtocolError as e:
             self._drop("INTERNAL", f"HTTP/2 protocol error from {self.authority}: {e}")
         except OSError as e:
@@ -516,6 +522,8 @@ class Channel(FrameReceiver):
                 error = e
                 continue
             sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+            if limit is not None:
+                _watch_silence(sock, limit)
             self._reset()
             self._sock = sock if self.tls is None else self._handshake(sock)
             settings = b"".join(
@@ -655,3 +663,14 @@ def _metadata_field(key: str, value: str | bytes) -> bytes:
     else:
         text = value
     return hpack.encode_literal(key, text)
+
+
+def _watch_silence(sock: _socket.socket, seconds: float) -> None:
+    """Have the kernel drop ``sock`` once its peer is silent for ``seconds`` and three
+    unanswered probes a second apart (a lost packet is not a dead peer)."""
+    idle = max(1, round(seconds))
+    sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_KEEPALIVE, 1)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_KEEPIDLE, idle)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_KEEPINTVL, 1)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_KEEPCNT, 3)
+    sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_USER_TIMEOUT, (idle + 3) * 1000)
