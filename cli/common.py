@@ -127,15 +127,7 @@ def controller(own: bool = False) -> ControllerClient:
     key = (config.host, config.port)
     client = None if own else _clients.get(key)
     if client is None:
-        signer = auth.signer_for(config.path, config.auth_type)
-        client = ControllerClient(
-            config.host,
-            config.port,
-            timeout=RPC_TIMEOUT,
-            signer=signer,
-            tls=tls_context(),
-            backups=config.hosts[1:],
-        )
+        client = _client(config.host, RPC_TIMEOUT, config.hosts[1:])
         if not own:
             _clients[key] = client
     return client
@@ -189,11 +181,17 @@ def call_at(host: str, method: str, **fields: object) -> Message:
         RpcError: the call failed (a standby answers UNAVAILABLE, but to Ping and Takeover).
         CommandError: no configuration.
     """
+    with _client(host, float(client_config().message_timeout)) as client:
+        return client.call(method, **fields)
+
+
+def _client(host: str, timeout: float, backups: tuple[str, ...] = ()) -> ControllerClient:
+    """A new client of the controller at ``host`` (then ``backups``), as slurm.conf says."""
     config = client_config()
     signer = auth.signer_for(config.path, config.auth_type)
-    timeout = float(config.message_timeout)
-    with ControllerClient(host, config.port, timeout, signer=signer, tls=tls_context()) as client:
-        return client.call(method, **fields)
+    return ControllerClient(
+        host, config.port, timeout, signer=signer, tls=tls_context(), backups=backups
+    )
 
 
 def invoked_as(prog: str) -> str:

@@ -181,17 +181,16 @@ def status(home: str) -> None:
     local = open_cluster(home)
     if not os.path.exists(local.conf_path):
         raise click.ClickException(f"no cluster in {local.home}")
+    # With backups, each running controller says which is in control.
     controllers = local.controllers()
+    addrs = {daemon: addr for daemon, _, addr in controllers} if len(controllers) > 1 else {}
     down_count = 0
-    for daemon, _, addr in controllers:
+    for daemon in local.daemons():
         pid = local.pid(daemon)
-        role = local.controller_role(addr) if pid and len(controllers) > 1 else ""
-        name = f"{daemon} ({role or 'not answering'})" if pid and len(controllers) > 1 else daemon
+        name = daemon
+        if pid and daemon in addrs:
+            name += f" ({local.controller_role(addrs[daemon]) or 'not answering'})"
         click.echo(f"{name:<12} {'running pid ' + str(pid) if pid else 'down'}")
-        down_count += pid is None
-    for daemon in local.daemons()[len(controllers) :]:
-        pid = local.pid(daemon)
-        click.echo(f"{daemon:<12} {'running pid ' + str(pid) if pid else 'down'}")
         down_count += pid is None
     sys.exit(1 if down_count else 0)
 

@@ -108,7 +108,6 @@ class Holder:
 
     name: str  # "" when nobody has held it yet
     epoch: int
-    remaining: float  # seconds until it lapses; negative: lapsed
 
 
 class Lease:
@@ -205,10 +204,10 @@ class Lease:
         Raises:
             SQLAlchemyError: the database cannot be reached.
         """
-        query = select(LEASE.c.holder, LEASE.c.epoch, LEASE.c.expires - _NOW).where(LEASE.c.id == 1)
+        query = select(LEASE.c.holder, LEASE.c.epoch).where(LEASE.c.id == 1)
         with self._engine.connect() as conn:
             row = conn.execute(query).one()
-        return Holder(row[0], int(row[1]), float(row[2]))
+        return Holder(row[0], int(row[1]))
 
     def fence(self, conn: Connection) -> None:
         """Check, at the start of one of the holder's transactions, that it still holds the role.

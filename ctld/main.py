@@ -229,8 +229,8 @@ async def serve(args: argparse.Namespace) -> None:
             built.gate.serving = True
             metrics = await _serve_metrics(built, settings, args.metrics_url_file)
             log.info("slurmctld in control")
-            if await _first(stopping, _lost(built.role)):
-                log.warning("lost the controller's role (%s): shutting down", _why(built.role))
+            if await _first(stopping, _lost(built.role)) and built.role is not None:
+                log.warning("lost the controller's role (%s): shutting down", built.role.why)
     finally:
         stopping.cancel()
         log.info("slurmctld shutting down")
@@ -266,10 +266,6 @@ async def _lost(role: Role | None) -> None:
         await asyncio.Event().wait()
     else:
         await role.lost.wait()
-
-
-def _why(role: Role | None) -> str:
-    return role.why if role is not None else ""
 
 
 async def _serve_metrics(

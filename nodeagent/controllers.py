@@ -41,22 +41,28 @@ class Controllers:
 
     def __getattr__(self, method: str) -> Callable[..., Awaitable[Any]]:
         async def call(request: Any, **kwargs: Any) -> Any:
-            count = len(self._stubs)
-            for tried in range(count):
-                index = (self._current + tried) % count
+            index = self._current
+            for _ in self._stubs[1:]:
                 try:
-                    reply = await getattr(self._stubs[index], method)(request, **kwargs)
+                    return await self._call(index, method, request, kwargs)
                 except grpc.aio.AioRpcError as err:
-                    if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
-                        self._current = (index + 1) % count
-                    if tried == count - 1 or err.code() != grpc.StatusCode.UNAVAILABLE:
+                    if err.code() != grpc.StatusCode.UNAVAILABLE:
                         raise
-                    continue
-                self._current = index
-                return reply
-            raise AssertionError("no controller")  # count >= 1: the loop returns or raises
+                index = (index + 1) % len(self._stubs)
+            return await self._call(index, method, request, kwargs)
 
         return call
+
+    async def _call(self, index: int, method: str, request: Any, kwargs: dict[str, Any]) -> Any:
+        """One call to controller ``index``, kept for the next calls once it answers."""
+        try:
+            reply = await getattr(self._stubs[index], method)(request, **kwargs)
+        except grpc.aio.AioRpcError as err:
+            if err.code() == grpc.StatusCode.DEADLINE_EXCEEDED:
+                self._current = (index + 1) % len(self._stubs)
+            raise
+        self._current = index
+        return reply
 
     async def close(self) -> None:
         """Close every channel."""

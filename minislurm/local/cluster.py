@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from minislurm import hostlist
 from minislurm.conffile import read_controller_address
@@ -38,6 +39,9 @@ from minislurm.local.pgserver import PgServer, free_port
 from minislurm.security import cred
 from minislurm.topology import plugin_of, topology_conf_path
 from nodeagent.spool import stepd_pid
+
+if TYPE_CHECKING:
+    from minislurm.wire.ctlclient import ControllerClient
 
 CTLD = "slurmctld"
 PG_FILE = "postgres"  # the cluster's own PostgreSQL server: its directory and port, a line each
@@ -243,6 +247,28 @@ def wait_until(predicate: Callable[[], bool], timeout: float, what: str) -> None
             raise TimeoutError(f"timed out waiting for {what}")
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+def _controller_client(conf_path: str, addr: str = "") -> ControllerClient:
+    """A client (calls of 5 s) of the controller at ``addr``, or ("") of the one in control.
+
+    Raises:
+        ConfigError: slurm.conf is malformed.
+        minislurm.wire.h2grpc.RpcError: no credential can be made.
+    """
+    from minislurm.conffile import read_client_config
+    from minislurm.security import auth
+    from minislurm.wire import tls
+    from minislurm.wire.ctlclient import ControllerClient
+
+    config = read_client_config(conf_path)
+    context = tls.client_context(config.tls_ca) if config.tls_ca else None
+    signer = auth.signer_for(conf_path)
+    if addr:
+        return ControllerClient(addr, config.port, 5.0, signer=signer, tls=context)
+    return ControllerClient(
+        config.host, config.port, 5.0, signer=signer, tls=context, backups=config.hosts[1:]
+    )
 
 
 class LocalCluster:
@@ -665,17 +691,10 @@ class LocalCluster:
 
     def controller_role(self, addr: str) -> str:
         """What the controller at ``addr`` says it is: "primary", "backup", or "" (no answer)."""
-        from minislurm.conffile import read_client_config
-        from minislurm.security import auth
-        from minislurm.wire import tls
-        from minislurm.wire.ctlclient import ControllerClient
         from minislurm.wire.h2grpc import RpcError
 
-        config = read_client_config(self.conf_path)
-        context = tls.client_context(config.tls_ca) if config.tls_ca else None
-        signer = auth.signer_for(self.conf_path)
         try:
-            with ControllerClient(addr, config.port, 5.0, signer=signer, tls=context) as client:
+            with _controller_client(self.conf_path, addr) as client:
                 return str(client.call("Ping").role)
         except RpcError:
             return ""
@@ -698,23 +717,13 @@ class LocalCluster:
         Raises:
             TimeoutError: not ready in time.
         """
-        from minislurm.conffile import read_client_config
-        from minislurm.security import auth
-        from minislurm.wire import tls
-        from minislurm.wire.ctlclient import ControllerClient
         from minislurm.wire.h2grpc import RpcError
 
-        config = read_client_config(self.conf_path)
         daemon_of = {n: f"slurmd-{g}" for g in self.agent_groups() for n in hostlist.expand(g)}
-        host, port = config.host, config.port
-        context = tls.client_context(config.tls_ca) if config.tls_ca else None
 
         def ready() -> bool:
             try:
-                signer = auth.signer_for(self.conf_path)
-                with ControllerClient(
-                    host, port, 5.0, signer=signer, tls=context, backups=config.hosts[1:]
-                ) as client:
+                with _controller_client(self.conf_path) as client:
                     nodes = client.call("GetNodes").nodes
             except RpcError:
                 return False
