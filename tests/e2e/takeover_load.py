@@ -10,19 +10,23 @@ there; each job ran once and is COMPLETED; the sruns' output is whole.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from conftest import TestCluster, parse_oneliner
 from helpers import wait_until
 from sqlalchemy import create_engine, text
 
 from minislurm.config import load_slurm_conf
-from minislurm.local.cluster import ClusterSpec
+from minislurm.local.cluster import ClusterSpec, LocalCluster
+
+T = TypeVar("T")
 
 UNAVAILABLE = "Unable to contact slurm controller"
 CLIENTS = 8
@@ -38,6 +42,17 @@ SPEC = ClusterSpec(
     min_job_age=3600,
     conf_lines=("MessageTimeout=30",),
 )
+
+
+def removing_its_database(local: LocalCluster, running: Iterator[T]) -> Iterator[T]:
+    """A cluster fixture's ``running``, then the cluster's own PostgreSQL files removed
+    (under the system's temp directory when run as root, they outlive the test's)."""
+    try:
+        yield from running
+    finally:
+        database = local.own_database()
+        if database is not None:
+            shutil.rmtree(database.directory, ignore_errors=True)
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,20 @@ restarted, stays a standby and writes nothing.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import TestCluster, run_cluster
 from helpers import wait_until
-from takeover_load import SPEC, kill, lease, roles, survive_the_loss_of_the_primary
+from takeover_load import (
+    SPEC,
+    kill,
+    lease,
+    removing_its_database,
+    roles,
+    survive_the_loss_of_the_primary,
+)
 
 from minislurm.local.cluster import LocalCluster
 
@@ -29,13 +35,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 def ha_cluster(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestCluster]:
     """Four 16-CPU nodes, ctl1 and ctl2; commands keep trying for 30 s (MessageTimeout)."""
     request.getfixturevalue("pg_server")  # skips, saying why, where PostgreSQL is missing
-    local = LocalCluster(str(tmp_path))
-    try:
-        yield from run_cluster(tmp_path, request, SPEC)
-    finally:
-        database = local.own_database()
-        if database is not None:
-            shutil.rmtree(database.directory, ignore_errors=True)
+    running = run_cluster(tmp_path, request, SPEC)
+    yield from removing_its_database(LocalCluster(str(tmp_path)), running)
 
 
 def test_controllers_answer_ping_and_status_with_their_roles(ha_cluster: TestCluster) -> None:

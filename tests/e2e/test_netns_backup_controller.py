@@ -10,14 +10,13 @@ back and started again it is a backup, and the lease does not move.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers import wait_until
 from netns_harness import NetnsTestCluster, run_netns_cluster
-from takeover_load import SPEC, lease, roles, survive_the_loss_of_the_primary
+from takeover_load import SPEC, lease, removing_its_database, roles, survive_the_loss_of_the_primary
 
 from minislurm.local.netns import NetnsCluster
 
@@ -28,13 +27,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 def netns_ha(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[NetnsTestCluster]:
     """Four 16-CPU nodes, ctl1 and ctl2, each on a host of its own; commands try for 30 s."""
     request.getfixturevalue("pg_server")  # skips, saying why, where PostgreSQL is missing
-    local = NetnsCluster(str(tmp_path))
-    try:
-        yield from run_netns_cluster(tmp_path, request, SPEC)
-    finally:
-        database = local.own_database()
-        if database is not None:
-            shutil.rmtree(database.directory, ignore_errors=True)
+    running = run_netns_cluster(tmp_path, request, SPEC)
+    yield from removing_its_database(NetnsCluster(str(tmp_path)), running)
 
 
 def test_a_primary_cut_off_is_replaced_and_stops_writing(netns_ha: NetnsTestCluster) -> None:
