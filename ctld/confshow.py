@@ -58,6 +58,7 @@ def config_entries(conf: SlurmConfig, port: int, metrics_port: int = 0) -> list[
         "SrunEpilog": _or_null(conf.srun_epilog),
         "SrunProlog": _or_null(conf.srun_prolog),
         "TaskEpilog": _or_null(conf.task_epilog),
+        "TaskPlugin": _or_null(",".join(conf.task_plugin)),
         "TaskProlog": _or_null(conf.task_prolog),
         "PreemptExemptTime": units.format_duration_long(conf.preempt_exempt_time * 60),
         "PreemptMode": conf.preempt_mode,

@@ -144,6 +144,7 @@ class SlurmConfig:
     kill_wait: int = DEFAULT_KILL_WAIT  # seconds
     job_acct_gather_frequency: int = 30  # seconds between usage samples of a task; 0: none
     job_acct_gather_params: tuple[str, ...] = ()  # OverMemoryKill: --mem is enforced
+    task_plugin: tuple[str, ...] = ()  # task/cgroup: steps confined as cgroup.conf says
     job_requeue: bool = True
     requeue_delay: int = 5  # seconds a requeued job waits (Slurm: about 120, fixed)
     preempt_type: str = "preempt/none"  # or preempt/partition_prio, preempt/qos
@@ -240,6 +241,11 @@ class SlurmConfig:
         return "OverMemoryKill" in self.job_acct_gather_params
 
     @property
+    def task_cgroup(self) -> bool:
+        """Whether steps run in cgroups as cgroup.conf says (``TaskPlugin=task/cgroup``)."""
+        return "task/cgroup" in self.task_plugin
+
+    @property
     def prolog_at_alloc(self) -> bool:
         """Whether Prolog runs at a job's allocation on all its nodes (``PrologFlags=Alloc``)."""
         return any(flag != "Serial" for flag in self.prolog_flags)
@@ -258,6 +264,11 @@ class SlurmConfig:
     def gres_conf_path(self) -> str:
         """Where gres.conf is: beside slurm.conf, as Slurm looks for it."""
         return os.path.join(os.path.dirname(self.path), "gres.conf")
+
+    @property
+    def cgroup_conf_path(self) -> str:
+        """Where cgroup.conf is: beside slurm.conf, as Slurm looks for it."""
+        return os.path.join(os.path.dirname(self.path), "cgroup.conf")
 
 
 # --------------------------------------------------------------------------- values

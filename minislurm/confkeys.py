@@ -39,6 +39,7 @@ _GLOBAL_KEYS: dict[str, tuple[str, str]] = {
     "KillWait": ("kill_wait", "int"),
     "JobAcctGatherFrequency": ("job_acct_gather_frequency", "acctfreq"),
     "JobAcctGatherParams": ("job_acct_gather_params", "list"),
+    "TaskPlugin": ("task_plugin", "list"),
     "JobRequeue": ("job_requeue", "bool"),
     "RequeueDelay": ("requeue_delay", "int"),
     "PreemptType": ("preempt_type", "preempt"),
@@ -134,7 +135,7 @@ IGNORED_KEYS = frozenset(
     SlurmctldPrimaryOnProg SlurmctldSyslogDebug SlurmdDebug SlurmdLogFile
     SlurmdPidFile SlurmdSyslogDebug SlurmdUser SlurmSchedLogFile SlurmSchedLogLevel SrunPortRange
     SuspendExcNodes SuspendExcParts SuspendProgram SuspendRate SuspendTime SuspendTimeout
-    SwitchParameters SwitchType TaskPlugin TaskPluginParam TCPTimeout TmpFS TrackWCKey TreeWidth
+    SwitchParameters SwitchType TaskPluginParam TCPTimeout TmpFS TrackWCKey TreeWidth
     UnkillableStepProgram UnkillableStepTimeout UsePAM VSizeFactor Waittime X11Parameters
     CoreSpecCount CpuBind CpuSpecList MemSpecLimit Reason TRESWeights AllocNodes AllowQos Alternate
     DenyAccounts DenyQos ExclusiveUser GraceTime Hidden LLN MaxCPUsPerNode QOS ReqResv RootOnly
