@@ -97,6 +97,14 @@ HOME_OPTION = click.option(
     metavar="KEY=VALUE",
     help="a line to add to the slurm.conf written (repeatable): Prolog=..., MetricsType=...",
 )
+@click.option(
+    "--cgroup-conf",
+    "cgroup_lines",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="a line of the cgroup.conf written (repeatable): ConstrainRAMSpace=yes... "
+    "(with --conf TaskPlugin=task/cgroup)",
+)
 def up(
     home: str,
     nodes: int,
@@ -111,15 +119,20 @@ def up(
     controllers: int,
     db_url: str | None,
     conf_lines: tuple[str, ...],
+    cgroup_lines: tuple[str, ...],
 ) -> None:
     """Start the cluster, or restart whichever of its daemons died.
 
     A new cluster takes the shape options; one that exists keeps its own.
     """
-    for line in conf_lines:
-        key, equals, _ = line.partition("=")
-        if not equals or not key.strip() or "\n" in line:
-            raise click.ClickException(f"--conf {line!r}: not a KEY=VALUE line of slurm.conf")
+    for flag, lines, name in (
+        ("--conf", conf_lines, "slurm.conf"),
+        ("--cgroup-conf", cgroup_lines, "cgroup.conf"),
+    ):
+        for line in lines:
+            key, equals, _ = line.partition("=")
+            if not equals or not key.strip() or "\n" in line:
+                raise click.ClickException(f"{flag} {line!r}: not a KEY=VALUE line of {name}")
     local = open_cluster(home)
     if netns and not isinstance(local, NetnsCluster):
         if os.path.exists(local.conf_path):
@@ -142,6 +155,7 @@ def up(
         topology=topology.read() if topology else "",
         gres_conf=gres_conf.read() if gres_conf else "",
         conf_lines=conf_lines,
+        cgroup_lines=cgroup_lines,
         controllers=controllers,
         state_db=db_url or "",
     )

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from minislurm.wire.protowire import Message
 
 STDOUT, STDERR, EXITED, ABORTED = 1, 2, 3, 5  # TaskEvent kinds srun acts on
+OOM_SIGNAL = 125  # minislurm.states.OOM_SIGNAL: a task of a step the OOM killer hit (exit 1)
 SIGNAL_WORDS = {
     1: "Hangup",
     2: "Interrupt",
@@ -59,6 +60,7 @@ SIGNAL_WORDS = {
     13: "Broken pipe",
     14: "Alarm clock",
     15: "Terminated",
+    OOM_SIGNAL: "Out Of Memory",
 }
 ABORT_WINDOW = 1.0  # a second Ctrl-C within this many seconds kills the step
 READ_CHUNK = 65536
@@ -558,7 +560,7 @@ class StepRun:
             self._say_exits(link, list(link.task_ids))  # a node srun lost, a raw terminal's
             for task in link.task_ids:
                 code, sig = self.exits.get(task, (0, 0))
-                status = max(status, 128 + sig if sig else code)
+                status = max(status, 1 if sig == OOM_SIGNAL else 128 + sig if sig else code)
         killed = any(sig in (signal.SIGKILL, signal.SIGTERM) for _, sig in self.exits.values())
         if killed and not self.abort_said:  # killed by someone srun was not told of
             _say(self.prog, f"Force Terminated {self.step_name}")

@@ -33,11 +33,12 @@ from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
 from nodeagent import gpuusage, hostsfile, spool
+from nodeagent.cgroups import NodeCgroups
 from nodeagent.launcher import Launcher, StepOutcome
 from nodeagent.prologs import NodeScripts
 from nodeagent.resources import NodeResources
 from nodeagent.stepdpool import StepdPool
-from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager, job_memory
+from nodeagent.steps import LaunchedJobs, NodeFacts, StepManager, confinement, job_memory
 from nodeagent.stepstat import final_usage, node_stat
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,7 @@ RETRY_MAX_SECONDS = 2.0
 CALL_TIMEOUT = 10.0
 STEP_GRACE = 1.0  # seconds a job's end waits for the ends of its steps still running here
 JOB_GONE_POLL = 0.05  # seconds between looks for a job's processes, before its Epilog
+CGROUP_GRACE = 10.0  # seconds a job's cgroups may take to empty once it has ended here
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,8 @@ class AgentSettings:
     spool_dir: str
     controller: str  # host:port
     cluster_key: bytes  # checks step credentials (slurm.key)
+    cgroups: NodeCgroups | None = None  # its jobs' cgroups (TaskPlugin=task/cgroup)
+    cgroup_memory_missed: bool = False  # cgroup.conf limits memory, its cgroups cannot: sample
 
 
 def _hosts_file(settings: AgentSettings) -> str:
@@ -160,7 +164,8 @@ class Agent:
             task_prolog=settings.conf.task_prolog,
             task_epilog=settings.conf.task_epilog,
             gpu_usage=_gpu_usage(resources.gpu_usage, settings.spool_dir),
-            enforce_memory=settings.conf.enforce_memory,
+            enforce_memory=settings.conf.enforce_memory or settings.cgroup_memory_missed,
+            cgroups=settings.cgroups,
         )
         conf = settings.conf
         self.scripts = NodeScripts(
@@ -182,7 +187,7 @@ class Agent:
         self._held: dict[int, float] = {}  # job ends waiting for their steps', since when
         self._outbox_event = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self._kills: set[asyncio.Task[None]] = set()  # steps to kill once their script is
+        self._kills: set[asyncio.Task[None]] = set()  # kills and cgroup removals under way
         self._alloc_prologs: set[asyncio.Task[bool]] = set()  # PrologFlags=Alloc's, under way
         self.registered = False  # with the controller, since it last answered
         self.node_state = ""  # IDLE, MIXED, ALLOCATED... as the controller last said
@@ -230,7 +235,7 @@ class Agent:
             acct_freq=conf.job_acct_gather_frequency,
             task_prolog=conf.task_prolog,
             task_epilog=conf.task_epilog,
-            enforce_memory=conf.enforce_memory,
+            enforce_memory=conf.enforce_memory or self.settings.cgroup_memory_missed,
         )
 
     def _node_context(self, conf_path: str) -> jobenv.NodeContext:
@@ -385,6 +390,7 @@ class Agent:
             outcome.outcome,
             outcome.message,
         )
+        self._remove_cgroups(outcome.job_id)
         brief = self._script_jobs.pop(outcome.job_id, None)
         if brief is None or not self.scripts.has_epilog:
             self._report_end(outcome)
@@ -515,6 +521,7 @@ class Agent:
             task_epilog=facts.task_epilog,
             mem_limit=job_memory(job, node) if facts.enforce_memory else 0,
             gpu_usage=facts.gpu_usage,
+            cgroup=confinement(facts, job, "batch", job_memory(job, node)),
         )
         self.launcher.launch(job_file, request.spec.script)
 
@@ -526,6 +533,7 @@ class Agent:
                 an Epilog) the job as the Epilog sees it.
         """
         self._terminate(request.job_id, request.outcome, request.kill_wait, float(request.time))
+        self._remove_cgroups(request.job_id)
         if request.HasField("job"):
             brief = convert.record(ScriptJob, request.job)
             self.scripts.epilog(brief, self._job_gone(request.job_id))
@@ -545,6 +553,22 @@ class Agent:
             self.steps.kill_job(job_id)
 
         task = asyncio.get_running_loop().create_task(steps_after_script())
+        self._kills.add(task)
+        task.add_done_callback(self._kills.discard)
+
+    def _remove_cgroups(self, job_id: int) -> None:
+        """Remove a job's cgroups here once nothing of it runs (TaskPlugin=task/cgroup)."""
+        tree = self.settings.cgroups
+        if tree is None:
+            return
+
+        async def when_gone() -> None:
+            await self._job_gone(job_id, STEP_GRACE)
+            deadline = time.monotonic() + CGROUP_GRACE
+            while not tree.remove_job(job_id) and time.monotonic() < deadline:
+                await asyncio.sleep(JOB_GONE_POLL)  # a stepd still exiting holds its own
+
+        task = asyncio.get_running_loop().create_task(when_gone())
         self._kills.add(task)
         task.add_done_callback(self._kills.discard)
 

@@ -39,6 +39,7 @@ class Gpu:
     name: str = ""
     uuid: str = ""
     memory_mb: int = 0
+    device: str = ""  # its device file (ConstrainDevices); "": none (fake GPUs)
 
 
 class GpuDiscovery(Protocol):
@@ -102,7 +103,9 @@ def parse_nvidia_smi(text: str) -> list[Gpu]:
         if len(fields) != 4 or not fields[0].isdigit():
             raise GpuDiscoveryError(f"unexpected nvidia-smi line: {line!r}")
         memory = int(fields[3]) if fields[3].isdigit() else 0
-        gpus.append(Gpu(int(fields[0]), name=fields[2], uuid=fields[1], memory_mb=memory))
+        index = int(fields[0])
+        device = f"/dev/nvidia{index}"  # the driver's minor numbers follow its indices
+        gpus.append(Gpu(index, fields[2], fields[1], memory, device))
     return sorted(gpus, key=lambda g: g.index)
 
 
@@ -209,7 +212,8 @@ class DeviceFileGpus:
 
     def discover(self) -> list[Gpu]:
         """One GPU per device file whose name ends in a number."""
-        return sorted(map(Gpu, self._indices()), key=lambda g: g.index)
+        found = (Gpu(i, device=f) for i, f in zip(self._indices(), self.files, strict=True))
+        return sorted(found, key=lambda g: g.index)
 
     def links(self) -> GpuLinks | None:
         """The links gres.conf gives the files' GPUs, if any."""

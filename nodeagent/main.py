@@ -17,11 +17,12 @@ import logging
 import os
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import grpc
 
 from minislurm import hostlist
+from minislurm.cgroupconf import CgroupConfig, load_cgroup_conf
 from minislurm.conffile import find_config
 from minislurm.config import SlurmConfig, load_slurm_conf
 from minislurm.daemon import (
@@ -38,6 +39,7 @@ from minislurm.security import auth, authd, cred
 from minislurm.security.authgrpc import Authenticator, privileged_uids, verifier_for
 from minislurm.wire import tls
 from minislurm.wire.rpc import minislurm_pb2_grpc as pb_grpc
+from nodeagent import cgroups
 from nodeagent.agent import AgentSettings
 from nodeagent.gpus import GpuDiscoveryError, gpu_discovery
 from nodeagent.resources import NodeResources, discover
@@ -156,6 +158,7 @@ def _resources(served: Served, fake_gpus: int | None) -> list[tuple[AgentSetting
     """
     conf = served.conf
     overrides = "config_overrides" in conf.slurmd_parameters
+    cgroup_conf = load_cgroup_conf(conf.cgroup_conf_path) if conf.task_cgroup else CgroupConfig()
     nodes = []
     for settings in served.nodes:
         gres = load_gres_conf(conf.gres_conf_path, settings.node_name)
@@ -164,8 +167,37 @@ def _resources(served: Served, fake_gpus: int | None) -> list[tuple[AgentSetting
             resources = discover(conf.node(settings.node_name), discovery, overrides)
         except GpuDiscoveryError as err:
             raise Fatal(f"{settings.node_name}: {err}") from None
-        nodes.append((settings, resources))
+        nodes.append((_confined(settings, cgroup_conf, resources), resources))
     return nodes
+
+
+def _confined(
+    settings: AgentSettings, conf: CgroupConfig, resources: NodeResources
+) -> AgentSettings:
+    """A node's settings with its cgroups (TaskPlugin=task/cgroup), said in the log.
+
+    Memory that cgroup.conf constrains but the node's cgroups cannot is
+    enforced by sampling, as ``JobAcctGatherParams=OverMemoryKill`` would.
+    """
+    name = settings.node_name
+    tree, said = None, ""
+    if settings.conf.task_cgroup:
+        tree, said = cgroups.prepare(conf, name, resources.gpu_files)
+        log.info("node=%s task/cgroup: %s", name, said)
+    missed = conf.constrains_memory and (tree is None or not tree.memory)
+    if tree is not None and tree.memory:
+        log.info("node=%s memory limits: enforced by the kernel (cgroup/v%d)", name, tree.version)
+    if settings.conf.enforce_memory or missed:
+        why = "cgroups cannot" if missed else "JobAcctGatherParams=OverMemoryKill"
+        log.info(
+            "node=%s memory limits: enforced by sampling each step's processes every %.0f s (%s)",
+            name,
+            MEM_CHECK_SECONDS,
+            why,
+        )
+    elif tree is None or not tree.memory:
+        log.info("node=%s memory limits: not enforced (see cgroup.conf, JobAcctGatherParams)", name)
+    return replace(settings, cgroups=tree, cgroup_memory_missed=missed)
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -204,15 +236,6 @@ async def serve(args: argparse.Namespace) -> None:
         write_port_file(args.port_file, port)
     names = hostlist.compress([n.node_name for n in served.nodes])
     log.info("slurmd %s listening on %s:%d", names, served.listen_host, port)
-    if conf.enforce_memory:
-        log.info(
-            "memory limits: enforced by sampling each step's processes every %.0f s "
-            "(JobAcctGatherParams=OverMemoryKill); GPUs: bound by CUDA_VISIBLE_DEVICES, "
-            "no device cgroup",
-            MEM_CHECK_SECONDS,
-        )
-    else:
-        log.info("memory limits: not enforced (no JobAcctGatherParams=OverMemoryKill)")
     await stop_requested()
     log.info("slurmd shutting down (running jobs keep running)")
     await slurmd.stop()

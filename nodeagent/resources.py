@@ -41,6 +41,7 @@ class NodeResources:
     boot_time: float
     gpu_links: tuple[int, ...] = ()  # the links between the GPUs, row by row (): unknown
     gpu_usage: str = ""  # how their usage is read (GpuDiscovery.usage)
+    gpu_files: tuple[tuple[int, str], ...] = ()  # each GPU's index and device file, if any
 
 
 def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool) -> NodeResources:
@@ -58,7 +59,8 @@ def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool
         nodeagent.gpus.GpuDiscoveryError: configured GPUs cannot be found.
     """
     uname = os.uname()
-    found = tuple(g.index for g in gpus.discover())
+    discovered = gpus.discover()
+    found = tuple(g.index for g in discovered)
     links = gpus.links()
     flat: tuple[int, ...] = ()
     if links is not None and sorted(links.gpus) == sorted(found):
@@ -84,6 +86,7 @@ def discover(node: NodeConfig | None, gpus: GpuDiscovery, config_overrides: bool
         boot_time=psutil.boot_time(),
         gpu_links=flat,
         gpu_usage=gpus.usage if found else "",
+        gpu_files=tuple((g.index, g.device) for g in discovered if g.device),
     )
 
 

@@ -29,7 +29,8 @@ place (``usage.json``, read tolerantly).
 Each file's content is a record here (a NamedTuple, as dataclasses would
 cost every stepd start some 10 ms of imports: inspect, ast, dis...).
 
-Imports the standard library, minislurm.procs and minislurm.stepids only: stepd imports it.
+Imports the standard library, minislurm.procs, minislurm.stepids and nodeagent.cgroups
+(standard library alone) only: stepd imports it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from typing import Any, NamedTuple, TypeVar
 
 from minislurm import procs
 from minislurm.stepids import BATCH_STEP, step_id_text
+from nodeagent.cgroups import Confinement
 
 ALIVE_FILE = "slurmd.alive"  # in slurmd's spool directory
 SCRIPT_FILE = "slurm_script"
@@ -160,6 +162,7 @@ class BatchJob(NamedTuple):
     task_epilog: str = ""  # TaskEpilog: run as the user after it
     mem_limit: int = 0  # KiB the script and its processes may hold (the job's --mem here)
     gpu_usage: str = ""  # where its GPUs' usage is read (nodeagent.gpuusage); "": nowhere
+    cgroup: Confinement | None = None  # its cgroups (TaskPlugin=task/cgroup); None: none
     mode: str = "batch"
 
     def as_step(self, directory: str) -> StepJob:
@@ -200,6 +203,7 @@ class BatchJob(NamedTuple):
             task_epilog=self.task_epilog,
             mem_limit=self.mem_limit,
             gpu_usage=self.gpu_usage,
+            cgroup=self.cgroup,
         )
 
 
@@ -245,6 +249,7 @@ class StepJob(NamedTuple):
     gpu_usage: str = ""  # where its GPUs' usage is read (nodeagent.gpuusage); "": nowhere
     user_task_prolog: str = ""  # srun --task-prolog: after TaskProlog
     user_task_epilog: str = ""  # srun --task-epilog: before TaskEpilog
+    cgroup: Confinement | None = None  # its cgroups (TaskPlugin=task/cgroup); None: none
     socket: str = SOCKET_NAME  # where slurmd listens for the stepd, in the directory
     mode: str = "step"
 
@@ -281,6 +286,8 @@ def _write_job(directory: str, job: BatchJob | StepJob) -> None:
     data = job._asdict()
     if isinstance(job, StepJob):
         data["tasks"] = [task._asdict() for task in job.tasks]
+    if job.cgroup is not None:
+        data["cgroup"] = job.cgroup._asdict()
     with open(os.path.join(directory, JOB_FILE), "w") as f:
         json.dump(data, f)
 
@@ -301,11 +308,16 @@ def read_job(directory: str) -> BatchJob | StepJob:
     with open(os.path.join(directory, JOB_FILE)) as f:
         data = json.load(f)
     try:
+        raw: dict[str, Any] | None = data.get("cgroup")
+        cgroup = None
+        if raw is not None:
+            lists = {k: tuple(v) for k, v in raw.items() if isinstance(v, list)}
+            cgroup = Confinement(**{**raw, **lists})
         if data.get("mode") == "step":
             tasks = tuple(_record(TaskJob, t, argv=tuple(t["argv"])) for t in data["tasks"])
             window = tuple(data.get("window") or (0, 0))
-            return _record(StepJob, data, tasks=tasks, window=window)
-        return _record(BatchJob, data, argv=tuple(data["argv"]))
+            return _record(StepJob, data, tasks=tasks, window=window, cgroup=cgroup)
+        return _record(BatchJob, data, argv=tuple(data["argv"]), cgroup=cgroup)
     except (AttributeError, KeyError, TypeError) as error:
         raise ValueError(f"{JOB_FILE}: {error!r}") from error
 

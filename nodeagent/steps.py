@@ -36,6 +36,7 @@ from minislurm.units import compress_counts
 from minislurm.wire import convert
 from minislurm.wire.rpc import minislurm_pb2 as pb
 from nodeagent import spool, stepio
+from nodeagent.cgroups import Confinement, NodeCgroups
 from nodeagent.stepadopt import AdoptedStep
 from nodeagent.stepdpool import Stepd
 from nodeagent.stepstat import final_usage
@@ -72,7 +73,8 @@ class NodeFacts:
     task_prolog: str = ""  # TaskProlog, run as the user before each task
     task_epilog: str = ""  # TaskEpilog, after each task
     gpu_usage: str = ""  # where stepd reads its GPUs' usage (nodeagent.gpuusage)
-    enforce_memory: bool = False  # JobAcctGatherParams=OverMemoryKill
+    enforce_memory: bool = False  # sample and kill (OverMemoryKill, or cgroups that cannot)
+    cgroups: NodeCgroups | None = None  # where its jobs' cgroups are (TaskPlugin=task/cgroup)
 
 
 def check_credential(
@@ -223,6 +225,34 @@ def job_memory(job: Job, node: str) -> int:
     return job.request.mem_per_node * 1024
 
 
+def confinement(
+    facts: NodeFacts, job: Job, step: str, step_mem: int, step_gpus: tuple[int, ...] | None = None
+) -> Confinement | None:
+    """A step's cgroups on this node (None: steps are not confined here).
+
+    Args:
+        facts: this node.
+        job: the step's job, with its allocation.
+        step: the step as Slurm writes it (0, batch...).
+        step_mem: KiB the step may hold here (0: no limit).
+        step_gpus: the step's GPUs here (None: the job's, as a batch script has).
+
+    Returns:
+        What its stepd is to set up.
+    """
+    if facts.cgroups is None:
+        return None
+    here = job.allocation.on(facts.node_name) if job.allocation else None
+    job_gpus = tuple(here.gpus) if here is not None else (step_gpus or ())
+    return facts.cgroups.confinement(
+        job.uid,
+        job.job_id,
+        step,
+        (job_memory(job, facts.node_name), step_mem),
+        (job_gpus, job_gpus if step_gpus is None else step_gpus),
+    )
+
+
 def step_memory(content: pb.StepCredential, job: Job, node: str) -> int:
     """The memory a step's tasks may hold on a node, in KiB: the step's, else its job's.
 
@@ -349,6 +379,7 @@ class StepManager:
         tasks = task_jobs(request, content, allocation, self.facts)
         if not await self._prolog(allocation):
             raise PrologFailed
+        step_mem = step_memory(content, allocation, self.facts.node_name)
         job = spool.StepJob(
             job_id=content.job_id,
             step_id=content.step_id,
@@ -366,12 +397,17 @@ class StepManager:
             window=window_size(request.window) if request.pty else (0, 0),
             task_prolog=self.facts.task_prolog,
             task_epilog=self.facts.task_epilog,
-            mem_limit=step_memory(content, allocation, self.facts.node_name)
-            if self.facts.enforce_memory
-            else 0,
+            mem_limit=step_mem if self.facts.enforce_memory else 0,
             gpu_usage=self.facts.gpu_usage,
             user_task_prolog=request.task_prolog,
             user_task_epilog=request.task_epilog,
+            cgroup=confinement(
+                self.facts,
+                allocation,
+                step_id_text(content.step_id),
+                step_mem,
+                next(tuple(n.gpus) for n in content.nodes if n.node == self.facts.node_name),
+            ),
         )
         key = (content.job_id, content.step_id)
         launched = self._launch_future(key)

@@ -68,6 +68,7 @@ class ClusterSpec:
     topology: str = ""  # a topology.conf to install (its kind sets TopologyPlugin)
     gres_conf: str = ""  # a gres.conf to install ("": gpus_per_node fake GPUs by Count=)
     conf_lines: tuple[str, ...] = ()  # more slurm.conf lines (cluster up --conf), last
+    cgroup_lines: tuple[str, ...] = ()  # cgroup.conf's lines (cluster up --cgroup-conf)
     state_db: str = ""  # the state's PostgreSQL URL ("": SQLite under state/, or the own server)
     controllers: int = 1  # a primary and its backups: the state in PostgreSQL (the own server)
 
@@ -179,6 +180,26 @@ def render_gres_conf(spec: ClusterSpec) -> str:
         return spec.gres_conf
     nodes = "n1" if spec.nodes == 1 else f"n[1-{spec.nodes}]"
     return f"NodeName={nodes} Name=gpu Count={spec.gpus_per_node}\n"
+
+
+def write_cgroup_conf(path: str, lines: tuple[str, ...]) -> None:
+    """Write a local cluster's cgroup.conf, and check that it reads.
+
+    Args:
+        path: where (beside slurm.conf).
+        lines: its lines (``ConstrainRAMSpace=yes``...).
+
+    Raises:
+        ConfigError: a line does not read (the file is removed).
+    """
+    from minislurm.cgroupconf import load_cgroup_conf
+
+    _write_atomic(path, "".join(f"{line}\n" for line in lines))
+    try:
+        load_cgroup_conf(path)
+    except ConfigError:
+        os.unlink(path)
+        raise
 
 
 def check_gres_conf(spec: ClusterSpec, path: str) -> None:
@@ -381,6 +402,12 @@ class LocalCluster:
             except ValueError as err:
                 os.unlink(self.conf_path)  # the next `up` starts afresh
                 raise RuntimeError(f"--gres-conf: {err}") from None
+        if spec.cgroup_lines:
+            try:
+                write_cgroup_conf(self.path("cgroup.conf"), spec.cgroup_lines)
+            except ConfigError as err:
+                os.unlink(self.conf_path)  # the next `up` starts afresh
+                raise RuntimeError(f"--cgroup-conf: {err}") from None
         if spec.topology or spec.conf_lines:
             from minislurm.config import load_slurm_conf
 

@@ -6,8 +6,8 @@ files may be unreadable (a Python under /root); os.wait4 imports
 ``resource`` lazily. Of our modules, nodeagent.spool (the files it shares
 with slurmd), nodeagent.hostsfile (the job's /etc/hosts), nodeagent.ptyio
 (a task's terminal), nodeagent.stdfiles (the standard streams' files),
-nodeagent.usage (psutil, which the fork server imports up front) and the
-modules of nodeagent.stepd.
+nodeagent.usage (psutil, which the fork server imports up front), nodeagent.cgroups (the
+step's cgroups) and the modules of nodeagent.stepd.
 
 The fork server (``--fork-server``) is how slurmd starts stepds: a Python
 start-up and stepd's imports cost 40-60 ms of CPU and ~20 MB each, a fork
@@ -28,7 +28,7 @@ import socket
 import sys
 import traceback
 
-from nodeagent import hostsfile, spool
+from nodeagent import cgroups, hostsfile, spool
 from nodeagent.stepd.common import WAITED, become_subreaper, log
 from nodeagent.stepd.supervisor import run_batch, run_step
 from nodeagent.usage import preload_psutil
@@ -128,6 +128,11 @@ def run(jobdir: str) -> int:
     signal.pthread_sigmask(signal.SIG_BLOCK, WAITED)
     job = spool.read_job(jobdir)
     spool.write_stepd_pid(jobdir)
+    if job.cgroup is not None:  # before any task: they start in stepd's cgroups
+        try:
+            cgroups.enter(job.cgroup, os.getpid())
+        except OSError as error:
+            log(f"task/cgroup: not confined: {error.strerror or error}")
     become_subreaper()
     if job.hosts_file:
         try:

@@ -10,7 +10,8 @@ failure (``0:53``), and it is killed when slurmd has been gone for
 SlurmdTimeout (the controller has requeued it elsewhere by then).
 
 Imports the standard library, nodeagent.spool, nodeagent.ptyio,
-nodeagent.stdfiles, nodeagent.usage and the modules of nodeagent.stepd.
+nodeagent.stdfiles, nodeagent.usage, nodeagent.cgroups, minislurm.states
+(OOM_SIGNAL) and the modules of nodeagent.stepd.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import signal
 import struct
 import time
 
+from minislurm.states import OOM_SIGNAL
 from nodeagent import ptyio, spool
+from nodeagent.cgroups import oom_kills
 from nodeagent.gpuusage import visible
 from nodeagent.stdfiles import DIR_GRACE_SECONDS, STREAMS_FAILED
 from nodeagent.stepd.common import (
@@ -434,6 +437,11 @@ class StepSupervisor:
             task = self.by_pid.get(pid)
             if task is not None and not task.ended:
                 ended.append((task, status, rusage))
+        # The OOM killer of the step's cgroup: said before the ends it explains.
+        kills = oom_kills(self.job.cgroup) if ended and self.job.cgroup is not None else 0
+        if kills and not self.out_of_memory:
+            self.out_of_memory = True
+            self._say_error(oom_killed(self.job, kills))
         for task, status, rusage in sorted(ended, key=lambda e: e[0].task_id):
             self._task_exited(task, status, rusage)
 
@@ -448,6 +456,8 @@ class StepSupervisor:
         for script in filter(None, (self.job.user_task_epilog, self.job.task_epilog)):
             task_epilog(script, task.env, task.cwd)
         code, sig = exit_of(status)
+        if self.out_of_memory and self.job.cgroup is not None:
+            code, sig = 0, OOM_SIGNAL  # Slurm's SIG_OOM: srun says "Out Of Memory"
         self._report_exit(task, EXIT.pack(code, sig) + task.error.encode())
 
     def signal_step(self, *sigs: int) -> None:
@@ -578,6 +588,15 @@ def memory_exceeded(job: spool.StepJob, batch: bool, usage: UsageSampler) -> str
     """Slurm's words for a step killed for its memory (KiB): the step ends OUT_OF_MEMORY."""
     what = f"Job {job.job_id}" if batch else f"Step {job.job_id}.{job.step_text}"
     return f"{what} exceeded memory limit ({usage.rss_now} > {usage.mem_limit}), being killed"
+
+
+def oom_killed(job: spool.StepJob, kills: int) -> str:
+    """Slurm's words for a step whose cgroup's limit had processes killed: it ends OUT_OF_MEMORY."""
+    events = "event" if kills == 1 else "events"
+    return (
+        f"Detected {kills} oom_kill {events} in StepId={job.job_id}.{job.step_text}. "
+        "Some of the step tasks have been OOM Killed."
+    )
 
 
 def _slurmd_gone(job: spool.BatchJob) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,6 +146,31 @@ class TestCluster:
     def stop(self) -> None:
         """Stop every daemon and kill every job left."""
         self.local.down()
+
+
+# A process that holds MIB MiB for SECONDS seconds (memory limit tests).
+HOLD = sys.executable + " -c 'import time; x = b\"m\" * ({mib} << 20); time.sleep({seconds})'"
+
+
+def sacct_states(cluster: TestCluster, job: int) -> dict[str, tuple[str, str]]:
+    """State and ExitCode of a job and each of its steps in sacct, by JobID."""
+    result = cluster.run("sacct", "-j", str(job), "-n", "-P", "-o", "JobID,State,ExitCode")
+    assert result.rc == 0, result.err
+    rows = [line.split("|") for line in result.out.splitlines() if line]
+    return {row[0]: (row[1], row[2]) for row in rows}
+
+
+def wait_out_of_memory(cluster: TestCluster, job: int) -> None:
+    """Wait for a job's end, OUT_OF_MEMORY as Slurm shows it in scontrol, squeue and sacct."""
+    done = cluster.wait_state(job, timeout=30)
+    assert (done["JobState"], done["Reason"], done["ExitCode"]) == (
+        "OUT_OF_MEMORY",
+        "OutOfMemory",
+        "0:125",
+    )
+    listed = cluster.run("squeue", "-t", "all", "-h", "-j", str(job), "-o", "%T")
+    assert listed.out.strip() == "OUT_OF_MEMORY"
+    assert sacct_states(cluster, job)[str(job)] == ("OUT_OF_MEMORY", "0:125")
 
 
 def run_cluster(

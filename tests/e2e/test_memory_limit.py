@@ -3,15 +3,13 @@ OUT_OF_MEMORY, its neighbour runs on; without it, as Slurm's default, nothing is
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 
 import pytest
-from conftest import TestCluster, run_cluster
+from conftest import HOLD, TestCluster, run_cluster, wait_out_of_memory
+from conftest import sacct_states as sacct
 
 from minislurm.local.cluster import ClusterSpec
-
-HOLD = sys.executable + " -c 'import time; x = b\"m\" * ({mib} << 20); time.sleep({seconds})'"
 
 
 @pytest.fixture(scope="module")
@@ -25,14 +23,6 @@ def enforcing(
     yield from run_cluster(tmp_path_factory.mktemp("enforcing"), request, spec)
 
 
-def sacct(cluster: TestCluster, job: int) -> dict[str, tuple[str, str]]:
-    """State and ExitCode of the job and each of its steps, by JobID."""
-    result = cluster.run("sacct", "-j", str(job), "-n", "-P", "-o", "JobID,State,ExitCode")
-    assert result.rc == 0, result.err
-    rows = [line.split("|") for line in result.out.splitlines() if line]
-    return {row[0]: (row[1], row[2]) for row in rows}
-
-
 @pytest.mark.timeout(90)
 def test_a_job_over_its_memory_ends_out_of_memory_and_its_neighbour_runs_on(
     enforcing: TestCluster,
@@ -42,19 +32,11 @@ def test_a_job_over_its_memory_ends_out_of_memory_and_its_neighbour_runs_on(
     hog = cluster.sbatch(
         "-w", "n1", "--mem=64M", "-o", "hog-%j.out", "--wrap", HOLD.format(mib=192, seconds=60)
     )
-    done = cluster.wait_state(hog, timeout=30)
-    assert (done["JobState"], done["Reason"], done["ExitCode"]) == (
-        "OUT_OF_MEMORY",
-        "OutOfMemory",
-        "0:125",
-    )
-    listed = cluster.run("squeue", "-t", "all", "-h", "-j", str(hog), "-o", "%T")
-    assert listed.out.strip() == "OUT_OF_MEMORY"
+    wait_out_of_memory(cluster, hog)
     said = (cluster.workdir / f"hog-{hog}.out").read_text()
     assert f"slurmstepd-n1: error: Job {hog} exceeded memory limit (" in said
     assert "> 65536), being killed" in said
     rows = sacct(cluster, hog)
-    assert rows[str(hog)] == ("OUT_OF_MEMORY", "0:125")
     assert rows[f"{hog}.batch"][0] == "OUT_OF_MEMORY"
     # The job beside it on the same node, within its own memory, is untouched.
     assert cluster.wait_state(neighbour)["JobState"] == "COMPLETED"

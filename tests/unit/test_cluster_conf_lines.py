@@ -38,3 +38,23 @@ def test_what_is_not_a_key_value_line_is_refused_before_anything_starts(
     assert result.exit_code == 1
     assert "not a KEY=VALUE line of slurm.conf" in result.output
     assert not home.exists()
+
+
+def test_cgroup_conf_lines_are_written_beside_slurm_conf(tmp_path: Path) -> None:
+    local = LocalCluster(str(tmp_path / "home"))
+    local.write_config(ClusterSpec(cgroup_lines=("ConstrainRAMSpace=yes", "MinRAMSpace=64")))
+    written = Path(local.path("cgroup.conf")).read_text()
+    assert written == "ConstrainRAMSpace=yes\nMinRAMSpace=64\n"
+
+
+def test_a_cgroup_conf_line_that_does_not_read_leaves_no_cluster(tmp_path: Path) -> None:
+    local = LocalCluster(str(tmp_path / "home"))
+    with pytest.raises(RuntimeError, match=r"--cgroup-conf: .*ConstrainRAMSpace: 'maybe'"):
+        local.write_config(ClusterSpec(cgroup_lines=("ConstrainRAMSpace=maybe",)))
+    assert not Path(local.conf_path).exists()
+    assert not Path(local.path("cgroup.conf")).exists()
+    home = tmp_path / "other"
+    result = CliRunner().invoke(main, ["cluster", "up", "--home", str(home), "--cgroup-conf", "x"])
+    assert result.exit_code == 1
+    assert "--cgroup-conf 'x': not a KEY=VALUE line of cgroup.conf" in result.output
+    assert not home.exists()

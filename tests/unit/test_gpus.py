@@ -33,7 +33,11 @@ def test_nvidia_smi_csv_is_parsed_and_sorted_by_index() -> None:
     gpus = parse_nvidia_smi(SMI)
     assert [g.index for g in gpus] == [0, 1]
     assert gpus[0] == Gpu(
-        0, "NVIDIA H100 80GB HBM3", "GPU-8f3a4b0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b", 81559
+        0,
+        "NVIDIA H100 80GB HBM3",
+        "GPU-8f3a4b0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
+        81559,
+        "/dev/nvidia0",
     )
 
 
@@ -49,7 +53,7 @@ def test_fake_gpus_are_numbered_from_zero() -> None:
 
 def test_device_files_give_their_numbers() -> None:
     gpus = DeviceFileGpus(("/dev/nvidia3", "/dev/nvidia0")).discover()
-    assert [g.index for g in gpus] == [0, 3]
+    assert [(g.index, g.device) for g in gpus] == [(0, "/dev/nvidia0"), (3, "/dev/nvidia3")]
     with pytest.raises(GpuDiscoveryError):
         DeviceFileGpus(("/dev/nvidiactl",)).discover()
 
