@@ -521,7 +521,7 @@ class Agent:
             task_epilog=facts.task_epilog,
             mem_limit=job_memory(job, node) if facts.enforce_memory else 0,
             gpu_usage=facts.gpu_usage,
-            cgroup=confinement(facts, job, "batch", job_memory(job, node)),
+            cgroup=confinement(facts, job, "batch"),
         )
         self.launcher.launch(job_file, request.spec.script)
 

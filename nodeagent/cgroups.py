@@ -304,6 +304,11 @@ def prepare(
             devices = _prepare_v1(conf.mountpoint, "devices", node)
     except OSError as error:
         return None, f"{label}: {error.strerror or error}"
+    said = [f"{label}: memory in {memory}" if memory else f"{label}: memory not constrained"]
+    if conf.constrain_devices:
+        said.append(f"GPUs not allocated denied in {devices}" if devices else _NO_BPF)
+    if not memory and not devices:
+        return None, "; ".join(said)  # nothing this node can confine
     tree = NodeCgroups(
         version=version,
         memory=memory,
@@ -313,9 +318,6 @@ def prepare(
         allowed_swap=conf.allowed_swap if conf.constrain_swap else None,
         gpu_devices=_devices(gpu_files) if devices else (),
     )
-    said = [f"{label}: memory in {memory}" if memory else f"{label}: memory not constrained"]
-    if conf.constrain_devices:
-        said.append(f"GPUs not allocated denied in {devices}" if devices else _NO_BPF)
     return tree, "; ".join(said)
 
 

@@ -184,8 +184,9 @@ def _confined(
     if settings.conf.task_cgroup:
         tree, said = cgroups.prepare(conf, name, resources.gpu_files)
         log.info("node=%s task/cgroup: %s", name, said)
-    missed = conf.constrains_memory and (tree is None or not tree.memory)
-    if tree is not None and tree.memory:
+    kernel = tree is not None and bool(tree.memory)
+    missed = conf.constrains_memory and not kernel
+    if tree is not None and kernel:
         log.info("node=%s memory limits: enforced by the kernel (cgroup/v%d)", name, tree.version)
     if settings.conf.enforce_memory or missed:
         why = "cgroups cannot" if missed else "JobAcctGatherParams=OverMemoryKill"
@@ -195,7 +196,7 @@ def _confined(
             MEM_CHECK_SECONDS,
             why,
         )
-    elif tree is None or not tree.memory:
+    elif not kernel:
         log.info("node=%s memory limits: not enforced (see cgroup.conf, JobAcctGatherParams)", name)
     return replace(settings, cgroups=tree, cgroup_memory_missed=missed)
 

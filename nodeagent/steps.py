@@ -226,7 +226,11 @@ def job_memory(job: Job, node: str) -> int:
 
 
 def confinement(
-    facts: NodeFacts, job: Job, step: str, step_mem: int, step_gpus: tuple[int, ...] | None = None
+    facts: NodeFacts,
+    job: Job,
+    step: str,
+    step_mem: int | None = None,
+    step_gpus: tuple[int, ...] | None = None,
 ) -> Confinement | None:
     """A step's cgroups on this node (None: steps are not confined here).
 
@@ -234,7 +238,8 @@ def confinement(
         facts: this node.
         job: the step's job, with its allocation.
         step: the step as Slurm writes it (0, batch...).
-        step_mem: KiB the step may hold here (0: no limit).
+        step_mem: KiB the step may hold here (0: no limit; None: the job's, as a batch
+            script may).
         step_gpus: the step's GPUs here (None: the job's, as a batch script has).
 
     Returns:
@@ -244,11 +249,12 @@ def confinement(
         return None
     here = job.allocation.on(facts.node_name) if job.allocation else None
     job_gpus = tuple(here.gpus) if here is not None else (step_gpus or ())
+    job_mem = job_memory(job, facts.node_name)
     return facts.cgroups.confinement(
         job.uid,
         job.job_id,
         step,
-        (job_memory(job, facts.node_name), step_mem),
+        (job_mem, job_mem if step_mem is None else step_mem),
         (job_gpus, job_gpus if step_gpus is None else step_gpus),
     )
 
