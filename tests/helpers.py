@@ -132,3 +132,13 @@ def base_env(conf: str | Path) -> dict[str, str]:
     env["SLURM_CONF"] = str(conf)
     env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+def cgroup2_mount() -> Path | None:
+    """Where this machine mounts cgroup v2 (a hybrid host: beside its v1 hierarchies)."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            _, mount, kind, *_ = line.split()
+            if kind == "cgroup2":
+                return Path(mount)
+    return None
