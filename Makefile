@@ -101,7 +101,7 @@ demo-down: $(RUN_STAMP)
 # needs Debian's qemu-system-x86, linux-image-amd64 and busybox-static).
 test-cgroup2: $(STAMP)
 	scripts/cgroup2_vm.sh 'PYTHONDONTWRITEBYTECODE=1 $(BIN)/pytest -q -rs -p no:cacheprovider \
-		tests/e2e/test_cgroup_limits.py tests/unit/test_cgroup_tree.py'
+		tests/e2e/test_cgroup_limits.py tests/unit/test_cgroup_tree.py tests/unit/test_devicebpf.py'
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_submit.py

@@ -31,16 +31,21 @@ the end how many were killed (:func:`oom_kills`): the step ends
 directory, the step's on the step's; swap (``ConstrainSwapSpace``) the
 allocated memory times ``AllowedSwapSpace`` percent on top.
 
-``ConstrainDevices`` (cgroup v1): the node's GPUs that are not the job's
-(then not the step's) are denied in the devices hierarchy, so a task that
-clears CUDA_VISIBLE_DEVICES still cannot open them. cgroup v2 has no
-devices files (Slurm loads a BPF program there); it is not done here.
+``ConstrainDevices``: the node's GPUs that are not the job's (then not the
+step's) are denied to it, so a task that clears CUDA_VISIBLE_DEVICES still
+cannot open them: in the devices hierarchy on cgroup v1, by a BPF device
+program attached to the job's and the step's cgroups on v2
+(nodeagent.devicebpf), as Slurm's. On v2 the devices need no controller:
+they are confined where memory cannot be (a container's root that holds
+processes). slurmd attaches a program that allows all to the node's scope
+at its start, to know the kernel lets it.
 
 slurmd removes a job's directories once nothing of it runs on the node
 (:meth:`NodeCgroups.remove_job`).
 
-stepd imports this module: it imports the standard library alone at
-module level (minislurm.cgroupconf only to type :func:`prepare`).
+stepd imports this module: it imports the standard library and
+nodeagent.devicebpf alone at module level (minislurm.cgroupconf only to
+type :func:`prepare`).
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ import os
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
+
+from nodeagent import devicebpf
 
 if TYPE_CHECKING:
     from minislurm.cgroupconf import CgroupConfig
@@ -64,7 +71,7 @@ class Confinement(NamedTuple):
 
     version: int  # 1 or 2
     memory: str  # the job's directory for memory limits ("": none)
-    devices: str  # the job's directory in the devices hierarchy (v1; "": none)
+    devices: str  # the job's directory for device limits (v2: memory's; "": none)
     step: str  # the step's directory under the job's: step_0, step_batch...
     job_mem: int = 0  # bytes the job's processes on the node may hold; 0: no limit
     step_mem: int = 0  # bytes the step's may hold
@@ -87,14 +94,19 @@ def enter(confinement: Confinement, pid: int) -> None:
     Raises:
         OSError: a directory or a file could not be written.
     """
-    c = confinement
+    if confinement.version == 2:
+        _enter_v2(confinement, pid)
+    else:
+        _enter_v1(confinement, pid)
+
+
+def _enter_v1(c: Confinement, pid: int) -> None:
+    """A hierarchy per controller: ``pid`` moves into the step's directory in each."""
     if c.memory:
         step = os.path.join(c.memory, c.step)
         os.makedirs(step, exist_ok=True)
-        if c.version == 2:  # the step's own memory.max needs the controller in its job's
-            _enable_memory(c.memory)
-        _limit_memory(c.version, c.memory, c.job_mem, c.job_swap)
-        _limit_memory(c.version, step, c.step_mem, c.step_swap)
+        _limit_v1(c.memory, c.job_mem, c.job_swap)
+        _limit_v1(step, c.step_mem, c.step_swap)
         _write(step, "cgroup.procs", str(pid))
     if c.devices:  # the job's denials first: a new cgroup starts with its parent's
         os.makedirs(c.devices, exist_ok=True)
@@ -105,6 +117,21 @@ def enter(confinement: Confinement, pid: int) -> None:
         for device in c.step_deny:
             _write(step, "devices.deny", f"{device} rwm")
         _write(step, "cgroup.procs", str(pid))
+
+
+def _enter_v2(c: Confinement, pid: int) -> None:
+    """One directory for both: limits and denials first, then ``pid`` moves in."""
+    job = c.memory or c.devices
+    step = os.path.join(job, c.step)
+    os.makedirs(step, exist_ok=True)
+    if c.memory:  # the step's own memory.max needs the controller in its job's
+        _enable_memory(job)
+        _limit_v2(job, c.job_mem, c.job_swap)
+        _limit_v2(step, c.step_mem, c.step_swap)
+    if c.devices:
+        devicebpf.deny(job, c.job_deny)
+        devicebpf.deny(step, c.step_deny)
+    _write(step, "cgroup.procs", str(pid))
 
 
 def oom_kills(confinement: Confinement) -> int:
@@ -128,13 +155,8 @@ def oom_kills(confinement: Confinement) -> int:
     return 0
 
 
-def _limit_memory(version: int, directory: str, limit: int, swap: int) -> None:
+def _limit_v1(directory: str, limit: int, swap: int) -> None:
     if not limit:
-        return
-    if version == 2:
-        _write(directory, "memory.max", str(limit))
-        if swap != NO_SWAP_LIMIT and os.path.exists(os.path.join(directory, "memory.swap.max")):
-            _write(directory, "memory.swap.max", str(swap))
         return
     # memory + swap may never be below memory: raise it first when both grow.
     memsw = os.path.join(directory, "memory.memsw.limit_in_bytes")
@@ -144,6 +166,14 @@ def _limit_memory(version: int, directory: str, limit: int, swap: int) -> None:
         _write(directory, "memory.memsw.limit_in_bytes", str(limit + swap))
     else:
         _write(directory, "memory.limit_in_bytes", str(limit))
+
+
+def _limit_v2(directory: str, limit: int, swap: int) -> None:
+    if not limit:
+        return
+    _write(directory, "memory.max", str(limit))
+    if swap != NO_SWAP_LIMIT and os.path.exists(os.path.join(directory, "memory.swap.max")):
+        _write(directory, "memory.swap.max", str(swap))
 
 
 def _enable_memory(directory: str) -> None:
@@ -239,9 +269,7 @@ class NodeCgroups:
             Whether none is left (a stepd that is still exiting keeps its own).
         """
         left = False
-        for root in (self.memory, self.devices):
-            if not root:
-                continue
+        for root in {r for r in (self.memory, self.devices) if r}:  # one on v2
             parents = [os.path.join(root, u) for u in _listdir(root) if u.startswith("uid_")]
             for parent in parents if self.version == 1 else [root]:
                 job = os.path.join(parent, f"job_{job_id}")
@@ -297,16 +325,23 @@ def prepare(
     label = f"cgroup/v{version}"
     if conf.plugin not in ("autodetect", label):
         return None, f"CgroupPlugin={conf.plugin}, but {conf.mountpoint} is {label}"
-    try:
-        memory = _prepare_memory(version, conf.mountpoint, node) if conf.constrains_memory else ""
-        devices = ""
-        if conf.constrain_devices and version == 1:
-            devices = _prepare_v1(conf.mountpoint, "devices", node)
-    except OSError as error:
-        return None, f"{label}: {error.strerror or error}"
-    said = [f"{label}: memory in {memory}" if memory else f"{label}: memory not constrained"]
+    memory = devices = ""
+    said = [f"{label}: memory not constrained"]
+    if conf.constrains_memory:
+        try:
+            memory = _prepare_memory(version, conf.mountpoint, node)
+            said = [f"{label}: memory in {memory}"]
+        except OSError as error:
+            said = [f"{label}: {error.strerror or error}"]
     if conf.constrain_devices:
-        said.append(f"GPUs not allocated denied in {devices}" if devices else _NO_BPF)
+        try:
+            devices = _prepare_devices(version, conf.mountpoint, node)
+            said.append(f"GPUs not allocated denied in {devices}")
+        except OSError as error:
+            said.append(
+                f"GPUs not denied ({error.strerror or error}): "
+                "they are bound by CUDA_VISIBLE_DEVICES alone"
+            )
     if not memory and not devices:
         return None, "; ".join(said)  # nothing this node can confine
     tree = NodeCgroups(
@@ -319,12 +354,6 @@ def prepare(
         gpu_devices=_devices(gpu_files) if devices else (),
     )
     return tree, "; ".join(said)
-
-
-_NO_BPF = (
-    "ConstrainDevices is not done on cgroup v2 (no BPF device program): "
-    "GPUs are bound by CUDA_VISIBLE_DEVICES alone"
-)
 
 
 def _version(conf: CgroupConfig) -> int:
@@ -349,13 +378,23 @@ def _prepare_memory(version: int, mount: str, node: str) -> str:
             f"the memory controller is not available in {mount} "
             f"(cgroup.controllers: {' '.join(available) or 'none'})",
         )
-    directory = mount
-    for part in (SLICE, f"{node}_slurmstepd.scope"):
+    scope = _make(_scope(mount, node))
+    for directory in (mount, os.path.dirname(scope), scope):
         _enable_memory(directory)
-        directory = os.path.join(directory, part)
-        os.makedirs(directory, exist_ok=True)
-    _enable_memory(directory)
-    return directory
+    return scope
+
+
+def _prepare_devices(version: int, mount: str, node: str) -> str:
+    if version == 1:
+        return _prepare_v1(mount, "devices", node)
+    scope = _make(_scope(mount, node))
+    devicebpf.deny(scope, ())  # allows all: says whether the kernel lets slurmd attach
+    return scope
+
+
+def _scope(mount: str, node: str) -> str:
+    """A node's cgroup v2: Slurm's scope for slurmstepd, as it makes it without systemd."""
+    return os.path.join(mount, SLICE, f"{node}_slurmstepd.scope")
 
 
 def _prepare_v1(mount: str, controller: str, node: str) -> str:
@@ -364,7 +403,10 @@ def _prepare_v1(mount: str, controller: str, node: str) -> str:
     probe = "memory.limit_in_bytes" if controller == "memory" else "devices.deny"
     if not os.path.exists(os.path.join(hierarchy, probe)):
         raise OSError(errno.ENOENT, f"{hierarchy} is not a cgroup v1 {controller} hierarchy")
-    directory = os.path.join(hierarchy + _own_cgroup(controller), f"slurm_{node}")
+    return _make(os.path.join(hierarchy + _own_cgroup(controller), f"slurm_{node}"))
+
+
+def _make(directory: str) -> str:
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as error:

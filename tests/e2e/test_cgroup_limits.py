@@ -1,9 +1,11 @@
 """TaskPlugin=task/cgroup: --mem is the kernel's limit (cgroup v1 or v2) and GPUs not
-allocated cannot be opened (ConstrainDevices, cgroup v1); where the node's cgroups cannot
-do it, memory is enforced by sampling.
+allocated cannot be opened (ConstrainDevices: v1's devices hierarchy, v2's BPF program);
+where the node's cgroups cannot do it, memory is enforced by sampling.
 
-The confined cluster needs root and a cgroup tree slurmd may write: where its slurmd says
-it has none, those tests are skipped with what it said.
+The confined clusters need root and a cgroup tree slurmd may write: where its slurmd says
+it has none, those tests are skipped with what it said. The devices are tried both in the
+tree at /sys/fs/cgroup (v1 or v2, memory confined too) and in a cgroup v2 mounted elsewhere
+(a hybrid host's /sys/fs/cgroup/unified, devices alone), where there is one.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import HOLD, TestCluster, run_cluster, wait_out_of_memory
 from conftest import sacct_states as sacct
-from helpers import wait_until
+from helpers import cgroup2_mount, wait_until
 
 from minislurm.local.cluster import ClusterSpec
 
@@ -44,29 +46,47 @@ def _device_files(directory: Path) -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def confined(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[TestCluster]:
-    """Two nodes with two GPUs each (device files), memory and devices confined."""
-    home = tmp_path_factory.mktemp("confined")
+def _gpu_spec(home: Path, *cgroup_lines: str) -> ClusterSpec:
+    """Two nodes with two GPUs each (device files, where they can be made), task/cgroup."""
     devices = home / "dev"
     gres = (
         f"NodeName=n[1-2] Name=gpu File={devices}/nvidia[0-1]\n" if _device_files(devices) else ""
     )
-    spec = ClusterSpec(
+    return ClusterSpec(
         gpus_per_node=2,
         kill_wait=2,
         min_job_age=600,
         gres_conf=gres,
         conf_lines=("TaskPlugin=task/cgroup",),
-        cgroup_lines=("ConstrainRAMSpace=yes", "ConstrainDevices=yes"),
+        cgroup_lines=cgroup_lines,
     )
+
+
+@pytest.fixture(scope="module")
+def confined(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[TestCluster]:
+    """Memory and devices confined in the tree at /sys/fs/cgroup."""
+    home = tmp_path_factory.mktemp("confined")
+    spec = _gpu_spec(home, "ConstrainRAMSpace=yes", "ConstrainDevices=yes")
     for cluster in run_cluster(home, request, spec):
         said = _slurmd_said(cluster, "task/cgroup")
         if "memory limits: enforced by the kernel" not in _slurmd_said(cluster, "memory limits"):
             pytest.skip(f"no cgroups to confine jobs in: {said}")
         yield cluster
+
+
+@pytest.fixture(scope="module")
+def v2_devices(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[TestCluster]:
+    """Devices alone confined, by BPF programs in this machine's cgroup v2."""
+    mount = cgroup2_mount()
+    if mount is None:
+        pytest.skip("no cgroup v2 mounted here")
+    home = tmp_path_factory.mktemp("v2devices")
+    spec = _gpu_spec(home, "ConstrainDevices=yes", f"CgroupMountpoint={mount}")
+    yield from run_cluster(home, request, spec)
 
 
 def _slurmd_said(cluster: TestCluster, what: str) -> str:
@@ -133,13 +153,16 @@ def test_the_kernel_limits_a_step_to_its_own_memory(confined: TestCluster) -> No
 
 
 @pytest.mark.timeout(60)
-def test_a_job_cannot_open_the_gpus_it_was_not_given(confined: TestCluster) -> None:
-    cluster = confined
+@pytest.mark.parametrize("tree", ["confined", "v2_devices"])
+def test_a_job_cannot_open_the_gpus_it_was_not_given(
+    tree: str, request: pytest.FixtureRequest
+) -> None:
+    cluster: TestCluster = request.getfixturevalue(tree)
     if not cluster.spec.gres_conf:
         pytest.skip("device files cannot be made here (mknod refused)")
     said = _slurmd_said(cluster, "task/cgroup")
     if "GPUs not allocated denied" not in said:
-        pytest.skip(f"devices are not confined here: {said}")  # cgroup v2: no BPF program
+        pytest.skip(f"devices are not confined here: {said}")  # no bpf(2) in a container...
     devices = str(cluster.home / "dev")
     (cluster.workdir / "probe.py").write_text(PROBE.format(devices=devices))
     python = sys.executable

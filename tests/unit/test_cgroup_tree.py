@@ -76,11 +76,16 @@ def test_v2_prepare_hands_the_memory_controller_down_to_the_scope(tmp_path: Path
 def test_v2_without_the_memory_controller_confines_nothing_and_says_why(tmp_path: Path) -> None:
     _v2_tree(tmp_path, "hugetlb")
     conf = CgroupConfig(mountpoint=str(tmp_path), constrain_ram=True, constrain_devices=True)
-    assert cgroups.prepare(conf, "n1", ()) == (
-        None,
+    tree, said = cgroups.prepare(conf, "n1", ())
+    assert tree is None
+    memory, devices = said.split("; ")
+    assert memory == (
         f"cgroup/v2: the memory controller is not available in {tmp_path} "
-        "(cgroup.controllers: hugetlb)",
+        "(cgroup.controllers: hugetlb)"
     )
+    scope = tmp_path / "system.slice" / "n1_slurmstepd.scope"  # a plain directory: no program
+    assert devices.startswith(f"GPUs not denied (cannot attach a BPF device program to {scope}: ")
+    assert devices.endswith("): they are bound by CUDA_VISIBLE_DEVICES alone")
 
 
 def test_prepare_says_what_it_will_not_do(tmp_path: Path) -> None:
