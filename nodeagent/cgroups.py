@@ -40,8 +40,9 @@ they are confined where memory cannot be (a container's root that holds
 processes). slurmd attaches a program that allows all to the node's scope
 at its start, to know the kernel lets it.
 
-slurmd removes a job's directories once nothing of it runs on the node
-(:meth:`NodeCgroups.remove_job`).
+slurmd removes a step's directories once its stepd has exited
+(:meth:`NodeCgroups.remove_step`) and a job's once nothing of it runs on
+the node (:meth:`NodeCgroups.remove_job`).
 
 stepd imports this module: it imports the standard library and
 nodeagent.devicebpf alone at module level (minislurm.cgroupconf only to
@@ -53,6 +54,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -269,15 +271,37 @@ class NodeCgroups:
             Whether none is left (a stepd that is still exiting keeps its own).
         """
         left = False
-        for root in {r for r in (self.memory, self.devices) if r}:  # one on v2
-            parents = [os.path.join(root, u) for u in _listdir(root) if u.startswith("uid_")]
-            for parent in parents if self.version == 1 else [root]:
-                job = os.path.join(parent, f"job_{job_id}")
-                _remove_tree(job)
-                left = left or os.path.isdir(job)
-                if parent != root:
-                    _try_rmdir(parent)  # the user's, when it was their last job here
+        for parent, job in self._job_dirs(job_id):
+            _remove_tree(job)
+            left = left or os.path.isdir(job)
+            if self.version == 1:
+                _try_rmdir(parent)  # the user's, when it was their last job here
         return not left
+
+    def remove_step(self, job_id: int, step: str) -> None:
+        """Remove a step's directories once its stepd has exited, as Slurm's stepd does.
+
+        A job that runs thousands of steps would otherwise hold thousands of
+        empty cgroups until it ends; one whose processes outlived the step
+        stays until then (:meth:`remove_job`).
+
+        Args:
+            job_id: the job.
+            step: the step as Slurm writes it (0, 1...).
+        """
+        for _, job in self._job_dirs(job_id):
+            _remove_tree(os.path.join(job, f"step_{step}"))
+
+    def _job_dirs(self, job_id: int) -> Iterator[tuple[str, str]]:
+        """The job's directory in each tree (one on v2), with the one that holds it."""
+        for root in {r for r in (self.memory, self.devices) if r}:
+            if self.version == 2:
+                yield root, os.path.join(root, f"job_{job_id}")
+                continue
+            for user in _listdir(root):
+                if user.startswith("uid_"):
+                    parent = os.path.join(root, user)
+                    yield parent, os.path.join(parent, f"job_{job_id}")
 
 
 def _listdir(directory: str) -> list[str]:

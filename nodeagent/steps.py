@@ -527,6 +527,8 @@ class StepManager:
         self.sessions.pop(key, None)
         self._launches.pop(key, None)
         self._ended(key)
+        if self.facts.cgroups is not None:  # its stepd has exited: the oom count is read
+            self.facts.cgroups.remove_step(key[0], step_id_text(key[1]))
         result = session.outcome()
         self._report(
             pb.StepCompleteRequest(

@@ -131,10 +131,12 @@ def test_a_job_over_its_memory_is_oom_killed_by_the_kernel_and_its_neighbour_run
 def test_the_kernel_limits_a_step_to_its_own_memory(confined: TestCluster) -> None:
     cluster = confined
     node = _memory_dir(cluster)
+    job_dir = f"{node}/uid_$(id -u)/job_$SLURM_JOB_ID {node}/job_$SLURM_JOB_ID"
     script = (
         f"cat {node}/uid_$(id -u)/job_$SLURM_JOB_ID/memory.limit_in_bytes "
         f"{node}/job_$SLURM_JOB_ID/memory.max 2>/dev/null\n"
         f"srun --mem=32M {HOLD.format(mib=96, seconds=60)}\necho srun said $?\n"
+        f"echo steps left: $(ls -d $(for d in {job_dir}; do echo $d/step_*; done) 2>/dev/null)\n"
     )
     job = cluster.sbatch("-w", "n1", "--mem=128M", "-o", "step-%j.out", "--wrap", script)
     assert cluster.wait_state(job, timeout=30)["JobState"] == "COMPLETED"
@@ -147,6 +149,8 @@ def test_the_kernel_limits_a_step_to_its_own_memory(confined: TestCluster) -> No
     assert "srun: error: n1: task 0: Out Of Memory" in out
     assert "srun said 1" in out  # srun's exit for an OOM step, as Slurm's
     assert "Force Terminated" not in out
+    # srun returned once its step's cgroup was gone; the batch script's is still there.
+    assert re.search(r"^steps left: \S+/job_\d+/step_batch$", out, re.M), out
     rows = sacct(cluster, job)
     assert rows[f"{job}.0"] == ("OUT_OF_MEMORY", "0:125")
     assert rows[str(job)] == ("COMPLETED", "0:0")

@@ -155,6 +155,19 @@ def test_a_jobs_cgroups_go_deepest_first_and_only_its_own(tmp_path: Path) -> Non
     assert not tree.remove_job(6)
 
 
+def test_a_steps_cgroups_go_when_it_ends_and_the_jobs_stay(tmp_path: Path) -> None:
+    v1, v2 = tmp_path / "v1" / "slurm_n1", tmp_path / "v2" / "n1_slurmstepd.scope"
+    for step in ("step_batch", "step_0", "step_1"):
+        (v1 / "uid_1000" / "job_5" / step).mkdir(parents=True)
+        (v2 / "job_5" / step).mkdir(parents=True)
+    (v1 / "uid_0" / "job_6" / "step_0").mkdir(parents=True)
+    NodeCgroups(version=1, memory=str(v1), devices="").remove_step(5, "0")
+    NodeCgroups(version=2, memory=str(v2), devices=str(v2)).remove_step(5, "0")
+    assert sorted(os.listdir(v1 / "uid_1000" / "job_5")) == ["step_1", "step_batch"]
+    assert sorted(os.listdir(v2 / "job_5")) == ["step_1", "step_batch"]
+    assert os.listdir(v1 / "uid_0" / "job_6") == ["step_0"]  # another job's step 0
+
+
 def test_a_confinement_survives_job_json(tmp_path: Path) -> None:
     confinement = Confinement(1, "/m/job_7", "/d/job_7", "step_batch", 1, 2, 3, 4, ("c 1:2",), ())
     job = spool.BatchJob(
