@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from minislurm.gpulinks import SELF, GpuLinks
@@ -39,7 +39,8 @@ class Gpu:
     name: str = ""
     uuid: str = ""
     memory_mb: int = 0
-    device: str = ""  # its device file (ConstrainDevices); "": none (fake GPUs)
+    device: str = ""  # its device file (ConstrainDevices); "": none (fake GPUs), unknown
+    pci_bus_id: str = ""  # as nvidia-smi writes it: 00000000:07:00.0
 
 
 class GpuDiscovery(Protocol):
@@ -80,33 +81,61 @@ class FakeGpus:
         return _configured(tuple(range(self.count)), self.link_rows)
 
 
-QUERY = "index,uuid,name,memory.total"
+QUERY = "index,uuid,name,memory.total,pci.bus_id"
+DRIVER_GPUS = "/proc/driver/nvidia/gpus"  # the driver's: a directory per GPU, by PCI address
 
 
 def parse_nvidia_smi(text: str) -> list[Gpu]:
-    """Parse ``nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader,nounits``.
+    """Parse ``nvidia-smi --query-gpu=index,uuid,name,memory.total,pci.bus_id --format=csv,...``.
 
     Args:
-        text: its output, one GPU per line: ``0, GPU-8f..., NVIDIA H100 80GB HBM3, 81559``.
+        text: its output (``noheader,nounits``), one GPU per line:
+            ``0, GPU-8f..., NVIDIA H100 80GB HBM3, 81559, 00000000:07:00.0``.
 
     Returns:
-        The GPUs, by index.
+        The GPUs, by index (their device files unknown: :func:`device_file`).
 
     Raises:
-        GpuDiscoveryError: a line does not have the four fields.
+        GpuDiscoveryError: a line does not have the five fields.
     """
     gpus = []
     for line in text.splitlines():
         if not line.strip():
             continue
         fields = [f.strip() for f in line.split(",")]
-        if len(fields) != 4 or not fields[0].isdigit():
+        if len(fields) != 5 or not fields[0].isdigit():
             raise GpuDiscoveryError(f"unexpected nvidia-smi line: {line!r}")
         memory = int(fields[3]) if fields[3].isdigit() else 0
-        index = int(fields[0])
-        device = f"/dev/nvidia{index}"  # the driver's minor numbers follow its indices
-        gpus.append(Gpu(index, fields[2], fields[1], memory, device))
+        gpus.append(Gpu(int(fields[0]), fields[2], fields[1], memory, pci_bus_id=fields[4]))
     return sorted(gpus, key=lambda g: g.index)
+
+
+def device_file(pci_bus_id: str, driver: str = DRIVER_GPUS) -> str:
+    """A GPU's device file: ``/dev/nvidia<its minor number>``, as its driver says.
+
+    The minor number is not nvidia-smi's index (that follows the PCI
+    addresses; the minor numbers, the order the driver found the GPUs in),
+    so it is read from the driver's ``information`` file of the GPU's PCI
+    address (``Device Minor:``).
+
+    Args:
+        pci_bus_id: nvidia-smi's ``00000000:07:00.0`` (the driver's ``0000:07:00.0``).
+        driver: the driver's directory of GPUs.
+
+    Returns:
+        The path; "" when the driver does not say.
+    """
+    domain, _, rest = pci_bus_id.partition(":")
+    try:
+        address = f"{int(domain, 16):04x}:{rest.lower()}"
+        with open(os.path.join(driver, address, "information")) as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "Device Minor":
+                    return f"/dev/nvidia{int(value)}"
+    except (OSError, ValueError):
+        pass
+    return ""
 
 
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # nvidia-smi underlines the matrix's header
@@ -167,24 +196,37 @@ class NvidiaSmiGpus:
     command: str = "nvidia-smi"
     link_rows: LinkRows = ()  # gres.conf's Links=, which win over nvidia-smi topo -m
     usage: str = "nvidia-smi"
+    driver: str = DRIVER_GPUS  # where the driver tells each GPU's device file
 
     def discover(self) -> list[Gpu]:
-        """Run nvidia-smi and parse its answer.
+        """Run nvidia-smi and parse its answer; each GPU's device file from its driver.
 
         Raises:
             GpuDiscoveryError: nvidia-smi is missing or failed.
         """
-        return parse_nvidia_smi(self._run(f"--query-gpu={QUERY}", "--format=csv,noheader,nounits"))
+        gpus = [replace(g, device=device_file(g.pci_bus_id, self.driver)) for g in self._listed()]
+        unknown = [str(g.index) for g in gpus if not g.device]
+        if unknown:
+            log.warning(
+                "GPU %s: no device minor number in %s: ConstrainDevices cannot deny %s",
+                ",".join(unknown),
+                self.driver,
+                "them" if len(unknown) > 1 else "it",
+            )
+        return gpus
 
     def links(self) -> GpuLinks | None:
         """The links of gres.conf, else of ``nvidia-smi topo -m`` (None when it fails)."""
         if self.link_rows:
-            return _configured(tuple(g.index for g in self.discover()), self.link_rows)
+            return _configured(tuple(g.index for g in self._listed()), self.link_rows)
         try:
             return parse_topology(self._run("topo", "-m"))
         except GpuDiscoveryError as err:
             log.warning("GPU links unknown: %s", err)
             return None
+
+    def _listed(self) -> list[Gpu]:
+        return parse_nvidia_smi(self._run(f"--query-gpu={QUERY}", "--format=csv,noheader,nounits"))
 
     def _run(self, *args: str) -> str:
         path = shutil.which(self.command)

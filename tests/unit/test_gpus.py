@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from nodeagent.gpus import (
     Gpu,
     GpuDiscoveryError,
     NvidiaSmiGpus,
+    device_file,
     gpu_discovery,
     parse_nvidia_smi,
     parse_topology,
@@ -23,8 +25,8 @@ from nodeagent.resources import discover
 TOPO = Path(__file__).resolve().parent.parent / "data" / "nvidia-smi"
 
 SMI = """\
-1, GPU-2f0c2f7e-54b1-64a1-9b7c-6c2fd0a9b111, NVIDIA H100 80GB HBM3, 81559
-0, GPU-8f3a4b0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b, NVIDIA H100 80GB HBM3, 81559
+1, GPU-2f0c2f7e-54b1-64a1-9b7c-6c2fd0a9b111, NVIDIA H100 80GB HBM3, 81559, 00000000:0F:00.0
+0, GPU-8f3a4b0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b, NVIDIA H100 80GB HBM3, 81559, 00000000:07:00.0
 
 """
 
@@ -37,14 +39,34 @@ def test_nvidia_smi_csv_is_parsed_and_sorted_by_index() -> None:
         "NVIDIA H100 80GB HBM3",
         "GPU-8f3a4b0e-1c2d-4e5f-8a9b-0c1d2e3f4a5b",
         81559,
-        "/dev/nvidia0",
+        pci_bus_id="00000000:07:00.0",
     )
 
 
-@pytest.mark.parametrize("line", ["0, GPU-x, name", "x, GPU-x, name, 10", "garbage"])
+@pytest.mark.parametrize(
+    "line", ["0, GPU-x, name, 10", "x, GPU-x, name, 10, 00000000:07:00.0", "garbage"]
+)
 def test_malformed_nvidia_smi_output_is_an_error(line: str) -> None:
     with pytest.raises(GpuDiscoveryError):
         parse_nvidia_smi(line)
+
+
+def _driver_gpus(root: Path, minors: dict[str, int]) -> None:
+    """The driver's /proc/driver/nvidia/gpus: an information file per PCI address."""
+    for address, minor in minors.items():
+        (root / address).mkdir(parents=True)
+        (root / address / "information").write_text(
+            f"Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t {address}\n"
+            f"Device Minor: \t {minor}\nGPU Excluded:\t No\n"
+        )
+
+
+def test_a_gpus_device_file_is_its_drivers_minor_number_not_its_index(tmp_path: Path) -> None:
+    _driver_gpus(tmp_path, {"0000:07:00.0": 2, "0000:0f:00.0": 0})
+    assert device_file("00000000:07:00.0", str(tmp_path)) == "/dev/nvidia2"
+    assert device_file("00000000:0F:00.0", str(tmp_path)) == "/dev/nvidia0"
+    assert device_file("00000000:10:00.0", str(tmp_path)) == ""  # the driver does not say
+    assert device_file("", str(tmp_path)) == ""
 
 
 def test_fake_gpus_are_numbered_from_zero() -> None:
@@ -149,7 +171,10 @@ def test_the_node_registers_its_links_row_by_row_in_the_order_of_its_gpus() -> N
 def _fake_nvidia_smi(tmp_path: Path, topology: str) -> str:
     """An nvidia-smi that answers the GPU query and ``topo -m`` as an 8-GPU node would."""
     (tmp_path / "topo.txt").write_text(topology)
-    query = "".join(f"{i}, GPU-{i:08d}, NVIDIA H100 80GB HBM3, 81559\n" for i in range(8))
+    query = "".join(
+        f"{i}, GPU-{i:08d}, NVIDIA H100 80GB HBM3, 81559, 00000000:{i + 1:02X}:00.0\n"
+        for i in range(8)
+    )
     (tmp_path / "query.txt").write_text(query)
     script = tmp_path / "nvidia-smi"
     script.write_text(
@@ -161,10 +186,15 @@ def _fake_nvidia_smi(tmp_path: Path, topology: str) -> str:
 
 
 def test_nvidia_smi_gives_the_gpus_and_their_links(tmp_path: Path) -> None:
+    driver = tmp_path / "gpus"
+    _driver_gpus(driver, {f"0000:{i + 1:02x}:00.0": 7 - i for i in range(8)})
     smi = NvidiaSmiGpus(
-        _fake_nvidia_smi(tmp_path, (TOPO / "topo-pcie-nvlink-pairs.txt").read_text())
+        _fake_nvidia_smi(tmp_path, (TOPO / "topo-pcie-nvlink-pairs.txt").read_text()),
+        driver=str(driver),
     )
-    assert [g.index for g in smi.discover()] == list(range(8))
+    gpus = smi.discover()
+    assert [g.index for g in gpus] == list(range(8))
+    assert [g.device for g in gpus] == [f"/dev/nvidia{7 - i}" for i in range(8)]
     links = smi.links()
     assert links is not None and links.between(6, 7) == 4 and links.between(1, 2) == 0
 
@@ -186,5 +216,6 @@ def test_real_gpus_are_found_by_nvidia_smi() -> None:
         pytest.skip("no nvidia-smi on this machine")
     gpus = NvidiaSmiGpus().discover()
     assert gpus and all(g.uuid.startswith(("GPU-", "MIG-")) for g in gpus)
+    assert all(os.path.exists(g.device) for g in gpus)  # the driver's minor numbers
     links = NvidiaSmiGpus().links()
     assert links is None or sorted(links.gpus) == [g.index for g in gpus]
