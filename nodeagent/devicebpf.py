@@ -30,6 +30,7 @@ _PROG_TYPE_CGROUP_DEVICE = 15
 _ATTACH_CGROUP_DEVICE = 6
 _ALLOW_MULTI, _REPLACE = 2, 4
 _MAX_PROGRAMS = 64  # a cgroup's, per attach type
+_RACES = 64  # steps replacing a job's program together that one step may lose to
 _ATTR_SIZE = 128  # bytes of union bpf_attr passed; those this module does not set are zero
 _DEVICE_TYPE = {"b": 1, "c": 2}  # BPF_DEVCG_DEV_BLOCK, BPF_DEVCG_DEV_CHAR
 
@@ -120,7 +121,22 @@ def _load(code: bytes) -> int:
 
 
 def _attach(target: int, program: int) -> None:
-    """Attach in place of the program attached to the cgroup before, if any."""
+    """Attach in place of the program attached to the cgroup before, if any.
+
+    The steps of a job that start together replace the job's program at
+    once: the one a step found may be gone when it replaces it (ENOENT), as
+    another step's replaced it first; it then tries again with the new one.
+    """
+    for _ in range(_RACES):
+        try:
+            _replace(target, program)
+            return
+        except FileNotFoundError:
+            continue
+    _replace(target, program)
+
+
+def _replace(target: int, program: int) -> None:
     ids = (ctypes.c_uint32 * _MAX_PROGRAMS)()
     query = _attr(
         "=IIIIQI", target, _ATTACH_CGROUP_DEVICE, 0, 0, ctypes.addressof(ids), _MAX_PROGRAMS

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -79,6 +80,26 @@ def test_a_new_program_replaces_the_cgroups_last_and_adds_to_its_parents(cgroup:
     assert _opens(child) == ["null Operation not permitted", "zero Operation not permitted"]
     devicebpf.deny(str(child), ())
     assert _opens(child) == ["null opened", "zero Operation not permitted"]
+
+
+@pytest.mark.timeout(60)
+def test_steps_that_start_together_all_replace_their_jobs_program(cgroup: Path) -> None:
+    failed: list[OSError] = []
+
+    def step() -> None:
+        for _ in range(25):
+            try:
+                devicebpf.deny(str(cgroup), ["c 1:3"])
+            except OSError as error:
+                failed.append(error)
+
+    steps = [threading.Thread(target=step) for _ in range(4)]
+    for thread in steps:
+        thread.start()
+    for thread in steps:
+        thread.join()
+    assert failed == []
+    assert _opens(cgroup) == ["null Operation not permitted", "zero opened"]
 
 
 def test_a_directory_that_is_no_cgroup_is_refused(tmp_path: Path) -> None:
